@@ -1,0 +1,25 @@
+/* The explicit C face of libcommtrace.so: start and stop recording by hand, for programs
+ * that link or dlopen commtrace instead of preloading it. */
+#ifndef COMMTRACE_CAPTURE_API_H
+#define COMMTRACE_CAPTURE_API_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Starts the flusher writing this process's trace file into dir (NULL: $COMMTRACE_DIR,
+ * else "commtrace-run"). Returns 0 on success, -1 if recording already runs. A directory
+ * that cannot be written is reported once on stderr and records are counted as dropped. */
+int commtrace_start(const char* dir);
+
+/* Drains every ring, writes the last chunk and stops the flusher. Safe to call twice. */
+void commtrace_stop(void);
+
+/* The version string of this library, e.g. "0.1.0". */
+const char* commtrace_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

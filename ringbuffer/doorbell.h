@@ -1,0 +1,23 @@
+// How a producer asks the flusher to drain early without blocking: the first ring to pass
+// half full since the flusher last woke makes one futex wake; everyone else only reads a
+// flag. The flusher sleeps on the doorbell with a timeout (its flush period).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace commtrace {
+
+class Doorbell {
+ public:
+  // Producer side: cheap when already rung; one FUTEX_WAKE syscall otherwise.
+  void ring();
+  // Flusher side: sleeps up to timeout_ns unless rung since the last wait. Returns true if
+  // it was rung.
+  bool wait(uint64_t timeout_ns);
+
+ private:
+  std::atomic<uint32_t> rung_{0};
+};
+
+}  // namespace commtrace

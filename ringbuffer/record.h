@@ -1,0 +1,211 @@
+// The fixed-size records every face produces. One POD per kind; a RecordSlot (128 bytes,
+// two cache lines) holds any of them, so a per-thread ring is a plain array of slots.
+// Field widths follow what NCCL's profiler ABI v4-v7, CUPTI and NVTX deliver
+// (see shared/reference/nccl-profiler.md); names are interned StringIds, never pointers,
+// because NCCL's strings and the user's comm names may be gone by the time we flush.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace commtrace {
+
+// Index into the process-wide StringTable. 0 is the empty string ("unknown").
+using StringId = uint32_t;
+
+enum class RecordKind : uint8_t {
+  kColl = 1,
+  kP2p,
+  kKernelCh,
+  kProxyStep,
+  kApiSpan,
+  kKernelActivity,
+  kPhaseRange,
+  kClockSample,
+  kCommInfo,
+  kDropSummary,
+};
+inline constexpr int kRecordKindCount = 11;  // kinds are 1..10; slot 0 unused
+
+// All *_ns fields are nanoseconds; 0 means "not known". CPU times are CLOCK_MONOTONIC,
+// GPU times are raw GPU globaltimer values (NCCL pTimer), CUPTI times are CUPTI's clock.
+
+// One NCCL collective as seen on one rank (the Coll event joined with its CollApi parent
+// and its KernelCh children).
+struct CollRecord {
+  uint64_t comm_id;       // NCCL commHash / commId
+  uint64_t seq;           // NCCL seqNumber: per communicator and per func
+  uint64_t op_index;      // our own per-communicator counter, also for graph-captured ops
+  uint64_t count;         // the user's element count (from CollApi)
+  uint64_t bytes;         // payload bytes per rank
+  uint64_t stream;        // cudaStream_t as an integer
+  uint64_t user_tag;      // v7 userProfilerTag, 0 when untagged
+  uint64_t cpu_start_ns;  // API enter
+  uint64_t cpu_end_ns;    // API exit (enqueued, not completed)
+  uint64_t gpu_start_ns;  // first KernelCh start
+  uint64_t gpu_end_ns;    // last KernelCh stop
+  StringId func;          // "AllReduce", ...
+  StringId datatype;      // "ncclFloat32", ...
+  StringId algo;          // "RING", "TREE", ...
+  StringId proto;         // "LL", "LL128", "SIMPLE"
+  StringId parent_func;   // API-level func when it differs from func
+  int32_t root;
+  uint32_t gpu_channel_spread_ns;  // last channel start - first channel start
+  uint8_t n_channels;
+  uint8_t n_warps;
+  uint8_t graph_captured;
+};
+
+// One send or receive; AlltoAll/Gather/Scatter decompose into these with parent_func set.
+struct P2pRecord {
+  uint64_t comm_id;
+  uint64_t op_index;
+  uint64_t count;
+  uint64_t bytes;
+  uint64_t stream;
+  uint64_t user_tag;
+  uint64_t cpu_start_ns;
+  uint64_t cpu_end_ns;
+  uint64_t gpu_start_ns;
+  uint64_t gpu_end_ns;
+  StringId func;  // "Send" / "Recv"
+  StringId datatype;
+  StringId parent_func;  // "AlltoAll", "Gather", "Scatter" or 0
+  int32_t peer;
+  uint8_t n_channels;
+  uint8_t graph_captured;
+};
+
+// One channel of one op on the GPU (NCCL KernelCh).
+struct KernelChRecord {
+  uint64_t comm_id;
+  uint64_t op_index;
+  uint64_t gpu_start_ns;  // pTimer at start
+  uint64_t gpu_end_ns;    // pTimer at KernelChStop
+  uint64_t cpu_seen_ns;   // when the proxy/profiler thread observed the stop
+  StringId func;
+  uint8_t channel;
+};
+
+// One network transfer step (NCCL ProxyStep under a ProxyOp). state_ns are the times of
+// the step's state transitions in NCCL's order (send: GPUWait, PeerWait, Wait; recv:
+// Wait, FlushWait, GPUWait).
+struct ProxyStepRecord {
+  uint64_t comm_id;
+  uint64_t op_index;
+  uint64_t trans_bytes;
+  uint64_t cpu_start_ns;
+  uint64_t cpu_end_ns;
+  uint64_t state_ns[3];
+  int32_t peer;
+  int32_t step;
+  uint8_t channel;
+  uint8_t is_send;
+};
+
+// A CPU-side API call: an NCCL entry point, a group, a CUDA call that makes the CPU wait.
+struct ApiSpanRecord {
+  uint64_t comm_id;  // 0 when not about a communicator
+  uint64_t stream;
+  uint64_t arg;      // call-specific (e.g. the count)
+  uint64_t cpu_start_ns;
+  uint64_t cpu_end_ns;
+  StringId name;
+  int32_t result;
+};
+
+// A GPU activity from CUPTI: kernel, memcpy, memset.
+struct KernelActivityRecord {
+  uint64_t start_ns;  // CUPTI clock
+  uint64_t end_ns;
+  uint64_t bytes;     // memcpy/memset size, 0 for kernels
+  StringId name;
+  uint32_t correlation_id;
+  uint32_t stream_id;
+  uint32_t context_id;
+  uint32_t device;
+  uint32_t grid_size;   // blocks
+  uint32_t block_size;  // threads per block
+  uint8_t activity;     // 1 kernel, 2 memcpy, 3 memset
+};
+
+// An NVTX range (the user's phases, NCCL's own ranges).
+struct PhaseRangeRecord {
+  uint64_t cpu_start_ns;
+  uint64_t cpu_end_ns;
+  uint64_t payload;
+  StringId name;
+  StringId domain;
+  uint32_t category;
+  uint16_t depth;
+};
+
+// Simultaneous readings of the clocks a process uses, so the reader can map all of them
+// onto one timeline.
+struct ClockSampleRecord {
+  uint64_t monotonic_ns;
+  uint64_t realtime_ns;
+  uint64_t gpu_ns;    // 0 when no GPU reading was taken
+  uint64_t cupti_ns;  // 0 when CUPTI is not attached
+  int32_t device;     // -1 when no GPU reading was taken
+};
+
+// Who this process is in one communicator.
+struct CommInfoRecord {
+  uint64_t comm_id;
+  uint64_t cpu_ns;
+  StringId comm_name;
+  int32_t n_nodes;
+  int32_t n_ranks;
+  int32_t rank;         // rank within the communicator
+  int32_t global_rank;  // -1 when not known
+  int32_t cuda_device;  // -1 when not known
+};
+
+// Records that never reached the file: cumulative per (thread, kind).
+struct DropSummaryRecord {
+  uint64_t ring_full;    // try_push found the thread's ring full
+  uint64_t sink_failed;  // drained but not written (file unwritable, disk full)
+  uint64_t cpu_ns;
+  uint32_t thread;       // the dropping thread's tid
+  uint8_t dropped_kind;  // a RecordKind
+};
+
+template <class T> struct KindOf;
+template <> struct KindOf<CollRecord> { static constexpr RecordKind value = RecordKind::kColl; };
+template <> struct KindOf<P2pRecord> { static constexpr RecordKind value = RecordKind::kP2p; };
+template <> struct KindOf<KernelChRecord> { static constexpr RecordKind value = RecordKind::kKernelCh; };
+template <> struct KindOf<ProxyStepRecord> { static constexpr RecordKind value = RecordKind::kProxyStep; };
+template <> struct KindOf<ApiSpanRecord> { static constexpr RecordKind value = RecordKind::kApiSpan; };
+template <> struct KindOf<KernelActivityRecord> { static constexpr RecordKind value = RecordKind::kKernelActivity; };
+template <> struct KindOf<PhaseRangeRecord> { static constexpr RecordKind value = RecordKind::kPhaseRange; };
+template <> struct KindOf<ClockSampleRecord> { static constexpr RecordKind value = RecordKind::kClockSample; };
+template <> struct KindOf<CommInfoRecord> { static constexpr RecordKind value = RecordKind::kCommInfo; };
+template <> struct KindOf<DropSummaryRecord> { static constexpr RecordKind value = RecordKind::kDropSummary; };
+
+// What a ring holds: an 8-byte header and any record. The header's thread is stamped by
+// the ring, so producers never read their tid.
+struct alignas(64) RecordSlot {
+  RecordKind kind;
+  uint8_t reserved[3];
+  uint32_t thread;
+  union Payload {
+    CollRecord coll;
+    P2pRecord p2p;
+    KernelChRecord kernel_ch;
+    ProxyStepRecord proxy_step;
+    ApiSpanRecord api_span;
+    KernelActivityRecord kernel_activity;
+    PhaseRangeRecord phase_range;
+    ClockSampleRecord clock_sample;
+    CommInfoRecord comm_info;
+    DropSummaryRecord drop_summary;
+  } payload;
+};
+
+static_assert(sizeof(RecordSlot) == 128, "a slot is two cache lines");
+static_assert(std::is_trivially_copyable_v<RecordSlot>);
+static_assert(offsetof(RecordSlot, payload) == 8);
+
+}  // namespace commtrace

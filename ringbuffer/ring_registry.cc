@@ -1,0 +1,71 @@
+#include "ringbuffer/ring_registry.h"
+
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "ringbuffer/ringbuffer.h"
+
+namespace commtrace {
+namespace {
+
+pthread_key_t g_exit_key;
+
+}  // namespace
+
+thread_local ThreadRing* RingRegistry::tl_ring = nullptr;
+
+uint64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+RingRegistry::RingRegistry() : ring_records_(kDefaultRingRecords) {
+  // The key's destructor is how a thread's exit reaches us: pthread runs it for every
+  // thread that set a value, after the thread's own code is done.
+  pthread_key_create(&g_exit_key, &RingRegistry::retireCurrentThread);
+}
+
+RingRegistry& RingRegistry::global() {
+  // Never destroyed: threads may still record while the process exits.
+  static RingRegistry* registry = new RingRegistry();
+  return *registry;
+}
+
+ThreadRing* RingRegistry::registerCurrentThread() {
+  auto* ring = new (std::nothrow)
+      ThreadRing(ring_records_.load(std::memory_order_relaxed), static_cast<uint32_t>(gettid()));
+  if (ring == nullptr) return nullptr;
+  if (!arrivals_.enqueue(ring)) {
+    delete ring;
+    return nullptr;
+  }
+  tl_ring = ring;
+  pthread_setspecific(g_exit_key, ring);
+  return ring;
+}
+
+void RingRegistry::retireCurrentThread(void* ring) {
+  tl_ring = nullptr;
+  static_cast<ThreadRing*>(ring)->retire();
+}
+
+void RingRegistry::adoptArrivals() {
+  ThreadRing* ring = nullptr;
+  while (arrivals_.try_dequeue(ring)) rings_.emplace_back(ring);
+}
+
+void RingRegistry::freeRetired() {
+  size_t kept = 0;
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    const bool drained_after_retire = i < ring_was_retired_.size() && ring_was_retired_[i];
+    if (!drained_after_retire) rings_[kept++] = std::move(rings_[i]);
+  }
+  rings_.resize(kept);
+  ring_was_retired_.clear();
+}
+
+}  // namespace commtrace

@@ -1,0 +1,64 @@
+// Every thread's ring, handed from producers to the one consumer (the flusher). Producers
+// announce a new ring through a moodycamel ConcurrentQueue, so registration takes no lock;
+// the consumer keeps the rings in a private list, so walking them needs no lock either.
+// A thread that exits retires its ring; the consumer frees it after draining it, so the
+// thread's last records are never lost.
+#pragma once
+
+#include <concurrentqueue.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ringbuffer/doorbell.h"
+#include "ringbuffer/record.h"
+#include "ringbuffer/thread_ring.h"
+
+namespace commtrace {
+
+class RingRegistry {
+ public:
+  static constexpr uint32_t kDefaultRingRecords = 16384;  // 2 MiB per producing thread
+
+  // Producer side. Allocates the calling thread's ring; nullptr if that fails.
+  ThreadRing* registerCurrentThread();
+  static ThreadRing* currentThreadRing() { return tl_ring; }
+  Doorbell& doorbell() { return doorbell_; }
+
+  // Ring size for threads that register from now on.
+  void setRingRecords(uint32_t records) { ring_records_.store(records, std::memory_order_relaxed); }
+  uint32_t ringRecords() const { return ring_records_.load(std::memory_order_relaxed); }
+
+  // Consumer side (one thread at a time). Calls visitRing(ThreadRing&) for every ring,
+  // oldest first, and then frees the rings of exited threads: visitRing must drain them.
+  // A ring retired before the visit is empty after it, so nothing is lost.
+  template <class VisitRing>
+  void forEachRing(VisitRing&& visitRing) {
+    adoptArrivals();
+    for (auto& ring : rings_) {
+      ring_was_retired_.push_back(ring->retired());
+      visitRing(*ring);
+    }
+    freeRetired();
+  }
+
+  // The registry all faces of this process record into.
+  static RingRegistry& global();
+
+ private:
+  RingRegistry();
+  void adoptArrivals();
+  void freeRetired();
+  static void retireCurrentThread(void* ring);
+
+  static thread_local ThreadRing* tl_ring;
+  moodycamel::ConcurrentQueue<ThreadRing*> arrivals_;
+  std::vector<std::unique_ptr<ThreadRing>> rings_;  // consumer-owned
+  std::vector<bool> ring_was_retired_;              // consumer scratch
+  std::atomic<uint32_t> ring_records_;
+  Doorbell doorbell_;
+};
+
+}  // namespace commtrace

@@ -1,0 +1,35 @@
+// The producer face of the ring buffers: record(x) stores one fixed-size record into the
+// calling thread's ring. This is the whole hot path of every face.
+//
+//   commtrace::record(CollRecord{...});
+//
+// A thread's first record allocates its ring and registers it with the RingRegistry; after
+// that record() is a thread-local load, a ring push and, once per half ring, a doorbell.
+#pragma once
+
+#include <cstdint>
+
+#include "ringbuffer/record.h"
+#include "ringbuffer/ring_registry.h"
+#include "ringbuffer/string_table.h"
+#include "ringbuffer/thread_ring.h"
+
+namespace commtrace {
+
+template <class T>
+inline PushResult record(const T& r) {
+  RingRegistry& registry = RingRegistry::global();
+  ThreadRing* ring = RingRegistry::currentThreadRing();
+  if (ring == nullptr) {
+    ring = registry.registerCurrentThread();
+    if (ring == nullptr) return PushResult::kDropped;
+  }
+  const PushResult result = ring->push(r);
+  if (result == PushResult::kStoredHalfFull) registry.doorbell().ring();
+  return result;
+}
+
+// CLOCK_MONOTONIC in ns: the CPU clock of every record (vDSO, no syscall).
+uint64_t nowNs();
+
+}  // namespace commtrace

@@ -1,0 +1,97 @@
+// A single-producer single-consumer ring of RecordSlots, one per producing thread. The
+// producer is the thread that owns it; the consumer is the flusher. A full ring drops the
+// record and counts it per kind: the caller never waits and never allocates.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "ringbuffer/record.h"
+
+namespace commtrace {
+
+enum class PushResult : uint8_t { kStored, kStoredHalfFull, kDropped };
+
+class ThreadRing {
+ public:
+  // capacity is rounded up to a power of two.
+  ThreadRing(uint32_t capacity, uint32_t thread);
+
+  // kStoredHalfFull: this push took the ring (as the producer last saw it) to half full,
+  // the moment to ask the flusher for an early drain.
+  template <class T>
+  PushResult push(const T& record) {
+    static_assert(sizeof(T) <= sizeof(RecordSlot::Payload));
+    constexpr RecordKind kind = KindOf<T>::value;
+    const uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - cached_tail_ > mask_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (head - cached_tail_ > mask_) {
+        countDrop(kind);
+        return PushResult::kDropped;
+      }
+    }
+    RecordSlot& slot = slots_[head & mask_];
+    slot.kind = kind;
+    slot.thread = thread_;
+    std::memcpy(&slot.payload, &record, sizeof(T));
+    head_.store(head + 1, std::memory_order_release);
+    return head + 1 - cached_tail_ == half_ ? PushResult::kStoredHalfFull : PushResult::kStored;
+  }
+
+  // Consumer side: calls visit(const RecordSlot&) for every record pushed so far, in push
+  // order, then frees their slots. Returns how many were visited.
+  template <class Visit>
+  uint64_t drain(Visit&& visit) {
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const uint64_t head = head_.load(std::memory_order_acquire);
+    for (uint64_t i = tail; i != head; ++i) visit(slots_[i & mask_]);
+    tail_.store(head, std::memory_order_release);
+    return head - tail;
+  }
+
+  // Consumer side: report(kind, cumulative) for every kind whose drop count changed since
+  // the previous call.
+  template <class Report>
+  void forEachNewDropCount(Report&& report) {
+    for (int k = 1; k < kRecordKindCount; ++k) {
+      const uint64_t n = dropped(static_cast<RecordKind>(k));
+      if (n == reported_drops_[k]) continue;
+      reported_drops_[k] = n;
+      report(static_cast<RecordKind>(k), n);
+    }
+  }
+
+  uint64_t dropped(RecordKind kind) const {
+    return dropped_[static_cast<int>(kind)].load(std::memory_order_relaxed);
+  }
+  uint32_t thread() const { return thread_; }
+  uint32_t capacity() const { return static_cast<uint32_t>(mask_ + 1); }
+
+  // The owning thread has exited: once drained, the ring can be freed.
+  void retire() { retired_.store(true, std::memory_order_release); }
+  bool retired() const { return retired_.load(std::memory_order_acquire); }
+
+ private:
+  void countDrop(RecordKind kind) {
+    // Single writer: a load and a store, no read-modify-write on the drop path.
+    auto& counter = dropped_[static_cast<int>(kind)];
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
+  alignas(64) std::atomic<uint64_t> head_{0};
+  uint64_t cached_tail_ = 0;
+  uint64_t mask_;
+  uint64_t half_;
+  RecordSlot* slots_;
+  uint32_t thread_;
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  uint64_t reported_drops_[kRecordKindCount] = {};  // consumer-owned
+  alignas(64) std::atomic<uint64_t> dropped_[kRecordKindCount] = {};
+  std::atomic<bool> retired_{false};
+  std::unique_ptr<RecordSlot[]> storage_;
+};
+
+}  // namespace commtrace

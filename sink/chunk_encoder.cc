@@ -1,0 +1,185 @@
+#include "sink/chunk_encoder.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "ringbuffer/string_table.h"
+
+namespace commtrace {
+
+using schema::Codec;
+using schema::Column;
+using schema::Prev;
+
+namespace {
+
+constexpr size_t kMaxColumns = 32;
+
+using schema::mix;
+
+}  // namespace
+
+// Everything one kind accumulates during a chunk.
+struct ChunkEncoder::KindState {
+  explicit KindState(const schema::Table& t) : table(t), columns(t.columns.size()), prev_row(t.columns.size()) {
+    for (const Column& c : t.columns) shape_width += c.in_shape ? 1 : 0;
+  }
+
+  // Finds or adds the shape made of the shape columns of `values`.
+  uint32_t internShape(const uint64_t* values) {
+    uint64_t shape[kMaxColumns];
+    uint64_t hash = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      if (!table.columns[i].in_shape) continue;
+      shape[n++] = values[i];
+      hash = mix(hash, values[i]);
+    }
+    auto [it, inserted] = shape_index.try_emplace(hash, static_cast<uint32_t>(shape_count));
+    for (; !inserted; ++hash) {  // a different shape with the same hash: probe on
+      if (std::memcmp(&shape_values[it->second * shape_width], shape, n * sizeof(uint64_t)) == 0) {
+        return it->second;
+      }
+      std::tie(it, inserted) = shape_index.try_emplace(hash + 1, static_cast<uint32_t>(shape_count));
+    }
+    shape_values.insert(shape_values.end(), shape, shape + n);
+    return static_cast<uint32_t>(shape_count++);
+  }
+
+  uint64_t* keyedPrev(const uint64_t* values) {
+    auto [it, inserted] = key_prev.try_emplace(schema::keyOf(table, values));
+    if (inserted) it->second.assign(table.columns.size(), 0);
+    return it->second.data();
+  }
+
+  void clear() {
+    rows = 0;
+    shape_count = 0;
+    for (auto& c : columns) c.clear();
+    row_shapes.clear();
+    shape_values.clear();
+    shape_index.clear();
+    key_prev.clear();
+    std::fill(prev_row.begin(), prev_row.end(), 0);
+  }
+
+  const schema::Table& table;
+  size_t shape_width = 0;
+  uint32_t rows = 0;
+  size_t shape_count = 0;
+  std::vector<wire::Bytes> columns;         // encoded row columns (unused for shape columns)
+  wire::Bytes row_shapes;                   // the `shape` column
+  std::vector<uint64_t> shape_values;       // shape_count x shape_width
+  std::unordered_map<uint64_t, uint32_t> shape_index;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> key_prev;
+  std::vector<uint64_t> prev_row;
+};
+
+ChunkEncoder::ChunkEncoder(const StringTable& strings)
+    : strings_(strings), local_of_global_(StringTable::kOverflowId + 1, 0) {
+  for (const schema::Table& t : schema::allTables()) {
+    kinds_[static_cast<int>(t.kind)] = std::make_unique<KindState>(t);
+  }
+  reset();
+}
+
+ChunkEncoder::~ChunkEncoder() = default;
+
+uint32_t ChunkEncoder::rows(RecordKind kind) const {
+  const auto& state = kinds_[static_cast<int>(kind)];
+  return state ? state->rows : 0;
+}
+
+uint64_t ChunkEncoder::localString(uint64_t global_id) {
+  if (global_id >= local_of_global_.size()) global_id = StringTable::kOverflowId;
+  uint32_t& local = local_of_global_[global_id];
+  if (local == 0) {
+    globals_in_chunk_.push_back(static_cast<uint32_t>(global_id));
+    local = static_cast<uint32_t>(globals_in_chunk_.size());
+  }
+  return local - 1;
+}
+
+void ChunkEncoder::add(const RecordSlot& slot) {
+  const int kind_index = static_cast<int>(slot.kind);
+  if (kind_index <= 0 || kind_index >= kRecordKindCount) return;
+  KindState& state = *kinds_[kind_index];
+  const auto& columns = state.table.columns;
+
+  uint64_t values[kMaxColumns];
+  for (size_t i = 0; i < columns.size(); ++i) {
+    values[i] = schema::load(slot, columns[i]);
+    if (columns[i].codec == Codec::kString) values[i] = localString(values[i]);
+  }
+  if (state.shape_width > 0) wire::putVarint(state.row_shapes, state.internShape(values));
+  uint64_t* keyed = state.table.key_columns.empty() ? nullptr : state.keyedPrev(values);
+
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const Column& c = columns[i];
+    if (c.in_shape) continue;
+    uint64_t v = values[i];
+    switch (c.codec) {
+      case Codec::kSigned: v = wire::zigzag(v); break;
+      case Codec::kDelta: {
+        uint64_t d = v - (c.ref_column >= 0 ? values[c.ref_column] : 0);
+        uint64_t* prev = c.prev == Prev::kRow ? &state.prev_row[i] : c.prev == Prev::kKey ? &keyed[i] : nullptr;
+        if (prev != nullptr) {
+          const uint64_t change = d - *prev;
+          *prev = d;
+          d = change;
+        }
+        v = wire::zigzag(d);
+        break;
+      }
+      case Codec::kPlain:
+      case Codec::kString: break;
+    }
+    wire::putVarint(state.columns[i], v);
+  }
+  ++state.rows;
+  ++rows_;
+}
+
+void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
+  out.clear();
+  wire::putVarintField(out, 1, chunk_index);
+  for (uint32_t global : globals_in_chunk_) wire::putStringField(out, 2, strings_.lookup(global));
+
+  wire::Bytes table_bytes;
+  wire::Bytes shape_column;
+  for (const schema::Table& t : schema::allTables()) {
+    KindState& state = *kinds_[static_cast<int>(t.kind)];
+    if (state.rows == 0) continue;
+    table_bytes.clear();
+    if (state.shape_width > 0) wire::putBytesField(table_bytes, schema::kShapeField, state.row_shapes.data(), state.row_shapes.size());
+    size_t shape_slot = 0;
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const Column& c = t.columns[i];
+      if (!c.in_shape) {
+        wire::putBytesField(table_bytes, c.number, state.columns[i].data(), state.columns[i].size());
+        continue;
+      }
+      shape_column.clear();
+      for (size_t s = 0; s < state.shape_count; ++s) {
+        const uint64_t v = state.shape_values[s * state.shape_width + shape_slot];
+        wire::putVarint(shape_column, c.codec == Codec::kSigned ? wire::zigzag(v) : v);
+      }
+      wire::putBytesField(table_bytes, c.number, shape_column.data(), shape_column.size());
+      ++shape_slot;
+    }
+    wire::putBytesField(out, t.chunk_field, table_bytes.data(), table_bytes.size());
+  }
+  reset();
+}
+
+void ChunkEncoder::reset() {
+  for (uint32_t global : globals_in_chunk_) local_of_global_[global] = 0;
+  globals_in_chunk_.clear();
+  localString(0);  // strings[0] is always ""
+  for (auto& k : kinds_) {
+    if (k) k->clear();
+  }
+  rows_ = 0;
+}
+
+}  // namespace commtrace

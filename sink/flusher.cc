@@ -1,0 +1,196 @@
+#include "sink/flusher.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "ringbuffer/ringbuffer.h"
+#include "sink/chunk_encoder.h"
+#include "sink/frame.h"
+
+namespace commtrace {
+namespace {
+
+std::atomic<bool> g_flusher_active{false};
+
+uint64_t realtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string hostName() {
+  char host[HOST_NAME_MAX + 1] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "unknown-host";
+  return host;
+}
+
+std::string programPath() {
+  char path[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+uint64_t FlusherStats::sinkFailedTotal() const {
+  uint64_t total = 0;
+  for (uint64_t n : sink_failed) total += n;
+  return total;
+}
+
+// The flusher thread's private state: encoder, buffers and what it has reported.
+struct Flusher::Worker {
+  explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()) {}
+
+  void drainOnce() {
+    RingRegistry::global().forEachRing([&](ThreadRing& ring) {
+      ring.drain([&](const RecordSlot& slot) { add(slot); });
+      reportRingDrops(ring);
+    });
+    if (encoder.rows() > 0) {
+      addClockSample();
+      writeChunk();
+    }
+  }
+
+  void add(const RecordSlot& slot) {
+    encoder.add(slot);
+    if (encoder.rows() >= flusher.options_.chunk_records) writeChunk();
+  }
+
+  void reportRingDrops(ThreadRing& ring) {
+    ring.forEachNewDropCount([&](RecordKind kind, uint64_t cumulative) {
+      RecordSlot slot{};
+      slot.kind = RecordKind::kDropSummary;
+      slot.thread = static_cast<uint32_t>(gettid());
+      slot.payload.drop_summary = {cumulative, 0, nowNs(), ring.thread(), static_cast<uint8_t>(kind)};
+      add(slot);
+    });
+  }
+
+  // Sink failures are reported as thread 0, cumulative per kind, once a write succeeds.
+  void reportSinkFailures() {
+    for (int k = 1; k < kRecordKindCount; ++k) {
+      const uint64_t failed = flusher.stats_.sink_failed[k].load(std::memory_order_relaxed);
+      if (failed == reported_sink_failed[k]) continue;
+      reported_sink_failed[k] = failed;
+      RecordSlot slot{};
+      slot.kind = RecordKind::kDropSummary;
+      slot.thread = static_cast<uint32_t>(gettid());
+      slot.payload.drop_summary = {0, failed, nowNs(), 0, static_cast<uint8_t>(k)};
+      encoder.add(slot);
+    }
+  }
+
+  void addClockSample() {
+    RecordSlot slot{};
+    slot.kind = RecordKind::kClockSample;
+    slot.thread = static_cast<uint32_t>(gettid());
+    slot.payload.clock_sample = {nowNs(), realtimeNs(), 0, 0, -1};
+    encoder.add(slot);
+  }
+
+  void writeChunk() {
+    if (sink_ok) reportSinkFailures();
+    std::array<uint32_t, kRecordKindCount> rows{};
+    for (int k = 1; k < kRecordKindCount; ++k) rows[k] = encoder.rows(static_cast<RecordKind>(k));
+    const uint32_t total = encoder.rows();
+    encoder.finish(chunk_index, payload);
+    framed.clear();
+    frame::append(framed, frame::Type::kChunk, 0, payload);
+
+    std::string error;
+    if (flusher.file_.isOpen() && flusher.file_.append(framed, error)) {
+      ++chunk_index;
+      sink_ok = true;
+      auto& s = flusher.stats_;
+      s.records_written.fetch_add(total, std::memory_order_relaxed);
+      s.chunks_written.fetch_add(1, std::memory_order_relaxed);
+      s.bytes_written.fetch_add(framed.size(), std::memory_order_relaxed);
+      return;
+    }
+    sink_ok = false;
+    for (int k = 1; k < kRecordKindCount; ++k) {
+      flusher.stats_.sink_failed[k].fetch_add(rows[k], std::memory_order_relaxed);
+    }
+    if (!error.empty() && !warned) {
+      warned = true;
+      std::fprintf(stderr, "%s; records are counted as dropped until a write succeeds\n", error.c_str());
+    }
+  }
+
+  Flusher& flusher;
+  ChunkEncoder encoder;
+  wire::Bytes payload, framed;
+  uint64_t chunk_index = 0;
+  std::array<uint64_t, kRecordKindCount> reported_sink_failed{};
+  bool sink_ok = true;
+  bool warned = false;
+};
+
+Flusher::Flusher(FlusherOptions options) : options_(std::move(options)) {}
+
+Flusher::~Flusher() { stop(); }
+
+bool Flusher::start() {
+  bool expected = false;
+  if (!g_flusher_active.compare_exchange_strong(expected, true)) return false;
+
+  FileHeaderFields header;
+  header.identity = options_.identity;
+  header.host = hostName();
+  header.pid = getpid();
+  header.start_monotonic_ns = nowNs();
+  header.start_realtime_ns = realtimeNs();
+  header.program = programPath();
+  header.ring_records = RingRegistry::global().ringRecords();
+  header.flush_period_ms = options_.flush_period_ms;
+  std::string error;
+  if (!file_.create(options_.dir, header, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+  }
+
+  // The thread starts with every signal blocked, so signals meant for the host program
+  // (and SIGXFSZ from our own writes) are never delivered to it.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return true;
+}
+
+void Flusher::stop() {
+  if (!running_.exchange(false)) return;
+  stopping_ = true;
+  RingRegistry::global().doorbell().ring();
+  thread_.join();
+  g_flusher_active = false;
+}
+
+void Flusher::run() {
+  Worker worker(*this);
+  const uint64_t period_ns = static_cast<uint64_t>(options_.flush_period_ms) * 1000000u;
+  while (!stopping_.load(std::memory_order_acquire)) {
+    RingRegistry::global().doorbell().wait(period_ns);
+    worker.drainOnce();
+  }
+  worker.drainOnce();  // what was pushed before stop() returned is in the file
+}
+
+FlusherStats Flusher::stats() const {
+  FlusherStats out;
+  out.records_written = stats_.records_written.load(std::memory_order_relaxed);
+  out.chunks_written = stats_.chunks_written.load(std::memory_order_relaxed);
+  out.bytes_written = stats_.bytes_written.load(std::memory_order_relaxed);
+  for (int k = 0; k < kRecordKindCount; ++k) out.sink_failed[k] = stats_.sink_failed[k].load(std::memory_order_relaxed);
+  return out;
+}
+
+}  // namespace commtrace

@@ -1,0 +1,65 @@
+// The background thread that drains every thread's ring into chunks and appends them to
+// this process's trace file. It wakes on its period or when a ring passes half full
+// (Doorbell). All file I/O happens on this thread, which blocks every signal: a disk-full
+// or RLIMIT_FSIZE error becomes a warning, never a signal to the host program.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "ringbuffer/record.h"
+#include "sink/trace_file.h"
+
+namespace commtrace {
+
+struct FlusherOptions {
+  std::string dir = "commtrace-run";
+  uint32_t flush_period_ms = 100;
+  uint32_t chunk_records = 16384;  // a chunk is cut when it reaches this many records
+  FileIdentity identity;
+};
+
+struct FlusherStats {
+  uint64_t records_written = 0;
+  uint64_t chunks_written = 0;
+  uint64_t bytes_written = 0;
+  std::array<uint64_t, kRecordKindCount> sink_failed{};  // drained but not written, per kind
+  uint64_t sinkFailedTotal() const;
+};
+
+class Flusher {
+ public:
+  explicit Flusher(FlusherOptions options);
+  ~Flusher();  // stops if running
+  Flusher(const Flusher&) = delete;
+  Flusher& operator=(const Flusher&) = delete;
+
+  // Opens the trace file and starts the thread. Only one Flusher runs per process; a second
+  // start() returns false. A file that cannot be created is not a failure: the warning
+  // goes to stderr once and the flusher drains and counts records as sink_failed.
+  bool start();
+  // Wakes the thread, has it drain everything and write the last chunk, and joins it.
+  void stop();
+
+  FlusherStats stats() const;
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  struct Worker;
+  void run();
+
+  FlusherOptions options_;
+  TraceFile file_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> running_{false};
+  struct AtomicStats {
+    std::atomic<uint64_t> records_written{0}, chunks_written{0}, bytes_written{0};
+    std::array<std::atomic<uint64_t>, kRecordKindCount> sink_failed{};
+  } stats_;
+};
+
+}  // namespace commtrace

@@ -1,0 +1,282 @@
+#include "sink/reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include <google/protobuf/reflection.h>
+
+#include "sink/frame.h"
+#include "sink/schema.h"
+#include "sink/wire.h"
+
+namespace commtrace {
+
+namespace pb = google::protobuf;
+using schema::Codec;
+using schema::Column;
+using schema::Prev;
+
+struct TraceReader::StringIndex {
+  std::unordered_map<std::string, StringId> ids;
+};
+
+struct TraceReader::Frame {
+  frame::Header header;
+  std::vector<uint8_t> payload;
+};
+
+namespace {
+
+bool preadFully(int fd, void* buf, size_t n, uint64_t offset) {
+  auto* p = static_cast<uint8_t*>(buf);
+  while (n > 0) {
+    const ssize_t got = pread(fd, p, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+// A repeated integer column of a table message, widened to uint64 (sint64 arrives already
+// zigzag-decoded by libprotobuf).
+std::vector<uint64_t> columnValues(const pb::Message& m, uint32_t number) {
+  std::vector<uint64_t> out;
+  const pb::FieldDescriptor* f = m.GetDescriptor()->FindFieldByNumber(static_cast<int>(number));
+  if (f == nullptr || !f->is_repeated()) return out;
+  const pb::Reflection* r = m.GetReflection();
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+      for (uint32_t v : r->GetRepeatedFieldRef<uint32_t>(m, f)) out.push_back(v);
+      break;
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+      for (uint64_t v : r->GetRepeatedFieldRef<uint64_t>(m, f)) out.push_back(v);
+      break;
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      for (int64_t v : r->GetRepeatedFieldRef<int64_t>(m, f)) out.push_back(static_cast<uint64_t>(v));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+TraceReader::TraceReader() : string_index_(std::make_unique<StringIndex>()) { fileString(""); }
+
+TraceReader::~TraceReader() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void TraceReader::report(uint64_t offset, const std::string& what) {
+  issues_.push_back({offset, "commtrace: " + path_ + ": offset " + std::to_string(offset) + ": " + what});
+}
+
+StringId TraceReader::fileString(const std::string& s) {
+  auto [it, inserted] = string_index_->ids.try_emplace(s, static_cast<StringId>(strings_.size()));
+  if (inserted) strings_.push_back(s);
+  return it->second;
+}
+
+std::string_view TraceReader::str(StringId id) const {
+  return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
+}
+
+bool TraceReader::open(const std::string& path, std::string& error) {
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st{};
+  if (fd_ < 0 || fstat(fd_, &st) != 0) {
+    error = "commtrace: cannot read " + path + ": " + strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = "commtrace: " + path + " is not a regular file";
+    return false;
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+  Frame first;
+  std::string why;
+  if (!readFrameAt(0, first, why) || first.header.type != frame::Type::kFileHeader) {
+    error = "commtrace: " + path + " is not a commtrace trace (" +
+            (why.empty() ? "first frame is not a file header" : why) + ")";
+    return false;
+  }
+  if (!header_.ParseFromArray(first.payload.data(), static_cast<int>(first.payload.size()))) {
+    error = "commtrace: " + path + ": file header does not parse";
+    return false;
+  }
+  if (header_.format_version() > schema::kFormatVersion) {
+    error = "commtrace: " + path + " has format version " + std::to_string(header_.format_version()) +
+            "; this commtrace reads up to " + std::to_string(schema::kFormatVersion);
+    return false;
+  }
+  offset_ = frame::kHeaderBytes + first.payload.size();
+  return true;
+}
+
+bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
+  uint8_t header_bytes[frame::kHeaderBytes];
+  if (size_ - offset < frame::kHeaderBytes || !preadFully(fd_, header_bytes, sizeof header_bytes, offset)) {
+    why = "incomplete frame header";
+    return false;
+  }
+  const auto header = frame::parseHeader(header_bytes);
+  if (!header) {
+    why = "no valid frame header";
+    return false;
+  }
+  if (header->length > size_ - offset - frame::kHeaderBytes) {
+    why = "frame of " + std::to_string(header->length) + " bytes runs past the end of the file";
+    return false;
+  }
+  f.header = *header;
+  f.payload.resize(header->length);
+  if (!preadFully(fd_, f.payload.data(), f.payload.size(), offset + frame::kHeaderBytes)) {
+    why = "read error";
+    return false;
+  }
+  if (!frame::crcMatches(header_bytes, *header, f.payload)) {
+    why = "CRC mismatch";
+    return false;
+  }
+  return true;
+}
+
+uint64_t TraceReader::findNextFrame(uint64_t from) {
+  std::vector<uint8_t> window(1 << 16);
+  for (uint64_t base = from; base + 4 <= size_;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size_ - base));
+    if (!preadFully(fd_, window.data(), n, base)) break;
+    for (size_t i = 0; i + 4 <= n; ++i) {
+      if (std::memcmp(window.data() + i, frame::kMagic, 4) != 0) continue;
+      Frame candidate;
+      std::string why;
+      if (readFrameAt(base + i, candidate, why)) return base + i;
+    }
+    base += n - 3;  // a magic may straddle two windows
+  }
+  return size_;
+}
+
+bool TraceReader::next(DecodedChunk& chunk) {
+  Frame f;
+  while (offset_ < size_) {
+    std::string why;
+    if (!readFrameAt(offset_, f, why)) {
+      const uint64_t resume = findNextFrame(offset_ + 1);
+      if (resume == size_) {
+        torn_tail_ = true;
+        report(offset_, why + "; the last " + std::to_string(size_ - offset_) +
+                            " bytes are a torn tail (writer stopped mid-chunk) or damage");
+      } else {
+        report(offset_, why + "; skipped " + std::to_string(resume - offset_) + " bytes to the next intact frame");
+      }
+      offset_ = resume;
+      continue;
+    }
+    const uint64_t at = offset_;
+    offset_ += frame::kHeaderBytes + f.payload.size();
+    if (f.header.type != frame::Type::kChunk) {
+      report(at, "unexpected frame type; skipped");
+      continue;
+    }
+    trace::v1::Chunk message;
+    if (!message.ParseFromArray(f.payload.data(), static_cast<int>(f.payload.size()))) {
+      report(at, "chunk does not parse; skipped");
+      continue;
+    }
+    chunk.offset = at;
+    chunk.index = message.index();
+    chunk.records.clear();
+    if (!decodeChunk(message, chunk, why)) {
+      report(at, "chunk is inconsistent (" + why + "); skipped");
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why) {
+  std::vector<StringId> file_id_of_local;
+  file_id_of_local.reserve(chunk.strings_size());
+  for (const std::string& s : chunk.strings()) file_id_of_local.push_back(fileString(s));
+
+  const pb::Reflection* reflection = chunk.GetReflection();
+  for (const schema::Table& t : schema::allTables()) {
+    const pb::FieldDescriptor* field = chunk.GetDescriptor()->FindFieldByNumber(static_cast<int>(t.chunk_field));
+    if (field == nullptr || !reflection->HasField(chunk, field)) continue;
+    const pb::Message& table = reflection->GetMessage(chunk, field);
+
+    const size_t n_columns = t.columns.size();
+    std::vector<std::vector<uint64_t>> columns(n_columns);
+    for (size_t i = 0; i < n_columns; ++i) columns[i] = columnValues(table, t.columns[i].number);
+    const bool shaped = t.has_shape();
+    const std::vector<uint64_t> row_shape = shaped ? columnValues(table, schema::kShapeField) : std::vector<uint64_t>();
+    size_t rows = shaped ? row_shape.size() : columns[0].size();
+    size_t shapes = SIZE_MAX;
+    for (size_t i = 0; i < n_columns; ++i) {
+      const size_t n = columns[i].size();
+      if (t.columns[i].in_shape) {
+        if (shapes == SIZE_MAX) shapes = n;
+        if (n != shapes) { why = std::string(t.name) + " shape columns differ in length"; return false; }
+      } else if (n != rows) {
+        why = std::string(t.name) + "." + t.columns[i].name + " has " + std::to_string(n) + " values for " +
+              std::to_string(rows) + " rows";
+        return false;
+      }
+    }
+
+    std::vector<uint64_t> prev_row(n_columns, 0);
+    std::unordered_map<uint64_t, std::vector<uint64_t>> key_prev;
+    uint64_t values[32];
+    for (size_t r = 0; r < rows; ++r) {
+      if (shaped && row_shape[r] >= shapes) { why = std::string(t.name) + " row refers to a missing shape"; return false; }
+      uint64_t* keyed = nullptr;
+      for (size_t i = 0; i < n_columns; ++i) {
+        const Column& c = t.columns[i];
+        const uint64_t stored = c.in_shape ? columns[i][row_shape[r]] : columns[i][r];
+        if (c.codec != Codec::kDelta) {
+          values[i] = stored;
+          continue;
+        }
+        uint64_t* prev = nullptr;
+        if (c.prev == Prev::kRow) prev = &prev_row[i];
+        if (c.prev == Prev::kKey) {
+          if (keyed == nullptr) {  // key columns are shape columns, all decoded by now
+            auto [it, inserted] = key_prev.try_emplace(schema::keyOf(t, values));
+            if (inserted) it->second.assign(n_columns, 0);
+            keyed = it->second.data();
+          }
+          prev = &keyed[i];
+        }
+        uint64_t d = stored;
+        if (prev != nullptr) d = *prev += d;
+        values[i] = d + (c.ref_column >= 0 ? values[c.ref_column] : 0);
+      }
+      RecordSlot slot{};
+      slot.kind = t.kind;
+      for (size_t i = 0; i < n_columns; ++i) {
+        uint64_t v = values[i];
+        if (t.columns[i].codec == Codec::kString) {
+          if (v >= file_id_of_local.size()) { why = std::string(t.name) + " refers to a missing string"; return false; }
+          v = file_id_of_local[v];
+        }
+        schema::store(slot, t.columns[i], v);
+      }
+      out.records.push_back(slot);
+    }
+  }
+  return true;
+}
+
+}  // namespace commtrace

@@ -1,0 +1,74 @@
+// Reads a trace file back, chunk by chunk, without loading it whole. Every frame's CRC is
+// checked; a damaged or truncated frame is reported with the file and offset and skipped,
+// and reading resumes at the next intact frame. Parses with libprotobuf (tools only: the
+// capture library never links this).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ringbuffer/record.h"
+#include "sink/commtrace.pb.h"
+
+namespace commtrace {
+
+struct ReadIssue {
+  uint64_t offset;
+  std::string message;  // "commtrace: FILE: offset N: what happened"
+};
+
+struct DecodedChunk {
+  uint64_t offset = 0;  // of its frame in the file
+  uint64_t index = 0;   // Chunk.index as written
+  std::vector<RecordSlot> records;  // string fields hold TraceReader string ids
+};
+
+class TraceReader {
+ public:
+  TraceReader();
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  // false with a complete message if the file cannot be read or is not a commtrace trace
+  // (no valid FileHeader frame at offset 0, or a newer format version).
+  bool open(const std::string& path, std::string& error);
+
+  const trace::v1::FileHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+
+  // The next intact chunk; false at the end of the file.
+  bool next(DecodedChunk& chunk);
+
+  // Text of a string id found in a decoded record (ids are per reader, stable per file).
+  std::string_view str(StringId id) const;
+
+  const std::vector<ReadIssue>& issues() const { return issues_; }
+  bool tornTail() const { return torn_tail_; }
+  uint64_t size() const { return size_; }
+  uint64_t offset() const { return offset_; }
+
+ private:
+  struct Frame;
+  bool readFrameAt(uint64_t offset, Frame& frame, std::string& why);
+  uint64_t findNextFrame(uint64_t from);
+  bool decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why);
+  StringId fileString(const std::string& s);
+  void report(uint64_t offset, const std::string& what);
+
+  int fd_ = -1;
+  std::string path_;
+  uint64_t size_ = 0;
+  uint64_t offset_ = 0;
+  bool torn_tail_ = false;
+  trace::v1::FileHeader header_;
+  std::vector<std::string> strings_;
+  struct StringIndex;
+  std::unique_ptr<StringIndex> string_index_;
+  std::vector<ReadIssue> issues_;
+};
+
+}  // namespace commtrace

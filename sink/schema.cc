@@ -1,0 +1,221 @@
+#include "sink/schema.h"
+
+#include <cstring>
+
+namespace commtrace::schema {
+namespace {
+
+constexpr uint16_t kPayload = offsetof(RecordSlot, payload);
+
+// Column builders: the field's offset, width and signedness come from the struct itself,
+// so the table cannot drift from record.h.
+#define CT_FIELD(Struct, field)                                                    \
+  static_cast<uint16_t>(kPayload + offsetof(Struct, field)),                              \
+      static_cast<uint8_t>(sizeof(Struct::field)),                                         \
+      std::is_signed_v<decltype(Struct::field)>
+#define CT_THREAD offsetof(RecordSlot, thread), 4, false
+
+#define PLAIN(S, f, num, shape) {#f, num, CT_FIELD(S, f), Codec::kPlain, shape}
+#define SIGNED(S, f, num, shape) {#f, num, CT_FIELD(S, f), Codec::kSigned, shape}
+#define STRING(S, f, num, shape) {#f, num, CT_FIELD(S, f), Codec::kString, shape}
+#define DELTA(S, f, num, ref, prev) {#f, num, CT_FIELD(S, f), Codec::kDelta, false, ref, prev}
+#define THREAD(num, shape) {"thread", num, CT_THREAD, Codec::kPlain, shape}
+
+// Column indices used as ref_column below are the positions within each array.
+constexpr Column kColl[] = {
+    THREAD(2, true),
+    PLAIN(CollRecord, comm_id, 3, true),
+    PLAIN(CollRecord, stream, 4, true),
+    PLAIN(CollRecord, user_tag, 5, true),
+    PLAIN(CollRecord, count, 6, true),
+    PLAIN(CollRecord, bytes, 7, true),
+    STRING(CollRecord, func, 8, true),
+    STRING(CollRecord, datatype, 9, true),
+    STRING(CollRecord, algo, 10, true),
+    STRING(CollRecord, proto, 11, true),
+    STRING(CollRecord, parent_func, 12, true),
+    SIGNED(CollRecord, root, 13, true),
+    PLAIN(CollRecord, n_channels, 14, true),
+    PLAIN(CollRecord, n_warps, 15, true),
+    PLAIN(CollRecord, graph_captured, 16, true),
+    DELTA(CollRecord, seq, 20, -1, Prev::kKey),
+    DELTA(CollRecord, op_index, 21, -1, Prev::kKey),
+    DELTA(CollRecord, cpu_start_ns, 22, -1, Prev::kRow),  // [17]
+    DELTA(CollRecord, cpu_end_ns, 23, 17, Prev::kNone),
+    DELTA(CollRecord, gpu_start_ns, 24, 17, Prev::kRow),  // [19]
+    DELTA(CollRecord, gpu_end_ns, 25, 19, Prev::kNone),
+    PLAIN(CollRecord, gpu_channel_spread_ns, 26, false),
+};
+constexpr uint8_t kCollKey[] = {1, 6};  // comm_id, func
+
+constexpr Column kP2p[] = {
+    THREAD(2, true),
+    PLAIN(P2pRecord, comm_id, 3, true),
+    PLAIN(P2pRecord, stream, 4, true),
+    PLAIN(P2pRecord, user_tag, 5, true),
+    PLAIN(P2pRecord, count, 6, true),
+    PLAIN(P2pRecord, bytes, 7, true),
+    STRING(P2pRecord, func, 8, true),
+    STRING(P2pRecord, datatype, 9, true),
+    STRING(P2pRecord, parent_func, 10, true),
+    SIGNED(P2pRecord, peer, 11, true),
+    PLAIN(P2pRecord, n_channels, 12, true),
+    PLAIN(P2pRecord, graph_captured, 13, true),
+    DELTA(P2pRecord, op_index, 20, -1, Prev::kKey),
+    DELTA(P2pRecord, cpu_start_ns, 21, -1, Prev::kRow),  // [13]
+    DELTA(P2pRecord, cpu_end_ns, 22, 13, Prev::kNone),
+    DELTA(P2pRecord, gpu_start_ns, 23, 13, Prev::kRow),  // [15]
+    DELTA(P2pRecord, gpu_end_ns, 24, 15, Prev::kNone),
+};
+constexpr uint8_t kP2pKey[] = {1};  // comm_id
+
+constexpr Column kKernelCh[] = {
+    THREAD(2, true),
+    PLAIN(KernelChRecord, comm_id, 3, true),
+    STRING(KernelChRecord, func, 4, true),
+    PLAIN(KernelChRecord, channel, 5, true),
+    DELTA(KernelChRecord, op_index, 20, -1, Prev::kKey),
+    DELTA(KernelChRecord, gpu_start_ns, 21, -1, Prev::kRow),  // [5]
+    DELTA(KernelChRecord, gpu_end_ns, 22, 5, Prev::kNone),    // [6]
+    DELTA(KernelChRecord, cpu_seen_ns, 23, 6, Prev::kRow),
+};
+constexpr uint8_t kKernelChKey[] = {1, 3};  // comm_id, channel
+
+#define STATE_NS(i, num)                                                                       \
+  {"state" #i "_ns", num,                                                                      \
+   static_cast<uint16_t>(kPayload + offsetof(ProxyStepRecord, state_ns) + 8 * (i)), 8, false, \
+   Codec::kDelta, false, 9, Prev::kNone}
+
+constexpr Column kProxyStep[] = {
+    THREAD(2, true),
+    PLAIN(ProxyStepRecord, comm_id, 3, true),
+    PLAIN(ProxyStepRecord, channel, 4, true),
+    SIGNED(ProxyStepRecord, peer, 5, true),
+    PLAIN(ProxyStepRecord, is_send, 6, true),
+    DELTA(ProxyStepRecord, op_index, 20, -1, Prev::kKey),
+    DELTA(ProxyStepRecord, step, 21, -1, Prev::kKey),
+    PLAIN(ProxyStepRecord, trans_bytes, 22, false),
+    DELTA(ProxyStepRecord, cpu_start_ns, 23, -1, Prev::kRow),  // [8]
+    DELTA(ProxyStepRecord, cpu_end_ns, 24, 8, Prev::kNone),
+    STATE_NS(0, 25),
+    STATE_NS(1, 26),
+    STATE_NS(2, 27),
+};
+constexpr uint8_t kProxyStepKey[] = {1, 2, 3, 4};  // comm_id, channel, peer, is_send
+
+constexpr Column kApiSpan[] = {
+    THREAD(2, true),
+    STRING(ApiSpanRecord, name, 3, true),
+    PLAIN(ApiSpanRecord, comm_id, 4, true),
+    PLAIN(ApiSpanRecord, stream, 5, true),
+    SIGNED(ApiSpanRecord, result, 6, true),
+    PLAIN(ApiSpanRecord, arg, 20, false),
+    DELTA(ApiSpanRecord, cpu_start_ns, 21, -1, Prev::kRow),  // [6]
+    DELTA(ApiSpanRecord, cpu_end_ns, 22, 6, Prev::kNone),
+};
+
+constexpr Column kKernelActivity[] = {
+    THREAD(2, true),
+    STRING(KernelActivityRecord, name, 3, true),
+    PLAIN(KernelActivityRecord, stream_id, 4, true),
+    PLAIN(KernelActivityRecord, context_id, 5, true),
+    PLAIN(KernelActivityRecord, device, 6, true),
+    PLAIN(KernelActivityRecord, grid_size, 7, true),
+    PLAIN(KernelActivityRecord, block_size, 8, true),
+    PLAIN(KernelActivityRecord, activity, 9, true),
+    DELTA(KernelActivityRecord, correlation_id, 20, -1, Prev::kRow),
+    DELTA(KernelActivityRecord, start_ns, 21, -1, Prev::kRow),  // [9]
+    DELTA(KernelActivityRecord, end_ns, 22, 9, Prev::kNone),
+    PLAIN(KernelActivityRecord, bytes, 23, false),
+};
+
+constexpr Column kPhaseRange[] = {
+    THREAD(2, true),
+    STRING(PhaseRangeRecord, name, 3, true),
+    STRING(PhaseRangeRecord, domain, 4, true),
+    PLAIN(PhaseRangeRecord, category, 5, true),
+    PLAIN(PhaseRangeRecord, depth, 6, true),
+    PLAIN(PhaseRangeRecord, payload, 20, false),
+    DELTA(PhaseRangeRecord, cpu_start_ns, 21, -1, Prev::kRow),  // [6]
+    DELTA(PhaseRangeRecord, cpu_end_ns, 22, 6, Prev::kNone),
+};
+
+constexpr Column kClockSample[] = {
+    THREAD(1, false),
+    DELTA(ClockSampleRecord, monotonic_ns, 2, -1, Prev::kRow),  // [1]
+    DELTA(ClockSampleRecord, realtime_ns, 3, 1, Prev::kRow),
+    DELTA(ClockSampleRecord, gpu_ns, 4, 1, Prev::kRow),
+    DELTA(ClockSampleRecord, cupti_ns, 5, 1, Prev::kRow),
+    SIGNED(ClockSampleRecord, device, 6, false),
+};
+
+constexpr Column kCommInfo[] = {
+    THREAD(1, false),
+    PLAIN(CommInfoRecord, comm_id, 2, false),
+    DELTA(CommInfoRecord, cpu_ns, 3, -1, Prev::kRow),
+    STRING(CommInfoRecord, comm_name, 4, false),
+    SIGNED(CommInfoRecord, n_nodes, 5, false),
+    SIGNED(CommInfoRecord, n_ranks, 6, false),
+    SIGNED(CommInfoRecord, rank, 7, false),
+    SIGNED(CommInfoRecord, global_rank, 8, false),
+    SIGNED(CommInfoRecord, cuda_device, 9, false),
+};
+
+constexpr Column kDropSummary[] = {
+    PLAIN(DropSummaryRecord, thread, 1, false),
+    PLAIN(DropSummaryRecord, dropped_kind, 2, false),
+    PLAIN(DropSummaryRecord, ring_full, 3, false),
+    PLAIN(DropSummaryRecord, sink_failed, 4, false),
+    DELTA(DropSummaryRecord, cpu_ns, 5, -1, Prev::kRow),
+};
+
+constexpr Table kTables[] = {
+    {RecordKind::kColl, "coll", "CollTable", 10, kColl, kCollKey},
+    {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p, kP2pKey},
+    {RecordKind::kKernelCh, "kernel_ch", "KernelChTable", 12, kKernelCh, kKernelChKey},
+    {RecordKind::kProxyStep, "proxy_step", "ProxyStepTable", 13, kProxyStep, kProxyStepKey},
+    {RecordKind::kApiSpan, "api_span", "ApiSpanTable", 14, kApiSpan, {}},
+    {RecordKind::kKernelActivity, "kernel_activity", "KernelActivityTable", 15, kKernelActivity, {}},
+    {RecordKind::kPhaseRange, "phase_range", "PhaseRangeTable", 16, kPhaseRange, {}},
+    {RecordKind::kClockSample, "clock_sample", "ClockSampleTable", 17, kClockSample, {}},
+    {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo, {}},
+    {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary, {}},
+};
+static_assert(std::size(kTables) == kRecordKindCount - 1);
+
+}  // namespace
+
+bool Table::has_shape() const {
+  for (const Column& c : columns) {
+    if (c.in_shape) return true;
+  }
+  return false;
+}
+
+const Table* tableFor(RecordKind kind) {
+  const int index = static_cast<int>(kind) - 1;
+  if (index < 0 || index >= static_cast<int>(std::size(kTables))) return nullptr;
+  return &kTables[index];
+}
+
+std::span<const Table> allTables() { return kTables; }
+
+uint64_t load(const RecordSlot& slot, const Column& column) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&slot) + column.offset;
+  switch (column.width) {
+    case 1: { uint8_t v; std::memcpy(&v, bytes, 1);
+      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v))) : v; }
+    case 2: { uint16_t v; std::memcpy(&v, bytes, 2);
+      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v))) : v; }
+    case 4: { uint32_t v; std::memcpy(&v, bytes, 4);
+      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v))) : v; }
+    default: { uint64_t v; std::memcpy(&v, bytes, 8); return v; }
+  }
+}
+
+void store(RecordSlot& slot, const Column& column, uint64_t value) {
+  // Little-endian: the low `width` bytes are the narrowed value, signed or not.
+  std::memcpy(reinterpret_cast<unsigned char*>(&slot) + column.offset, &value, column.width);
+}
+
+}  // namespace commtrace::schema

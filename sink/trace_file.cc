@@ -1,0 +1,81 @@
+#include "sink/trace_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "sink/frame.h"
+#include "sink/schema.h"
+
+namespace commtrace {
+
+wire::Bytes encodeFileHeader(const FileHeaderFields& h) {
+  wire::Bytes out;
+  wire::putVarintField(out, 1, schema::kFormatVersion);
+  wire::putStringField(out, 2, h.host);
+  wire::putVarintField(out, 3, static_cast<uint64_t>(h.pid));
+  wire::putVarintField(out, 4, wire::zigzag(static_cast<uint64_t>(static_cast<int64_t>(h.identity.rank))));
+  wire::putVarintField(out, 5, wire::zigzag(static_cast<uint64_t>(static_cast<int64_t>(h.identity.local_rank))));
+  wire::putVarintField(out, 6, wire::zigzag(static_cast<uint64_t>(static_cast<int64_t>(h.identity.world_size))));
+  wire::putStringField(out, 7, h.identity.job_id);
+  wire::putVarintField(out, 8, h.identity.restart_count);
+  wire::putVarintField(out, 9, h.start_realtime_ns);
+  wire::putVarintField(out, 10, h.start_monotonic_ns);
+  wire::putStringField(out, 11, "CLOCK_MONOTONIC");
+  wire::putStringField(out, 12, h.program);
+  wire::putStringField(out, 13, COMMTRACE_VERSION);
+  wire::putVarintField(out, 14, h.ring_records);
+  wire::putVarintField(out, 15, h.flush_period_ms);
+  return out;
+}
+
+TraceFile::~TraceFile() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, std::string& error) {
+  if (mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    error = "commtrace: cannot create run directory " + dir + ": " + strerror(errno) + "; tracing disabled";
+    return false;
+  }
+  const std::string stem = dir + "/" + header.host + "-pid" + std::to_string(header.pid) + "-" +
+                           std::to_string(header.start_realtime_ns);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string path = stem + (attempt == 0 ? "" : "-" + std::to_string(attempt)) + ".ctrace";
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0640);
+    if (fd >= 0) {
+      fd_ = fd;
+      path_ = std::move(path);
+      wire::Bytes bytes;
+      frame::append(bytes, frame::Type::kFileHeader, 0, encodeFileHeader(header));
+      return append(bytes, error);
+    }
+    if (errno != EEXIST) {
+      error = "commtrace: cannot create trace file " + path + ": " + strerror(errno) + "; tracing disabled";
+      return false;
+    }
+  }
+  error = "commtrace: no free trace file name for " + stem + "; tracing disabled";
+  return false;
+}
+
+bool TraceFile::append(std::span<const uint8_t> bytes, std::string& error) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      error = "commtrace: writing " + path_ + " failed: " + (n < 0 ? strerror(errno) : "no progress");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace commtrace

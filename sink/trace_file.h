@@ -1,0 +1,60 @@
+// One process's trace file: created exclusively under the run directory, written only
+// with whole-frame write(2) appends, so the file is valid up to its last complete frame.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "sink/wire.h"
+
+namespace commtrace {
+
+// Who wrote the file; becomes the FileHeader frame.
+struct FileIdentity {
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  std::string job_id;
+  uint32_t restart_count = 0;
+};
+
+struct FileHeaderFields {
+  FileIdentity identity;
+  std::string host;
+  int64_t pid = 0;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_monotonic_ns = 0;
+  std::string program;
+  uint32_t ring_records = 0;
+  uint32_t flush_period_ms = 0;
+};
+
+// The FileHeader message bytes.
+wire::Bytes encodeFileHeader(const FileHeaderFields& h);
+
+class TraceFile {
+ public:
+  TraceFile() = default;
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+  ~TraceFile();
+
+  // Creates the run directory (one level) if missing and a new file in it named
+  // <host>-pid<pid>-<start>[-n].ctrace (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0640).
+  // On failure returns false and sets error to a complete "commtrace: ..." line.
+  bool create(const std::string& dir, const FileHeaderFields& header, std::string& error);
+
+  // Appends bytes with write(2), retrying short writes and EINTR. false and errno-based
+  // error text on failure (ENOSPC, EFBIG past RLIMIT_FSIZE, ...).
+  bool append(std::span<const uint8_t> bytes, std::string& error);
+
+  const std::string& path() const { return path_; }
+  bool isOpen() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace commtrace
