@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 
 #include "sink/flusher.h"
 
@@ -9,10 +10,12 @@ namespace {
 
 // Never destroyed: commtrace_stop() may run from an atexit handler after static destructors.
 commtrace::Flusher* g_flusher = nullptr;
+std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int commtrace_start(const char* dir) {
+  std::lock_guard lock(g_mutex);
   if (g_flusher != nullptr) return -1;
   commtrace::FlusherOptions options;
   const char* env_dir = std::getenv("COMMTRACE_DIR");
@@ -28,6 +31,7 @@ extern "C" __attribute__((visibility("default"))) int commtrace_start(const char
 }
 
 extern "C" __attribute__((visibility("default"))) void commtrace_stop(void) {
+  std::lock_guard lock(g_mutex);
   if (g_flusher == nullptr) return;
   g_flusher->stop();
   delete g_flusher;
