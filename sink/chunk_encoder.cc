@@ -1,5 +1,6 @@
 #include "sink/chunk_encoder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -9,11 +10,10 @@ namespace commtrace {
 
 using schema::Codec;
 using schema::Column;
-using schema::Prev;
 
 namespace {
 
-constexpr size_t kMaxColumns = 32;
+constexpr size_t kMaxColumns = 32;  // schema.cc asserts every table fits
 
 using schema::mix;
 
@@ -46,11 +46,6 @@ struct ChunkEncoder::KindState {
     return static_cast<uint32_t>(shape_count++);
   }
 
-  uint64_t* keyedPrev(const uint64_t* values) {
-    auto [it, inserted] = key_prev.try_emplace(schema::keyOf(table, values));
-    if (inserted) it->second.assign(table.columns.size(), 0);
-    return it->second.data();
-  }
 
   void clear() {
     rows = 0;
@@ -59,7 +54,7 @@ struct ChunkEncoder::KindState {
     row_shapes.clear();
     shape_values.clear();
     shape_index.clear();
-    key_prev.clear();
+    group_prev.clear();
     std::fill(prev_row.begin(), prev_row.end(), 0);
   }
 
@@ -67,11 +62,11 @@ struct ChunkEncoder::KindState {
   size_t shape_width = 0;
   uint32_t rows = 0;
   size_t shape_count = 0;
-  std::vector<wire::Bytes> columns;         // encoded row columns (unused for shape columns)
+  std::vector<std::vector<uint64_t>> columns;  // row columns' wire values (unused for shape columns)
   wire::Bytes row_shapes;                   // the `shape` column
   std::vector<uint64_t> shape_values;       // shape_count x shape_width
   std::unordered_map<uint64_t, uint32_t> shape_index;
-  std::unordered_map<uint64_t, std::vector<uint64_t>> key_prev;
+  std::unordered_map<uint64_t, uint64_t> group_prev;  // groupOf(...) -> last x
   std::vector<uint64_t> prev_row;
 };
 
@@ -112,7 +107,6 @@ void ChunkEncoder::add(const RecordSlot& slot) {
     if (columns[i].codec == Codec::kString) values[i] = localString(values[i]);
   }
   if (state.shape_width > 0) wire::putVarint(state.row_shapes, state.internShape(values));
-  uint64_t* keyed = state.table.key_columns.empty() ? nullptr : state.keyedPrev(values);
 
   for (size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns[i];
@@ -121,24 +115,69 @@ void ChunkEncoder::add(const RecordSlot& slot) {
     switch (c.codec) {
       case Codec::kSigned: v = wire::zigzag(v); break;
       case Codec::kDelta: {
-        uint64_t d = v - (c.ref_column >= 0 ? values[c.ref_column] : 0);
-        uint64_t* prev = c.prev == Prev::kRow ? &state.prev_row[i] : c.prev == Prev::kKey ? &keyed[i] : nullptr;
-        if (prev != nullptr) {
-          const uint64_t change = d - *prev;
-          *prev = d;
-          d = change;
+        uint64_t x = v - (c.ref_column >= 0 ? values[c.ref_column] : 0);
+        if (c.row_delta) {
+          const uint64_t change = x - state.prev_row[i];
+          state.prev_row[i] = x;
+          x = change;
         }
-        v = wire::zigzag(d);
+        if (c.group != 0) {
+          uint64_t& last = state.group_prev[schema::groupOf(i, c.group, values)];
+          const uint64_t miss = x - last - c.step;
+          last = x;
+          x = miss;
+        }
+        v = wire::zigzag(x);
         break;
       }
       case Codec::kPlain:
       case Codec::kString: break;
     }
-    wire::putVarint(state.columns[i], v);
+    state.columns[i].push_back(v);
   }
   ++state.rows;
   ++rows_;
 }
+
+namespace {
+
+// Writes one row column. In tables with shapes (whose `shape` column gives the row count) a
+// mostly-zero column, such as a counter predicted right on all rows but the first of each
+// group, goes into the table's `sparse` list instead, or is left out when all zero.
+void putRowColumn(wire::Bytes& out, uint32_t number, const std::vector<uint64_t>& values, bool may_be_sparse,
+                  wire::Bytes& scratch, wire::Bytes& sparse) {
+  size_t dense_bytes = 0, sparse_bytes = 0, nonzero = 0;
+  for (size_t r = 0, last = 0; r < values.size(); ++r) {
+    dense_bytes += wire::varintSize(values[r]);
+    if (values[r] == 0) continue;
+    sparse_bytes += wire::varintSize(r - last) + wire::varintSize(values[r]);
+    last = r;
+    ++nonzero;
+  }
+  scratch.clear();
+  if (!may_be_sparse || sparse_bytes + 8 >= dense_bytes) {
+    for (uint64_t v : values) wire::putVarint(scratch, v);
+    wire::putBytesField(out, number, scratch.data(), scratch.size());
+    return;
+  }
+  if (nonzero == 0) return;
+  sparse.clear();
+  wire::putVarintField(sparse, schema::kSparseColumnField, number);
+  for (size_t r = 0, last = 0; r < values.size(); ++r) {
+    if (values[r] == 0) continue;
+    wire::putVarint(scratch, r - last);
+    last = r;
+  }
+  wire::putBytesField(sparse, schema::kSparseRowsField, scratch.data(), scratch.size());
+  scratch.clear();
+  for (uint64_t v : values) {
+    if (v != 0) wire::putVarint(scratch, v);
+  }
+  wire::putBytesField(sparse, schema::kSparseValuesField, scratch.data(), scratch.size());
+  wire::putBytesField(out, schema::kSparseField, sparse.data(), sparse.size());
+}
+
+}  // namespace
 
 void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
   out.clear();
@@ -146,7 +185,7 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
   for (uint32_t global : globals_in_chunk_) wire::putStringField(out, 2, strings_.lookup(global));
 
   wire::Bytes table_bytes;
-  wire::Bytes shape_column;
+  wire::Bytes shape_column, scratch, sparse;
   for (const schema::Table& t : schema::allTables()) {
     KindState& state = *kinds_[static_cast<int>(t.kind)];
     if (state.rows == 0) continue;
@@ -156,7 +195,7 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const Column& c = t.columns[i];
       if (!c.in_shape) {
-        wire::putBytesField(table_bytes, c.number, state.columns[i].data(), state.columns[i].size());
+        putRowColumn(table_bytes, c.number, state.columns[i], state.shape_width > 0, scratch, sparse);
         continue;
       }
       shape_column.clear();

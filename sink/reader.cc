@@ -19,7 +19,6 @@ namespace commtrace {
 namespace pb = google::protobuf;
 using schema::Codec;
 using schema::Column;
-using schema::Prev;
 
 struct TraceReader::StringIndex {
   std::unordered_map<std::string, StringId> ids;
@@ -66,6 +65,35 @@ std::vector<uint64_t> columnValues(const pb::Message& m, uint32_t number) {
       break;
   }
   return out;
+}
+
+// Expands the table's SparseColumn entries into full columns. false if one is malformed.
+bool applySparse(const pb::Message& table, const schema::Table& t, size_t rows,
+                 std::vector<std::vector<uint64_t>>& columns, std::string& why) {
+  const pb::FieldDescriptor* f = table.GetDescriptor()->FindFieldByNumber(static_cast<int>(schema::kSparseField));
+  if (f == nullptr) return true;
+  const pb::Reflection* r = table.GetReflection();
+  for (int e = 0; e < r->FieldSize(table, f); ++e) {
+    const auto& sparse = static_cast<const trace::v1::SparseColumn&>(r->GetRepeatedMessage(table, f, e));
+    size_t index = 0;
+    while (index < t.columns.size() && (t.columns[index].number != sparse.field() || t.columns[index].in_shape)) ++index;
+    if (index == t.columns.size() || !columns[index].empty() || sparse.rows_size() != sparse.values_size()) {
+      why = std::string(t.name) + " has a malformed sparse column " + std::to_string(sparse.field());
+      return false;
+    }
+    const bool zigzag = t.columns[index].codec == Codec::kDelta || t.columns[index].codec == Codec::kSigned;
+    columns[index].assign(rows, 0);
+    uint64_t row = 0;
+    for (int k = 0; k < sparse.rows_size(); ++k) {
+      row += sparse.rows(k);
+      if (row >= rows) {
+        why = std::string(t.name) + " sparse column " + std::to_string(sparse.field()) + " points past the last row";
+        return false;
+      }
+      columns[index][row] = zigzag ? wire::unzigzag(sparse.values(k)) : sparse.values(k);
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -222,13 +250,16 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
     for (size_t i = 0; i < n_columns; ++i) columns[i] = columnValues(table, t.columns[i].number);
     const bool shaped = t.has_shape();
     const std::vector<uint64_t> row_shape = shaped ? columnValues(table, schema::kShapeField) : std::vector<uint64_t>();
-    size_t rows = shaped ? row_shape.size() : columns[0].size();
+    const size_t rows = shaped ? row_shape.size() : columns[0].size();
+    if (shaped && !applySparse(table, t, rows, columns, why)) return false;
     size_t shapes = SIZE_MAX;
     for (size_t i = 0; i < n_columns; ++i) {
       const size_t n = columns[i].size();
       if (t.columns[i].in_shape) {
         if (shapes == SIZE_MAX) shapes = n;
         if (n != shapes) { why = std::string(t.name) + " shape columns differ in length"; return false; }
+      } else if (n == 0 && shaped) {
+        columns[i].assign(rows, 0);  // the writer leaves out all-zero row columns
       } else if (n != rows) {
         why = std::string(t.name) + "." + t.columns[i].name + " has " + std::to_string(n) + " values for " +
               std::to_string(rows) + " rows";
@@ -237,11 +268,10 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
     }
 
     std::vector<uint64_t> prev_row(n_columns, 0);
-    std::unordered_map<uint64_t, std::vector<uint64_t>> key_prev;
+    std::unordered_map<uint64_t, uint64_t> group_prev;
     uint64_t values[32];
     for (size_t r = 0; r < rows; ++r) {
       if (shaped && row_shape[r] >= shapes) { why = std::string(t.name) + " row refers to a missing shape"; return false; }
-      uint64_t* keyed = nullptr;
       for (size_t i = 0; i < n_columns; ++i) {
         const Column& c = t.columns[i];
         const uint64_t stored = c.in_shape ? columns[i][row_shape[r]] : columns[i][r];
@@ -249,19 +279,15 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
           values[i] = stored;
           continue;
         }
-        uint64_t* prev = nullptr;
-        if (c.prev == Prev::kRow) prev = &prev_row[i];
-        if (c.prev == Prev::kKey) {
-          if (keyed == nullptr) {  // key columns are shape columns, all decoded by now
-            auto [it, inserted] = key_prev.try_emplace(schema::keyOf(t, values));
-            if (inserted) it->second.assign(n_columns, 0);
-            keyed = it->second.data();
-          }
-          prev = &keyed[i];
+        // The encoder's stages undone in reverse order (see schema::Column).
+        uint64_t x = stored;
+        if (c.group != 0) {
+          uint64_t& last = group_prev[schema::groupOf(i, c.group, values)];
+          x += last + c.step;
+          last = x;
         }
-        uint64_t d = stored;
-        if (prev != nullptr) d = *prev += d;
-        values[i] = d + (c.ref_column >= 0 ? values[c.ref_column] : 0);
+        if (c.row_delta) x = prev_row[i] += x;
+        values[i] = x + (c.ref_column >= 0 ? values[c.ref_column] : 0);
       }
       RecordSlot slot{};
       slot.kind = t.kind;

@@ -18,10 +18,20 @@ constexpr uint16_t kPayload = offsetof(RecordSlot, payload);
 #define PLAIN(S, f, num, shape) {#f, num, CT_FIELD(S, f), Codec::kPlain, shape}
 #define SIGNED(S, f, num, shape) {#f, num, CT_FIELD(S, f), Codec::kSigned, shape}
 #define STRING(S, f, num, shape) {#f, num, CT_FIELD(S, f), Codec::kString, shape}
-#define DELTA(S, f, num, ref, prev) {#f, num, CT_FIELD(S, f), Codec::kDelta, false, ref, prev}
+#define DELTA(S, f, num, ref, row_delta, group, step) \
+  {#f, num, CT_FIELD(S, f), Codec::kDelta, false, ref, row_delta, group, step}
 #define THREAD(num, shape) {"thread", num, CT_THREAD, Codec::kPlain, shape}
 
-// Column indices used as ref_column below are the positions within each array.
+// A group mask from column indices.
+template <class... I>
+constexpr uint32_t cols(I... index) {
+  return ((1u << index) | ...);
+}
+constexpr uint32_t firstColumns(int n) { return (1u << n) - 1; }
+
+// Column indices (ref_column, group) are positions within each array; shape columns come
+// first in every table, so groups and refs always point at columns decoded earlier.
+constexpr uint32_t kCollShape = firstColumns(15);
 constexpr Column kColl[] = {
     THREAD(2, true),
     PLAIN(CollRecord, comm_id, 3, true),
@@ -38,16 +48,16 @@ constexpr Column kColl[] = {
     PLAIN(CollRecord, n_channels, 14, true),
     PLAIN(CollRecord, n_warps, 15, true),
     PLAIN(CollRecord, graph_captured, 16, true),
-    DELTA(CollRecord, seq, 20, -1, Prev::kKey),
-    DELTA(CollRecord, op_index, 21, -1, Prev::kKey),
-    DELTA(CollRecord, cpu_start_ns, 22, -1, Prev::kRow),  // [17]
-    DELTA(CollRecord, cpu_end_ns, 23, 17, Prev::kNone),
-    DELTA(CollRecord, gpu_start_ns, 24, 17, Prev::kRow),  // [19]
-    DELTA(CollRecord, gpu_end_ns, 25, 19, Prev::kNone),
+    DELTA(CollRecord, seq, 20, -1, false, cols(1, 6), 1),
+    DELTA(CollRecord, op_index, 21, -1, false, cols(1), 1),
+    DELTA(CollRecord, cpu_start_ns, 22, -1, true, kCollShape, 0),  // [17]
+    DELTA(CollRecord, cpu_end_ns, 23, 17, false, kCollShape, 0),
+    DELTA(CollRecord, gpu_start_ns, 24, 17, false, kCollShape, 0),  // [19]
+    DELTA(CollRecord, gpu_end_ns, 25, 19, false, kCollShape, 0),
     PLAIN(CollRecord, gpu_channel_spread_ns, 26, false),
 };
-constexpr uint8_t kCollKey[] = {1, 6};  // comm_id, func
 
+constexpr uint32_t kP2pShape = firstColumns(12);
 constexpr Column kP2p[] = {
     THREAD(2, true),
     PLAIN(P2pRecord, comm_id, 3, true),
@@ -61,47 +71,45 @@ constexpr Column kP2p[] = {
     SIGNED(P2pRecord, peer, 11, true),
     PLAIN(P2pRecord, n_channels, 12, true),
     PLAIN(P2pRecord, graph_captured, 13, true),
-    DELTA(P2pRecord, op_index, 20, -1, Prev::kKey),
-    DELTA(P2pRecord, cpu_start_ns, 21, -1, Prev::kRow),  // [13]
-    DELTA(P2pRecord, cpu_end_ns, 22, 13, Prev::kNone),
-    DELTA(P2pRecord, gpu_start_ns, 23, 13, Prev::kRow),  // [15]
-    DELTA(P2pRecord, gpu_end_ns, 24, 15, Prev::kNone),
+    DELTA(P2pRecord, op_index, 20, -1, false, cols(1), 1),
+    DELTA(P2pRecord, cpu_start_ns, 21, -1, true, kP2pShape, 0),  // [13]
+    DELTA(P2pRecord, cpu_end_ns, 22, 13, false, kP2pShape, 0),
+    DELTA(P2pRecord, gpu_start_ns, 23, 13, false, kP2pShape, 0),  // [15]
+    DELTA(P2pRecord, gpu_end_ns, 24, 15, false, kP2pShape, 0),
 };
-constexpr uint8_t kP2pKey[] = {1};  // comm_id
 
 constexpr Column kKernelCh[] = {
     THREAD(2, true),
     PLAIN(KernelChRecord, comm_id, 3, true),
     STRING(KernelChRecord, func, 4, true),
     PLAIN(KernelChRecord, channel, 5, true),
-    DELTA(KernelChRecord, op_index, 20, -1, Prev::kKey),
-    DELTA(KernelChRecord, gpu_start_ns, 21, -1, Prev::kRow),  // [5]
-    DELTA(KernelChRecord, gpu_end_ns, 22, 5, Prev::kNone),    // [6]
-    DELTA(KernelChRecord, cpu_seen_ns, 23, 6, Prev::kRow),
+    DELTA(KernelChRecord, op_index, 20, -1, false, cols(1, 3), 1),
+    DELTA(KernelChRecord, gpu_start_ns, 21, -1, true, 0, 0),  // [5]
+    DELTA(KernelChRecord, gpu_end_ns, 22, 5, false, 0, 0),    // [6]
+    DELTA(KernelChRecord, cpu_seen_ns, 23, 6, true, 0, 0),
 };
-constexpr uint8_t kKernelChKey[] = {1, 3};  // comm_id, channel
 
 #define STATE_NS(i, num)                                                                       \
   {"state" #i "_ns", num,                                                                      \
    static_cast<uint16_t>(kPayload + offsetof(ProxyStepRecord, state_ns) + 8 * (i)), 8, false, \
-   Codec::kDelta, false, 9, Prev::kNone}
+   Codec::kDelta, false, 9, false, 0, 0}
 
+constexpr uint32_t kProxyStepShape = firstColumns(5);
 constexpr Column kProxyStep[] = {
     THREAD(2, true),
     PLAIN(ProxyStepRecord, comm_id, 3, true),
     PLAIN(ProxyStepRecord, channel, 4, true),
     SIGNED(ProxyStepRecord, peer, 5, true),
     PLAIN(ProxyStepRecord, is_send, 6, true),
-    DELTA(ProxyStepRecord, op_index, 20, -1, Prev::kKey),
-    DELTA(ProxyStepRecord, step, 21, -1, Prev::kKey),
+    DELTA(ProxyStepRecord, op_index, 20, -1, false, kProxyStepShape, 0),
+    DELTA(ProxyStepRecord, step, 21, -1, false, kProxyStepShape, 1),
     PLAIN(ProxyStepRecord, trans_bytes, 22, false),
-    DELTA(ProxyStepRecord, cpu_start_ns, 23, -1, Prev::kRow),  // [8]
-    DELTA(ProxyStepRecord, cpu_end_ns, 24, 8, Prev::kNone),
+    DELTA(ProxyStepRecord, cpu_start_ns, 23, -1, true, 0, 0),  // [8]
+    DELTA(ProxyStepRecord, cpu_end_ns, 24, 8, false, 0, 0),
     STATE_NS(0, 25),
     STATE_NS(1, 26),
     STATE_NS(2, 27),
 };
-constexpr uint8_t kProxyStepKey[] = {1, 2, 3, 4};  // comm_id, channel, peer, is_send
 
 constexpr Column kApiSpan[] = {
     THREAD(2, true),
@@ -110,8 +118,8 @@ constexpr Column kApiSpan[] = {
     PLAIN(ApiSpanRecord, stream, 5, true),
     SIGNED(ApiSpanRecord, result, 6, true),
     PLAIN(ApiSpanRecord, arg, 20, false),
-    DELTA(ApiSpanRecord, cpu_start_ns, 21, -1, Prev::kRow),  // [6]
-    DELTA(ApiSpanRecord, cpu_end_ns, 22, 6, Prev::kNone),
+    DELTA(ApiSpanRecord, cpu_start_ns, 21, -1, true, 0, 0),  // [6]
+    DELTA(ApiSpanRecord, cpu_end_ns, 22, 6, false, 0, 0),
 };
 
 constexpr Column kKernelActivity[] = {
@@ -123,9 +131,9 @@ constexpr Column kKernelActivity[] = {
     PLAIN(KernelActivityRecord, grid_size, 7, true),
     PLAIN(KernelActivityRecord, block_size, 8, true),
     PLAIN(KernelActivityRecord, activity, 9, true),
-    DELTA(KernelActivityRecord, correlation_id, 20, -1, Prev::kRow),
-    DELTA(KernelActivityRecord, start_ns, 21, -1, Prev::kRow),  // [9]
-    DELTA(KernelActivityRecord, end_ns, 22, 9, Prev::kNone),
+    DELTA(KernelActivityRecord, correlation_id, 20, -1, true, 0, 0),
+    DELTA(KernelActivityRecord, start_ns, 21, -1, true, 0, 0),  // [9]
+    DELTA(KernelActivityRecord, end_ns, 22, 9, false, 0, 0),
     PLAIN(KernelActivityRecord, bytes, 23, false),
 };
 
@@ -136,23 +144,23 @@ constexpr Column kPhaseRange[] = {
     PLAIN(PhaseRangeRecord, category, 5, true),
     PLAIN(PhaseRangeRecord, depth, 6, true),
     PLAIN(PhaseRangeRecord, payload, 20, false),
-    DELTA(PhaseRangeRecord, cpu_start_ns, 21, -1, Prev::kRow),  // [6]
-    DELTA(PhaseRangeRecord, cpu_end_ns, 22, 6, Prev::kNone),
+    DELTA(PhaseRangeRecord, cpu_start_ns, 21, -1, true, 0, 0),  // [6]
+    DELTA(PhaseRangeRecord, cpu_end_ns, 22, 6, false, 0, 0),
 };
 
 constexpr Column kClockSample[] = {
     THREAD(1, false),
-    DELTA(ClockSampleRecord, monotonic_ns, 2, -1, Prev::kRow),  // [1]
-    DELTA(ClockSampleRecord, realtime_ns, 3, 1, Prev::kRow),
-    DELTA(ClockSampleRecord, gpu_ns, 4, 1, Prev::kRow),
-    DELTA(ClockSampleRecord, cupti_ns, 5, 1, Prev::kRow),
+    DELTA(ClockSampleRecord, monotonic_ns, 2, -1, true, 0, 0),  // [1]
+    DELTA(ClockSampleRecord, realtime_ns, 3, 1, true, 0, 0),
+    DELTA(ClockSampleRecord, gpu_ns, 4, 1, true, 0, 0),
+    DELTA(ClockSampleRecord, cupti_ns, 5, 1, true, 0, 0),
     SIGNED(ClockSampleRecord, device, 6, false),
 };
 
 constexpr Column kCommInfo[] = {
     THREAD(1, false),
     PLAIN(CommInfoRecord, comm_id, 2, false),
-    DELTA(CommInfoRecord, cpu_ns, 3, -1, Prev::kRow),
+    DELTA(CommInfoRecord, cpu_ns, 3, -1, true, 0, 0),
     STRING(CommInfoRecord, comm_name, 4, false),
     SIGNED(CommInfoRecord, n_nodes, 5, false),
     SIGNED(CommInfoRecord, n_ranks, 6, false),
@@ -166,22 +174,27 @@ constexpr Column kDropSummary[] = {
     PLAIN(DropSummaryRecord, dropped_kind, 2, false),
     PLAIN(DropSummaryRecord, ring_full, 3, false),
     PLAIN(DropSummaryRecord, sink_failed, 4, false),
-    DELTA(DropSummaryRecord, cpu_ns, 5, -1, Prev::kRow),
+    DELTA(DropSummaryRecord, cpu_ns, 5, -1, true, 0, 0),
 };
 
 constexpr Table kTables[] = {
-    {RecordKind::kColl, "coll", "CollTable", 10, kColl, kCollKey},
-    {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p, kP2pKey},
-    {RecordKind::kKernelCh, "kernel_ch", "KernelChTable", 12, kKernelCh, kKernelChKey},
-    {RecordKind::kProxyStep, "proxy_step", "ProxyStepTable", 13, kProxyStep, kProxyStepKey},
-    {RecordKind::kApiSpan, "api_span", "ApiSpanTable", 14, kApiSpan, {}},
-    {RecordKind::kKernelActivity, "kernel_activity", "KernelActivityTable", 15, kKernelActivity, {}},
-    {RecordKind::kPhaseRange, "phase_range", "PhaseRangeTable", 16, kPhaseRange, {}},
-    {RecordKind::kClockSample, "clock_sample", "ClockSampleTable", 17, kClockSample, {}},
-    {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo, {}},
-    {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary, {}},
+    {RecordKind::kColl, "coll", "CollTable", 10, kColl},
+    {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p},
+    {RecordKind::kKernelCh, "kernel_ch", "KernelChTable", 12, kKernelCh},
+    {RecordKind::kProxyStep, "proxy_step", "ProxyStepTable", 13, kProxyStep},
+    {RecordKind::kApiSpan, "api_span", "ApiSpanTable", 14, kApiSpan},
+    {RecordKind::kKernelActivity, "kernel_activity", "KernelActivityTable", 15, kKernelActivity},
+    {RecordKind::kPhaseRange, "phase_range", "PhaseRangeTable", 16, kPhaseRange},
+    {RecordKind::kClockSample, "clock_sample", "ClockSampleTable", 17, kClockSample},
+    {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo},
+    {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary},
 };
 static_assert(std::size(kTables) == kRecordKindCount - 1);
+// Encoder and reader keep a row's values in a 32-entry array, and groups are 32-bit masks.
+static_assert(std::size(kColl) <= 32 && std::size(kP2p) <= 32 && std::size(kKernelCh) <= 32 &&
+              std::size(kProxyStep) <= 32 && std::size(kApiSpan) <= 32 && std::size(kKernelActivity) <= 32 &&
+              std::size(kPhaseRange) <= 32 && std::size(kClockSample) <= 32 && std::size(kCommInfo) <= 32 &&
+              std::size(kDropSummary) <= 32);
 
 }  // namespace
 

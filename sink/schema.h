@@ -14,10 +14,8 @@ enum class Codec : uint8_t {
   kPlain,   // uint64 varint
   kSigned,  // sint64 zigzag of the sign-extended value
   kString,  // uint32 chunk string index
-  kDelta,   // sint64 as described by ref_column/prev
+  kDelta,   // sint64: the value minus a prediction, see Column
 };
-
-enum class Prev : uint8_t { kNone, kRow, kKey };
 
 struct Column {
   const char* name;
@@ -27,8 +25,16 @@ struct Column {
   bool sign_extend;  // the field is a signed integer
   Codec codec;
   bool in_shape;
-  int8_t ref_column = -1;  // kDelta: index of the same-row column subtracted first
-  Prev prev = Prev::kNone;  // kDelta: subtract the previous row's (value - ref)
+  // kDelta stores value - prediction, computed in three optional stages (mod 2^64):
+  //   x = value - row[ref_column]                  (ref_column >= 0)
+  //   x = x - previous row's x                     (row_delta)
+  //   x = x - (last x in the same group + step)    (group != 0)
+  // A group is the set of rows with equal values in the shape columns whose bits are set
+  // in `group` (bit i = column i). Rows are predicted from their group's previous row.
+  int8_t ref_column = -1;
+  bool row_delta = false;
+  uint32_t group = 0;
+  uint8_t step = 0;
 };
 
 struct Table {
@@ -37,11 +43,14 @@ struct Table {
   const char* message;     // the proto message: "CollTable", ...
   uint32_t chunk_field;    // field number of this table in Chunk
   std::span<const Column> columns;
-  std::span<const uint8_t> key_columns;  // columns that form the key for Prev::kKey
   bool has_shape() const;
 };
 
 inline constexpr uint32_t kShapeField = 1;  // the row->shape column in tables with shapes
+inline constexpr uint32_t kSparseField = 99;  // SparseColumn entries in tables with shapes
+inline constexpr uint32_t kSparseColumnField = 1;
+inline constexpr uint32_t kSparseRowsField = 2;
+inline constexpr uint32_t kSparseValuesField = 3;
 inline constexpr uint32_t kFormatVersion = 1;
 
 // The table of a kind; nullptr for an unknown kind.
@@ -53,12 +62,12 @@ inline uint64_t mix(uint64_t h, uint64_t v) {
   return h * 0xFF51AFD7ED558CCDull;
 }
 
-// The Prev::kKey context of a row, from its encoded-domain values (strings as chunk
-// indices). Writer and reader must agree on it; equal hashes of different keys only share
-// a delta context, which stays lossless.
-inline uint64_t keyOf(const Table& table, const uint64_t* values) {
-  uint64_t key = 0;
-  for (uint8_t c : table.key_columns) key = mix(key, values[c]);
+// The group context of column `column` in a row, from the row's encoded-domain values
+// (strings as chunk indices). Writer and reader must agree on it; two groups whose hashes
+// collide only share a prediction, which stays lossless.
+inline uint64_t groupOf(size_t column, uint32_t group, const uint64_t* values) {
+  uint64_t key = column + 1;
+  for (uint32_t bits = group; bits != 0; bits &= bits - 1) key = mix(key, values[__builtin_ctz(bits)]);
   return key;
 }
 

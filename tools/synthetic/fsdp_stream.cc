@@ -17,7 +17,10 @@ uint64_t FsdpStream::Comm::nextSeq(StringId func) {
 namespace {
 
 constexpr uint64_t kGpuClockOffsetNs = 1'763'000'000'000'000'000ull;  // globaltimer ~ Unix epoch
-constexpr uint64_t kLayerElements[] = {12'582'912, 25'165'824, 4'194'304, 37'748'736};
+constexpr uint64_t kBlockElements = 201'326'592;     // a 7B-class block's parameters
+constexpr uint64_t kEmbeddingElements = 524'288'000;
+constexpr uint64_t kActivationElements = 2'097'152;   // TP all-reduce of one block's output
+constexpr size_t kDataParallel = 0, kTensorParallel = 1, kWorld = 2;
 
 }  // namespace
 
@@ -31,23 +34,30 @@ FsdpStream::FsdpStream(FsdpOptions options)
   planStep();
 }
 
+// One step of a transformer with identical blocks: what differs between ops is the block
+// structure, not the block index, as in a real model. Gaps are the CPU time between two
+// issues, set by the compute between them.
 void FsdpStream::planStep() {
   StringTable& strings = StringTable::global();
   const StringId all_gather = strings.intern("AllGather");
   const StringId reduce_scatter = strings.intern("ReduceScatter");
   const StringId all_reduce = strings.intern("AllReduce");
-  std::uniform_int_distribution<uint64_t> gap(60'000, 400'000);
-  const auto layer = [&](int l) { return kLayerElements[l % 4] / static_cast<uint64_t>(options_.world_size); };
+  const uint64_t world = static_cast<uint64_t>(options_.world_size);
+  const uint64_t block = kBlockElements / world, embedding = kEmbeddingElements / world;
+  plan_.push_back({kDataParallel, all_gather, embedding, 50'000});
   for (int l = 0; l < options_.layers; ++l) {
-    plan_.push_back({0, all_gather, layer(l), gap(rng_)});
-    plan_.push_back({1, all_reduce, 2'097'152, gap(rng_) / 4});
+    plan_.push_back({kDataParallel, all_gather, block, 40'000});           // prefetch next block
+    plan_.push_back({kTensorParallel, all_reduce, kActivationElements, 420'000});  // attention out
+    plan_.push_back({kTensorParallel, all_reduce, kActivationElements, 480'000});  // MLP out
   }
-  for (int l = options_.layers - 1; l >= 0; --l) {
-    plan_.push_back({0, all_gather, layer(l), gap(rng_)});
-    plan_.push_back({1, all_reduce, 2'097'152, gap(rng_) / 4});
-    plan_.push_back({0, reduce_scatter, layer(l), gap(rng_) / 2});
+  for (int l = 0; l < options_.layers; ++l) {
+    plan_.push_back({kDataParallel, all_gather, block, 30'000});
+    plan_.push_back({kTensorParallel, all_reduce, kActivationElements, 850'000});
+    plan_.push_back({kTensorParallel, all_reduce, kActivationElements, 900'000});
+    plan_.push_back({kDataParallel, reduce_scatter, block, 60'000});
   }
-  plan_.push_back({2, all_reduce, 1, gap(rng_)});
+  plan_.push_back({kDataParallel, reduce_scatter, embedding, 120'000});
+  plan_.push_back({kWorld, all_reduce, 1, 200'000});  // loss
 }
 
 CollRecord FsdpStream::next() {
@@ -56,15 +66,16 @@ CollRecord FsdpStream::next() {
   position_ = (position_ + 1) % plan_.size();
   Comm& comm = comms_[op.comm];
 
+  std::normal_distribution<double> gap_jitter(1.0, 0.02);
   std::normal_distribution<double> jitter(1.0, 0.03);
   std::uniform_int_distribution<uint64_t> api_ns(3'000, 9'000);
   std::uniform_int_distribution<uint64_t> launch_ns(6'000, 12'000);
-  cpu_ns_ += static_cast<uint64_t>(static_cast<double>(op.gap_ns) * std::max(0.5, jitter(rng_)));
+  cpu_ns_ += static_cast<uint64_t>(static_cast<double>(op.gap_ns) * std::max(0.5, gap_jitter(rng_)));
 
   const uint64_t bytes = op.count * 2;  // bf16
   const bool large = bytes >= (1u << 20);
-  // busBw ~ 80 GB/s for large messages, latency-bound below.
-  const double transfer_ns = 15'000.0 + static_cast<double>(bytes) * (large ? 1.0 / 80.0 : 1.0 / 20.0);
+  // ~200 GB/s for large messages (NVLink-class), latency-bound below.
+  const double transfer_ns = 15'000.0 + static_cast<double>(bytes) * (large ? 1.0 / 200.0 : 1.0 / 20.0);
   const uint64_t gpu_start = std::max(cpu_ns_ + launch_ns(rng_), comm.gpu_free_ns + 1'500);
   const uint64_t gpu_end = gpu_start + static_cast<uint64_t>(transfer_ns * std::max(0.5, jitter(rng_)));
   comm.gpu_free_ns = gpu_end;
@@ -85,7 +96,7 @@ CollRecord FsdpStream::next() {
   r.algo = strings.intern("RING");
   r.proto = strings.intern(large ? "SIMPLE" : "LL");
   r.root = -1;
-  r.gpu_channel_spread_ns = static_cast<uint32_t>(launch_ns(rng_) / 8);
+  r.gpu_channel_spread_ns = static_cast<uint32_t>(std::uniform_int_distribution<uint64_t>(200, 3'000)(rng_));
   r.n_channels = large ? 16 : 4;
   r.n_warps = 16;
   cpu_ns_ = r.cpu_end_ns;

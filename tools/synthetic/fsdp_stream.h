@@ -1,9 +1,10 @@
-// A realistic stream of collective records, as one rank of an FSDP job would produce:
-// per step, per layer an AllGather of the layer's parameters in forward, an AllGather and a
-// ReduceScatter in backward on the data-parallel communicator, two small AllReduces per
-// layer on a tensor-parallel communicator and one loss AllReduce on the world. Times follow
-// a simple model: the CPU issues ops with per-position gaps that repeat across steps with a
-// few percent of jitter, each GPU stream runs ops in order at a size-dependent bandwidth.
+// A realistic stream of collective records, as one rank of an FSDP + tensor-parallel job
+// would produce: per step, per transformer block an AllGather of the block's parameters in
+// forward, an AllGather and a ReduceScatter in backward on the data-parallel communicator,
+// two AllReduces per block on the tensor-parallel communicator, and a loss AllReduce on the
+// world. Times follow a simple model: the CPU issues each op after the compute that
+// precedes it (the same for every block, with 2% jitter), API calls take 3-9 us, each GPU
+// stream runs its ops in order at a size-dependent bandwidth with 3% jitter.
 // Used by the demo generator, the on-disk size benchmark and tests.
 #pragma once
 
