@@ -62,7 +62,7 @@ struct ChunkEncoder::KindState {
   size_t shape_width = 0;
   uint32_t rows = 0;
   size_t shape_count = 0;
-  std::vector<std::vector<uint64_t>> columns;  // row columns' wire values (unused for shape columns)
+  std::vector<std::vector<uint64_t>> columns;  // row columns' values before scaling and zigzag
   wire::Bytes row_shapes;                   // the `shape` column
   std::vector<uint64_t> shape_values;       // shape_count x shape_width
   std::unordered_map<uint64_t, uint32_t> shape_index;
@@ -113,7 +113,6 @@ void ChunkEncoder::add(const RecordSlot& slot) {
     if (c.in_shape) continue;
     uint64_t v = values[i];
     switch (c.codec) {
-      case Codec::kSigned: v = wire::zigzag(v); break;
       case Codec::kDelta: {
         uint64_t x = v - (c.ref_column >= 0 ? values[c.ref_column] : 0);
         if (c.row_delta) {
@@ -127,9 +126,10 @@ void ChunkEncoder::add(const RecordSlot& slot) {
           last = x;
           x = miss;
         }
-        v = wire::zigzag(x);
+        v = x;
         break;
       }
+      case Codec::kSigned:
       case Codec::kPlain:
       case Codec::kString: break;
     }
@@ -140,6 +140,19 @@ void ChunkEncoder::add(const RecordSlot& slot) {
 }
 
 namespace {
+
+// Turns a row column's values into their wire form: divided by the largest power of two
+// that divides them all (GPU timers tick in 1.024 us on some GPUs, so their deltas carry
+// ten zero bits), then zigzagged for sint64 columns. Returns the shift.
+uint32_t toWireValues(std::vector<uint64_t>& values, bool zigzag) {
+  uint64_t bits = 0;
+  for (uint64_t v : values) bits |= v;
+  const uint32_t shift = bits == 0 ? 0 : static_cast<uint32_t>(__builtin_ctzll(bits));
+  for (uint64_t& v : values) {
+    v = zigzag ? wire::zigzag(static_cast<uint64_t>(static_cast<int64_t>(v) >> shift)) : v >> shift;
+  }
+  return shift;
+}
 
 // Writes one row column. In tables with shapes (whose `shape` column gives the row count) a
 // mostly-zero column, such as a counter predicted right on all rows but the first of each
@@ -195,6 +208,14 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const Column& c = t.columns[i];
       if (!c.in_shape) {
+        const bool zigzag = c.codec == Codec::kDelta || c.codec == Codec::kSigned;
+        const uint32_t shift = toWireValues(state.columns[i], zigzag);
+        if (shift > 0) {
+          sparse.clear();
+          wire::putVarintField(sparse, schema::kScaleColumnField, c.number);
+          wire::putVarintField(sparse, schema::kScaleShiftField, shift);
+          wire::putBytesField(table_bytes, schema::kScaleField, sparse.data(), sparse.size());
+        }
         putRowColumn(table_bytes, c.number, state.columns[i], state.shape_width > 0, scratch, sparse);
         continue;
       }

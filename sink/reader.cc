@@ -96,6 +96,25 @@ bool applySparse(const pb::Message& table, const schema::Table& t, size_t rows,
   return true;
 }
 
+// Multiplies back the columns listed in the table's ColumnScale entries.
+bool applyScale(const pb::Message& table, const schema::Table& t, std::vector<std::vector<uint64_t>>& columns,
+                std::string& why) {
+  const pb::FieldDescriptor* f = table.GetDescriptor()->FindFieldByNumber(static_cast<int>(schema::kScaleField));
+  if (f == nullptr) return true;
+  const pb::Reflection* r = table.GetReflection();
+  for (int e = 0; e < r->FieldSize(table, f); ++e) {
+    const auto& scale = static_cast<const trace::v1::ColumnScale&>(r->GetRepeatedMessage(table, f, e));
+    size_t index = 0;
+    while (index < t.columns.size() && (t.columns[index].number != scale.field() || t.columns[index].in_shape)) ++index;
+    if (index == t.columns.size() || scale.shift() > 63) {
+      why = std::string(t.name) + " has a malformed scale for column " + std::to_string(scale.field());
+      return false;
+    }
+    for (uint64_t& v : columns[index]) v <<= scale.shift();
+  }
+  return true;
+}
+
 }  // namespace
 
 TraceReader::TraceReader() : string_index_(std::make_unique<StringIndex>()) { fileString(""); }
@@ -252,6 +271,7 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
     const std::vector<uint64_t> row_shape = shaped ? columnValues(table, schema::kShapeField) : std::vector<uint64_t>();
     const size_t rows = shaped ? row_shape.size() : columns[0].size();
     if (shaped && !applySparse(table, t, rows, columns, why)) return false;
+    if (!applyScale(table, t, columns, why)) return false;
     size_t shapes = SIZE_MAX;
     for (size_t i = 0; i < n_columns; ++i) {
       const size_t n = columns[i].size();

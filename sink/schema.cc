@@ -52,7 +52,7 @@ constexpr Column kColl[] = {
     DELTA(CollRecord, op_index, 21, -1, false, cols(1), 1),
     DELTA(CollRecord, cpu_start_ns, 22, -1, true, kCollShape, 0),  // [17]
     DELTA(CollRecord, cpu_end_ns, 23, 17, false, kCollShape, 0),
-    DELTA(CollRecord, gpu_start_ns, 24, 17, false, kCollShape, 0),  // [19]
+    DELTA(CollRecord, gpu_start_ns, 24, -1, true, kCollShape, 0),  // [19]
     DELTA(CollRecord, gpu_end_ns, 25, 19, false, kCollShape, 0),
     PLAIN(CollRecord, gpu_channel_spread_ns, 26, false),
 };

@@ -51,6 +51,9 @@ inline constexpr uint32_t kSparseField = 99;  // SparseColumn entries in tables 
 inline constexpr uint32_t kSparseColumnField = 1;
 inline constexpr uint32_t kSparseRowsField = 2;
 inline constexpr uint32_t kSparseValuesField = 3;
+inline constexpr uint32_t kScaleField = 98;  // ColumnScale entries, in every table
+inline constexpr uint32_t kScaleColumnField = 1;
+inline constexpr uint32_t kScaleShiftField = 2;
 inline constexpr uint32_t kFormatVersion = 1;
 
 // The table of a kind; nullptr for an unknown kind.

@@ -80,6 +80,7 @@ CollRecord FsdpStream::next() {
   const uint64_t gpu_end = gpu_start + static_cast<uint64_t>(transfer_ns * std::max(0.5, jitter(rng_)));
   comm.gpu_free_ns = gpu_end;
 
+  const uint64_t tick = std::max<uint64_t>(1, options_.gpu_timer_tick_ns);
   CollRecord r{};
   r.comm_id = comm.id;
   r.seq = comm.nextSeq(op.func);
@@ -89,14 +90,15 @@ CollRecord FsdpStream::next() {
   r.stream = comm.stream;
   r.cpu_start_ns = cpu_ns_;
   r.cpu_end_ns = cpu_ns_ + api_ns(rng_);
-  r.gpu_start_ns = gpu_start + kGpuClockOffsetNs;
-  r.gpu_end_ns = gpu_end + kGpuClockOffsetNs;
+  r.gpu_start_ns = (gpu_start + kGpuClockOffsetNs) / tick * tick;
+  r.gpu_end_ns = (gpu_end + kGpuClockOffsetNs) / tick * tick;
   r.func = op.func;
   r.datatype = strings.intern("ncclBfloat16");
   r.algo = strings.intern("RING");
   r.proto = strings.intern(large ? "SIMPLE" : "LL");
   r.root = -1;
-  r.gpu_channel_spread_ns = static_cast<uint32_t>(std::uniform_int_distribution<uint64_t>(200, 3'000)(rng_));
+  const uint64_t spread = std::uniform_int_distribution<uint64_t>(200, 3'000)(rng_);  // channel starts
+  r.gpu_channel_spread_ns = static_cast<uint32_t>(spread / tick * tick);
   r.n_channels = large ? 16 : 4;
   r.n_warps = 16;
   cpu_ns_ = r.cpu_end_ns;

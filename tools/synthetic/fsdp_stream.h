@@ -23,6 +23,9 @@ struct FsdpOptions {
   int layers = 24;
   uint64_t seed = 1;
   uint64_t start_ns = 1'000'000'000;  // CPU clock at the first op
+  // GPU globaltimer granularity. NVIDIA's sample pTimer values are multiples of 1024 ns
+  // (reference/nccl-profiler.md section 3); 1 models a nanosecond-exact timer.
+  uint64_t gpu_timer_tick_ns = 1024;
 };
 
 class FsdpStream {
