@@ -18,14 +18,13 @@ namespace commtrace {
 
 template <class T>
 inline PushResult record(const T& r) {
-  RingRegistry& registry = RingRegistry::global();
   ThreadRing* ring = RingRegistry::currentThreadRing();
-  if (ring == nullptr) {
-    ring = registry.registerCurrentThread();
+  if (ring == nullptr) [[unlikely]] {
+    ring = RingRegistry::global().registerCurrentThread();
     if (ring == nullptr) return PushResult::kDropped;
   }
   const PushResult result = ring->push(r);
-  if (result == PushResult::kStoredHalfFull) registry.doorbell().ring();
+  if (result == PushResult::kStoredHalfFull) [[unlikely]] RingRegistry::global().doorbell().ring();
   return result;
 }
 
