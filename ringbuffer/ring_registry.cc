@@ -15,7 +15,7 @@ pthread_key_t g_exit_key;
 
 }  // namespace
 
-thread_local ThreadRing* RingRegistry::tl_ring __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local ThreadRing* RingRegistry::tl_ring __attribute__((tls_model("initial-exec"))) = nullptr;
 
 uint64_t nowNs() {
   timespec ts;

@@ -55,7 +55,9 @@ class RingRegistry {
 
   // initial-exec: one %fs-relative load on the hot path. It takes 8 bytes of the static
   // TLS surplus glibc keeps for dlopened libraries (NCCL dlopens us as its plugin).
-  static thread_local ThreadRing* tl_ring __attribute__((tls_model("initial-exec")));
+  // constinit: other files then read it directly, not through a TLS init wrapper (whose
+  // null check GCC 12 with -fsanitize=undefined miscompiles into a false "null pointer").
+  static constinit thread_local ThreadRing* tl_ring __attribute__((tls_model("initial-exec")));
   moodycamel::ConcurrentQueue<ThreadRing*> arrivals_;
   std::vector<std::unique_ptr<ThreadRing>> rings_;  // consumer-owned
   std::vector<bool> ring_was_retired_;              // consumer scratch

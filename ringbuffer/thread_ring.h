@@ -26,19 +26,23 @@ class ThreadRing {
     static_assert(sizeof(T) <= sizeof(RecordSlot::Payload));
     constexpr RecordKind kind = KindOf<T>::value;
     const uint64_t head = head_.load(std::memory_order_relaxed);
+    bool still_half_full = false;
     if (head - cached_tail_ > mask_) {
       cached_tail_ = tail_.load(std::memory_order_acquire);
       if (head - cached_tail_ > mask_) {
         countDrop(kind);
         return PushResult::kDropped;
       }
+      // The refreshed fill may already be past half, where the crossing below never
+      // happens this lap: ask for a drain now.
+      still_half_full = head - cached_tail_ >= half_;
     }
     RecordSlot& slot = slots_[head & mask_];
     slot.kind = kind;
     slot.thread = thread_;
     std::memcpy(&slot.payload, &record, sizeof(T));
     head_.store(head + 1, std::memory_order_release);
-    return head + 1 - cached_tail_ == half_ ? PushResult::kStoredHalfFull : PushResult::kStored;
+    return still_half_full || head + 1 - cached_tail_ == half_ ? PushResult::kStoredHalfFull : PushResult::kStored;
   }
 
   // Consumer side: calls visit(const RecordSlot&) for every record pushed so far, in push
