@@ -35,6 +35,26 @@ std::string programPath() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
 }
 
+// Creates the file on the calling thread (a host thread), whose write of the file header
+// past RLIMIT_FSIZE would raise SIGXFSZ and kill the host. The signal is blocked for the
+// call, and one it raised is taken back before the host's mask returns.
+bool createFileWithoutSigxfsz(TraceFile& file, const std::string& dir, const FileHeaderFields& header,
+                              std::string& error) {
+  sigset_t xfsz, previous, pending_before, pending_after;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &previous);
+  sigpending(&pending_before);
+  const bool created = file.create(dir, header, error);
+  sigpending(&pending_after);
+  if (!sigismember(&pending_before, SIGXFSZ) && sigismember(&pending_after, SIGXFSZ)) {
+    const timespec no_wait{};
+    sigtimedwait(&xfsz, nullptr, &no_wait);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return created;
+}
+
 }  // namespace
 
 uint64_t FlusherStats::sinkFailedTotal() const {
@@ -73,12 +93,13 @@ struct Flusher::Worker {
     });
   }
 
-  // Sink failures are reported as thread 0, cumulative per kind, once a write succeeds.
+  // Sink failures are reported as thread 0, cumulative per kind, in every chunk written
+  // until one of them reaches the file.
   void reportSinkFailures() {
     for (int k = 1; k < kRecordKindCount; ++k) {
       const uint64_t failed = flusher.stats_.sink_failed[k].load(std::memory_order_relaxed);
       if (failed == reported_sink_failed[k]) continue;
-      reported_sink_failed[k] = failed;
+      reporting_sink_failed[k] = failed;
       RecordSlot slot{};
       slot.kind = RecordKind::kDropSummary;
       slot.thread = static_cast<uint32_t>(gettid());
@@ -96,7 +117,8 @@ struct Flusher::Worker {
   }
 
   void writeChunk() {
-    if (sink_ok) reportSinkFailures();
+    reporting_sink_failed = reported_sink_failed;
+    reportSinkFailures();
     std::array<uint32_t, kRecordKindCount> rows{};
     for (int k = 1; k < kRecordKindCount; ++k) rows[k] = encoder.rows(static_cast<RecordKind>(k));
     const uint32_t total = encoder.rows();
@@ -107,14 +129,13 @@ struct Flusher::Worker {
     std::string error;
     if (flusher.file_.isOpen() && flusher.file_.append(framed, error)) {
       ++chunk_index;
-      sink_ok = true;
+      reported_sink_failed = reporting_sink_failed;
       auto& s = flusher.stats_;
       s.records_written.fetch_add(total, std::memory_order_relaxed);
       s.chunks_written.fetch_add(1, std::memory_order_relaxed);
       s.bytes_written.fetch_add(framed.size(), std::memory_order_relaxed);
       return;
     }
-    sink_ok = false;
     for (int k = 1; k < kRecordKindCount; ++k) {
       flusher.stats_.sink_failed[k].fetch_add(rows[k], std::memory_order_relaxed);
     }
@@ -128,8 +149,7 @@ struct Flusher::Worker {
   ChunkEncoder encoder;
   wire::Bytes payload, framed;
   uint64_t chunk_index = 0;
-  std::array<uint64_t, kRecordKindCount> reported_sink_failed{};
-  bool sink_ok = true;
+  std::array<uint64_t, kRecordKindCount> reported_sink_failed{}, reporting_sink_failed{};
   bool warned = false;
 };
 
@@ -151,7 +171,7 @@ bool Flusher::start() {
   header.ring_records = RingRegistry::global().ringRecords();
   header.flush_period_ms = options_.flush_period_ms;
   std::string error;
-  if (!file_.create(options_.dir, header, error)) {
+  if (!createFileWithoutSigxfsz(file_, options_.dir, header, error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
   }
 

@@ -138,33 +138,35 @@ std::string_view TraceReader::str(StringId id) const {
 }
 
 bool TraceReader::open(const std::string& path, std::string& error) {
+  // A refused file stays refused: next() finds nothing to read in it.
+  auto refuse = [&](std::string message) {
+    error = std::move(message);
+    size_ = 0;
+    offset_ = 0;
+    return false;
+  };
   path_ = path;
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st{};
   if (fd_ < 0 || fstat(fd_, &st) != 0) {
-    error = "commtrace: cannot read " + path + ": " + strerror(errno);
-    return false;
+    return refuse("commtrace: cannot read " + path + ": " + strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    error = "commtrace: " + path + " is not a regular file";
-    return false;
+    return refuse("commtrace: " + path + " is not a regular file");
   }
   size_ = static_cast<uint64_t>(st.st_size);
   Frame first;
   std::string why;
   if (!readFrameAt(0, first, why) || first.header.type != frame::Type::kFileHeader) {
-    error = "commtrace: " + path + " is not a commtrace trace (" +
-            (why.empty() ? "first frame is not a file header" : why) + ")";
-    return false;
+    return refuse("commtrace: " + path + " is not a commtrace trace (" +
+                  (why.empty() ? "first frame is not a file header" : why) + ")");
   }
   if (!header_.ParseFromArray(first.payload.data(), static_cast<int>(first.payload.size()))) {
-    error = "commtrace: " + path + ": file header does not parse";
-    return false;
+    return refuse("commtrace: " + path + ": file header does not parse");
   }
   if (header_.format_version() > schema::kFormatVersion) {
-    error = "commtrace: " + path + " has format version " + std::to_string(header_.format_version()) +
-            "; this commtrace reads up to " + std::to_string(schema::kFormatVersion);
-    return false;
+    return refuse("commtrace: " + path + " has format version " + std::to_string(header_.format_version()) +
+                  "; this commtrace reads up to " + std::to_string(schema::kFormatVersion));
   }
   offset_ = frame::kHeaderBytes + first.payload.size();
   return true;

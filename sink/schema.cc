@@ -74,7 +74,7 @@ constexpr Column kP2p[] = {
     DELTA(P2pRecord, op_index, 20, -1, false, cols(1), 1),
     DELTA(P2pRecord, cpu_start_ns, 21, -1, true, kP2pShape, 0),  // [13]
     DELTA(P2pRecord, cpu_end_ns, 22, 13, false, kP2pShape, 0),
-    DELTA(P2pRecord, gpu_start_ns, 23, 13, false, kP2pShape, 0),  // [15]
+    DELTA(P2pRecord, gpu_start_ns, 23, -1, true, kP2pShape, 0),  // [15]
     DELTA(P2pRecord, gpu_end_ns, 24, 15, false, kP2pShape, 0),
 };
 
@@ -92,7 +92,7 @@ constexpr Column kKernelCh[] = {
 #define STATE_NS(i, num)                                                                       \
   {"state" #i "_ns", num,                                                                      \
    static_cast<uint16_t>(kPayload + offsetof(ProxyStepRecord, state_ns) + 8 * (i)), 8, false, \
-   Codec::kDelta, false, 9, false, 0, 0}
+   Codec::kDelta, false, 8, false, 0, 0}
 
 constexpr uint32_t kProxyStepShape = firstColumns(5);
 constexpr Column kProxyStep[] = {

@@ -51,7 +51,14 @@ bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, s
       path_ = std::move(path);
       wire::Bytes bytes;
       frame::append(bytes, frame::Type::kFileHeader, 0, encodeFileHeader(header));
-      return append(bytes, error);
+      if (append(bytes, error)) return true;
+      // A file without its header is no trace: leave none behind, and write nothing more.
+      unlink(path_.c_str());
+      close(fd_);
+      fd_ = -1;
+      path_.clear();
+      error += "; tracing disabled";
+      return false;
     }
     if (errno != EEXIST) {
       error = "commtrace: cannot create trace file " + path + ": " + strerror(errno) + "; tracing disabled";

@@ -18,7 +18,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "commtrace: " << e.what() << "\nRun 'commtrace --help' for usage.\n";
+    return 2;
+  }
 
   if (*dump) {
     const auto format = dump_format == "json" ? commtrace::tools::DumpFormat::kJson : commtrace::tools::DumpFormat::kText;
