@@ -157,12 +157,21 @@ bool TraceReader::open(const std::string& path, std::string& error) {
   size_ = static_cast<uint64_t>(st.st_size);
   Frame first;
   std::string why;
-  if (!readFrameAt(0, first, why) || first.header.type != frame::Type::kFileHeader) {
-    return refuse("commtrace: " + path + " is not a commtrace trace (" +
-                  (why.empty() ? "first frame is not a file header" : why) + ")");
-  }
-  if (!header_.ParseFromArray(first.payload.data(), static_cast<int>(first.payload.size()))) {
-    return refuse("commtrace: " + path + ": file header does not parse");
+  const bool header_ok = readFrameAt(0, first, why) && first.header.type == frame::Type::kFileHeader &&
+                         header_.ParseFromArray(first.payload.data(), static_cast<int>(first.payload.size()));
+  if (!header_ok) {
+    // Damage in the header frame must not cost the chunks behind it; but a file with no
+    // intact frame at all is not ours.
+    const uint64_t next = findNextFrame(1);
+    if (next == size_) {
+      return refuse("commtrace: " + path + " is not a commtrace trace (" +
+                    (why.empty() ? "no valid file header" : why) + ")");
+    }
+    header_.Clear();
+    report(0, "file header damaged (" + (why.empty() ? std::string("does not parse") : why) +
+                  "); host, pid and rank are unknown, reading the chunks after it");
+    offset_ = next;
+    return true;
   }
   if (header_.format_version() > schema::kFormatVersion) {
     return refuse("commtrace: " + path + " has format version " + std::to_string(header_.format_version()) +
