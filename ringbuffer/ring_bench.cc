@@ -1,33 +1,41 @@
 // What one record costs on the hot path, and the queue we compared it with (issue #2).
 //
-//   BM_Record            commtrace::record(CollRecord) with a real Flusher writing to a temp
-//                        dir: the number every face pays (timestamp excluded, see BM_NowNs).
-//   BM_RecordStamped     the same with cpu_start_ns = nowNs(): what a face really pays.
-//   BM_ThreadRingPush    ThreadRing::push with a drain-only consumer thread,
-//   BM_MoodycamelEnqueue moodycamel try_enqueue(thread-local ProducerToken) on pre-allocated
-//                        capacity with the same drain-only consumer: the comparison that
-//                        justifies the ring. Both consumers drain, then sleep 50 us when empty.
-//   BM_NowNs, BM_Rdtsc   the clock reads a record needs.
+//   BM_Record             commtrace::record(CollRecord) with a real Flusher writing to a
+//                         temp dir: the number every face pays, timestamp excluded.
+//   BM_RecordStamped      the same with cpu_start_ns = nowNs(): what a face really pays.
+//   BM_RecordDrainOnly    record() with the drain-only consumer below instead of the Flusher:
+//                         what record() adds to ThreadRing::push, without encoding next door.
+//   BM_ThreadRingPush     ThreadRing::push with a drain-only consumer thread,
+//   BM_MoodycamelEnqueue  moodycamel try_enqueue(thread-local ProducerToken) on pre-allocated
+//                         capacity with the same drain-only consumer: the comparison behind
+//                         the choice of ring. The consumer drains, then sleeps 50 us when empty.
+//   BM_NowNs, BM_Rdtsc    the clock reads a record needs.
 //
 // How a push is timed without drops flattering it: a producer times a batch of pushes
 // (3/4 of its queue's capacity) back to back, then, untimed, waits until the consumer has
 // taken everything. A batch never overfills an empty queue, so no push in it can drop
 // unless the consumer falls behind, and every dropped push is counted ("drops", summed over
-// threads; it must read 0). With the real Flusher the half-full doorbell wakes it in the
-// middle of each batch, so it drains while the producer is still pushing.
+// threads; it must read 0). With the real Flusher the push that takes the ring to half full
+// rings the doorbell ("doorbells": one per batch), so the Flusher drains and encodes while
+// the last third of the batch is pushed.
 //
-// "ns_per_push" is each producer's timed nanoseconds over its pushes, averaged over threads.
-// Google Benchmark's own time column is per iteration of all threads together (wall / total
-// pushes), so with 2 threads it is about half the per-producer cost; read ns_per_push.
+// "ns_per_push" is each producer's timed wall nanoseconds over its pushes, averaged over
+// threads; "cpu_ns_per_push" the same in the thread's CPU time, which leaves out time spent
+// descheduled (2 producers and the Flusher on 2 cores). Google Benchmark's own time column
+// is per iteration of all threads together (wall / total pushes), so with 2 threads it is
+// about half the per-producer cost; read ns_per_push. Its CPU column includes the untimed
+// waits and means nothing here.
 #include <benchmark/benchmark.h>
 #include <concurrentqueue.h>
 #include <stdlib.h>
+#include <time.h>
 #include <x86intrin.h>
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -46,6 +54,14 @@ constexpr uint32_t kBatch = kQueueRecords / 4 * 3;
 constexpr int kBatchesPerRun = 100;
 constexpr int kMaxProducers = 2;
 constexpr auto kWaitLimit = std::chrono::seconds(5);
+
+// CPU time of the calling thread: unlike wall time, it leaves out the time the thread
+// spent descheduled (2 producers and the Flusher share 2 cores).
+uint64_t threadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 CollRecord sampleCollRecord() {
   CollRecord r{};
@@ -99,31 +115,35 @@ class Pipeline {
 // What one producer timed; reported as per-thread averages and sums.
 struct ProducerTally {
   double timed_ns = 0;
+  double cpu_ns = 0;
   uint64_t pushes = 0;
   uint64_t drops = 0;
 
   void report(benchmark::State& state) const {
-    state.counters["ns_per_push"] =
-        benchmark::Counter(pushes ? timed_ns / static_cast<double>(pushes) : 0, benchmark::Counter::kAvgThreads);
+    const double n = pushes ? static_cast<double>(pushes) : 1;
+    state.counters["ns_per_push"] = benchmark::Counter(timed_ns / n, benchmark::Counter::kAvgThreads);
+    state.counters["cpu_ns_per_push"] = benchmark::Counter(cpu_ns / n, benchmark::Counter::kAvgThreads);
     state.counters["drops"] = benchmark::Counter(static_cast<double>(drops));
   }
 };
 
-// pushBatch() pushes kBatch records and returns how many of them dropped.
+// pushBatch(n) pushes n records and returns how many of them dropped.
 template <class PushBatch>
-void runBatches(benchmark::State& state, Pipeline& pipeline, PushBatch&& pushBatch) {
+void runBatches(benchmark::State& state, Pipeline& pipeline, uint32_t batch, PushBatch&& pushBatch) {
   ProducerTally tally;
-  while (state.KeepRunningBatch(kBatch)) {
-    pipeline.announce(kBatch);
+  while (state.KeepRunningBatch(batch)) {
+    pipeline.announce(batch);
+    const uint64_t cpu0 = threadCpuNs();
     const auto t0 = Clock::now();
-    const uint64_t drops = pushBatch();
+    const uint64_t drops = pushBatch(batch);
     const auto t1 = Clock::now();
+    const uint64_t cpu1 = threadCpuNs();
     pipeline.retract(drops);
-    if (drops) fprintf(stderr, "DBG thr %d batch %llu drops %llu\n", state.thread_index(), (unsigned long long)(tally.pushes / kBatch), (unsigned long long)drops);
     const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
     state.SetIterationTime(ns * 1e-9);
     tally.timed_ns += ns;
-    tally.pushes += kBatch;
+    tally.cpu_ns += static_cast<double>(cpu1 - cpu0);
+    tally.pushes += batch;
     tally.drops += drops;
     if (!pipeline.waitDrained()) {
       state.SkipWithError("consumer did not drain within 5 s");
@@ -189,16 +209,18 @@ void recordBench(benchmark::State& state) {
     state.SkipWithError("no ring");
     return;
   }
-  uint64_t seq = 0;
-  runBatches(state, g_flusher_pipeline, [&] {
+  uint64_t seq = 0, doorbells = 0;
+  runBatches(state, g_flusher_pipeline, kBatch, [&](uint32_t batch) {
     const uint64_t drops_before = ring->dropped(RecordKind::kColl);
-    for (uint32_t i = 0; i < kBatch; ++i) {
+    for (uint32_t i = 0; i < batch; ++i) {
       r.seq = seq++;
       if constexpr (kStamp) r.cpu_start_ns = nowNs();
-      record(r);
+      doorbells += record(r) == PushResult::kStoredHalfFull;
     }
     return ring->dropped(RecordKind::kColl) - drops_before;
   });
+  // Timed pushes that rang the doorbell (woke the Flusher), summed over threads.
+  state.counters["doorbells"] = static_cast<double>(doorbells);
 }
 
 void BM_Record(benchmark::State& state) { recordBench<false>(state); }
@@ -213,6 +235,16 @@ BENCHMARK(BM_RecordStamped)
 
 // ---------------------------------------------------------------------------------------
 // Queue against queue, with the same drain-only consumer: ThreadRing and moodycamel.
+
+// Reads all 128 bytes of a slot, as a consumer that encodes it does: touching only the
+// first cache line would leave the second in the producer's cache and flatter the ring.
+inline uint64_t readSlot(const RecordSlot& s) {
+  uint64_t words[sizeof(RecordSlot) / 8];
+  std::memcpy(words, &s, sizeof words);
+  uint64_t sum = 0;
+  for (uint64_t w : words) sum += w;
+  return sum;
+}
 
 // Drains with drainOnce() until stopped; sleeps 50 us whenever a pass found nothing.
 class DrainOnlyConsumer final : public Pipeline {
@@ -259,20 +291,54 @@ void startRingConsumer(const benchmark::State&) {
   }
   g_consumer.start([](uint64_t& checksum) {
     uint64_t n = 0;
-    for (auto& ring : g_rings) n += ring->drain([&](const RecordSlot& s) { checksum += s.payload.coll.seq; });
+    for (auto& ring : g_rings) n += ring->drain([&](const RecordSlot& s) { checksum += readSlot(s); });
     return n;
   });
 }
 
 void stopConsumer(const benchmark::State&) { g_consumer.stop(); }
 
+// record() through the global registry, drained by the drain-only consumer instead of the
+// Flusher: separates what record() adds to ThreadRing::push from what the Flusher's
+// encoding next door costs the producer.
+void startRegistryConsumer(const benchmark::State&) {
+  g_consumer.start([](uint64_t& checksum) {
+    uint64_t n = 0;
+    RingRegistry::global().forEachRing([&](ThreadRing& ring) {
+      n += ring.drain([&](const RecordSlot& s) { checksum += readSlot(s); });
+    });
+    return n;
+  });
+}
+
+void BM_RecordDrainOnly(benchmark::State& state) {
+  CollRecord r = sampleCollRecord();
+  if (RingRegistry::currentThreadRing() == nullptr) {
+    g_consumer.announce(1);
+    if (record(r) == PushResult::kDropped) g_consumer.retract(1);
+  }
+  const ThreadRing* ring = RingRegistry::currentThreadRing();
+  uint64_t seq = 0;
+  runBatches(state, g_consumer, kBatch, [&](uint32_t batch) {
+    const uint64_t drops_before = ring->dropped(RecordKind::kColl);
+    for (uint32_t i = 0; i < batch; ++i) {
+      r.seq = seq++;
+      record(r);
+    }
+    return ring->dropped(RecordKind::kColl) - drops_before;
+  });
+}
+BENCHMARK(BM_RecordDrainOnly)
+    ->Setup(startRegistryConsumer)->Teardown(stopConsumer)
+    ->UseManualTime()->Iterations(kBatch * kBatchesPerRun)->ThreadRange(1, kMaxProducers);
+
 void BM_ThreadRingPush(benchmark::State& state) {
   ThreadRing& ring = *g_rings[static_cast<size_t>(state.thread_index())];
   CollRecord r = sampleCollRecord();
   uint64_t seq = 0;
-  runBatches(state, g_consumer, [&] {
+  runBatches(state, g_consumer, kBatch, [&](uint32_t batch) {
     const uint64_t drops_before = ring.dropped(RecordKind::kColl);
-    for (uint32_t i = 0; i < kBatch; ++i) {
+    for (uint32_t i = 0; i < batch; ++i) {
       r.seq = seq++;
       ring.push(r);
     }
@@ -311,7 +377,7 @@ void startMoodycamelConsumer(const benchmark::State&) {
                     buffer = std::shared_ptr<RecordSlot[]>(new RecordSlot[256])](uint64_t& checksum) {
     uint64_t n = 0;
     for (size_t got; (got = moodycamelQueue().try_dequeue_bulk(*token, buffer.get(), 256)) != 0;) {
-      for (size_t i = 0; i < got; ++i) checksum += buffer[i].payload.coll.seq;
+      for (size_t i = 0; i < got; ++i) checksum += readSlot(buffer[i]);
       n += got;
     }
     return n;
@@ -326,9 +392,9 @@ void BM_MoodycamelEnqueue(benchmark::State& state) {
   slot.thread = static_cast<uint32_t>(state.thread_index());
   slot.payload.coll = sampleCollRecord();
   uint64_t seq = 0;
-  runBatches(state, g_consumer, [&] {
+  runBatches(state, g_consumer, kBatch, [&](uint32_t batch) {
     uint64_t drops = 0;
-    for (uint32_t i = 0; i < kBatch; ++i) {
+    for (uint32_t i = 0; i < batch; ++i) {
       slot.payload.coll.seq = seq++;
       drops += !queue.try_enqueue(token, slot);
     }
