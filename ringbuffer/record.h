@@ -184,12 +184,10 @@ template <> struct KindOf<ClockSampleRecord> { static constexpr RecordKind value
 template <> struct KindOf<CommInfoRecord> { static constexpr RecordKind value = RecordKind::kCommInfo; };
 template <> struct KindOf<DropSummaryRecord> { static constexpr RecordKind value = RecordKind::kDropSummary; };
 
-// What a ring holds: an 8-byte header and any record. The header's thread is stamped by
-// the ring, so producers never read their tid.
+// What a ring holds: any record, then an 8-byte trailer. The record comes first so that a
+// push copies it to a cache-line-aligned address with no store straddling two lines. The
+// thread is stamped by the ring, so producers never read their tid.
 struct alignas(64) RecordSlot {
-  RecordKind kind;
-  uint8_t reserved[3];
-  uint32_t thread;
   union Payload {
     CollRecord coll;
     P2pRecord p2p;
@@ -202,10 +200,13 @@ struct alignas(64) RecordSlot {
     CommInfoRecord comm_info;
     DropSummaryRecord drop_summary;
   } payload;
+  uint32_t thread;
+  RecordKind kind;
+  uint8_t reserved[3];
 };
 
 static_assert(sizeof(RecordSlot) == 128, "a slot is two cache lines");
 static_assert(std::is_trivially_copyable_v<RecordSlot>);
-static_assert(offsetof(RecordSlot, payload) == 8);
+static_assert(sizeof(RecordSlot::Payload) == 120 && offsetof(RecordSlot, thread) == 120);
 
 }  // namespace commtrace

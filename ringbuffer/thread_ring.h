@@ -46,14 +46,20 @@ class ThreadRing {
   }
 
   // Consumer side: calls visit(const RecordSlot&) for every record pushed so far, in push
-  // order, then frees their slots. Returns how many were visited.
+  // order, and frees their slots as it goes (every kReleaseEvery records), so a producer
+  // that is filling the ring meanwhile gets room before the whole drain is done. Returns
+  // how many were visited.
   template <class Visit>
   uint64_t drain(Visit&& visit) {
-    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    static constexpr uint64_t kReleaseEvery = 1024;
+    const uint64_t start = tail_.load(std::memory_order_relaxed);
     const uint64_t head = head_.load(std::memory_order_acquire);
-    for (uint64_t i = tail; i != head; ++i) visit(slots_[i & mask_]);
-    tail_.store(head, std::memory_order_release);
-    return head - tail;
+    for (uint64_t tail = start; tail != head;) {
+      const uint64_t batch_end = head - tail > kReleaseEvery ? tail + kReleaseEvery : head;
+      for (; tail != batch_end; ++tail) visit(slots_[tail & mask_]);
+      tail_.store(tail, std::memory_order_release);
+    }
+    return head - start;
   }
 
   // Consumer side: report(kind, cumulative) for every kind whose drop count changed since

@@ -19,55 +19,97 @@ using schema::mix;
 
 }  // namespace
 
-// Everything one kind accumulates during a chunk.
+// Everything one kind accumulates during a chunk. Rows are matched to shapes through an
+// open-addressing table; each shape knows the prediction groups of its grouped columns
+// (groups are made of shape columns), so a row costs one hash, not one per column.
 struct ChunkEncoder::KindState {
-  explicit KindState(const schema::Table& t) : table(t), columns(t.columns.size()), prev_row(t.columns.size()) {
-    for (const Column& c : t.columns) shape_width += c.in_shape ? 1 : 0;
+  explicit KindState(const schema::Table& t)
+      : table(t), columns(t.columns.size()), prev_row(t.columns.size()), group_of_column(t.columns.size(), 0) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      if (t.columns[i].in_shape) shape_columns.push_back(static_cast<uint8_t>(i));
+      if (t.columns[i].codec == Codec::kDelta && t.columns[i].group != 0) {
+        group_of_column[i] = static_cast<uint8_t>(grouped_columns.size());
+        grouped_columns.push_back(static_cast<uint8_t>(i));
+      }
+    }
   }
 
   // Finds or adds the shape made of the shape columns of `values`.
   uint32_t internShape(const uint64_t* values) {
-    uint64_t shape[kMaxColumns];
     uint64_t hash = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-      if (!table.columns[i].in_shape) continue;
-      shape[n++] = values[i];
-      hash = mix(hash, values[i]);
+    for (uint8_t c : shape_columns) hash = mix(hash, values[c]);
+    if (2 * (shape_hashes.size() + 1) > slots.size()) growSlots();
+    const size_t mask = slots.size() - 1;
+    size_t pos = hash & mask;
+    for (; slots[pos] != 0; pos = (pos + 1) & mask) {
+      const uint32_t shape = slots[pos] - 1;
+      if (shape_hashes[shape] == hash && sameShape(shape, values)) return shape;
     }
-    auto [it, inserted] = shape_index.try_emplace(hash, static_cast<uint32_t>(shape_count));
-    for (; !inserted; ++hash) {  // a different shape with the same hash: probe on
-      if (std::memcmp(&shape_values[it->second * shape_width], shape, n * sizeof(uint64_t)) == 0) {
-        return it->second;
-      }
-      std::tie(it, inserted) = shape_index.try_emplace(hash + 1, static_cast<uint32_t>(shape_count));
+    const auto shape = static_cast<uint32_t>(shape_hashes.size());
+    slots[pos] = shape + 1;
+    shape_hashes.push_back(hash);
+    for (uint8_t c : shape_columns) shape_values.push_back(values[c]);
+    for (uint8_t c : grouped_columns) {
+      auto [it, inserted] = group_ids.try_emplace(schema::groupOf(c, table.columns[c].group, values),
+                                                  static_cast<uint32_t>(group_last.size()));
+      if (inserted) group_last.push_back(0);
+      shape_groups.push_back(it->second);
     }
-    shape_values.insert(shape_values.end(), shape, shape + n);
-    return static_cast<uint32_t>(shape_count++);
+    return shape;
   }
 
+  bool sameShape(uint32_t shape, const uint64_t* values) const {
+    const uint64_t* stored = &shape_values[shape * shape_columns.size()];
+    for (size_t k = 0; k < shape_columns.size(); ++k) {
+      if (stored[k] != values[shape_columns[k]]) return false;
+    }
+    return true;
+  }
+
+  void growSlots() {
+    slots.assign(std::max<size_t>(64, 2 * slots.size()), 0);
+    const size_t mask = slots.size() - 1;
+    for (uint32_t shape = 0; shape < shape_hashes.size(); ++shape) {
+      size_t pos = shape_hashes[shape] & mask;
+      while (slots[pos] != 0) pos = (pos + 1) & mask;
+      slots[pos] = shape + 1;
+    }
+  }
+
+  // The last value of column i's group for a row of this shape.
+  uint64_t& groupLast(uint32_t shape, size_t i) {
+    return group_last[shape_groups[shape * grouped_columns.size() + group_of_column[i]]];
+  }
+
+  size_t shapeCount() const { return shape_hashes.size(); }
 
   void clear() {
     rows = 0;
-    shape_count = 0;
     for (auto& c : columns) c.clear();
     row_shapes.clear();
+    std::fill(slots.begin(), slots.end(), 0);
+    shape_hashes.clear();
     shape_values.clear();
-    shape_index.clear();
-    group_prev.clear();
+    shape_groups.clear();
+    group_ids.clear();
+    group_last.clear();
     std::fill(prev_row.begin(), prev_row.end(), 0);
   }
 
   const schema::Table& table;
-  size_t shape_width = 0;
+  std::vector<uint8_t> shape_columns;    // indices of the shape columns
+  std::vector<uint8_t> grouped_columns;  // indices of the columns predicted within a group
   uint32_t rows = 0;
-  size_t shape_count = 0;
   std::vector<std::vector<uint64_t>> columns;  // row columns' values before scaling and zigzag
-  wire::Bytes row_shapes;                   // the `shape` column
-  std::vector<uint64_t> shape_values;       // shape_count x shape_width
-  std::unordered_map<uint64_t, uint32_t> shape_index;
-  std::unordered_map<uint64_t, uint64_t> group_prev;  // groupOf(...) -> last x
+  wire::Bytes row_shapes;                      // the `shape` column
+  std::vector<uint32_t> slots;                 // open addressing: shape + 1, 0 = empty
+  std::vector<uint64_t> shape_hashes;          // per shape
+  std::vector<uint64_t> shape_values;          // per shape, its shape columns' values
+  std::vector<uint32_t> shape_groups;          // per shape, per grouped column: group id
+  std::unordered_map<uint64_t, uint32_t> group_ids;  // groupOf(...) -> group id (new shapes only)
+  std::vector<uint64_t> group_last;            // per group id: the last x
   std::vector<uint64_t> prev_row;
+  std::vector<uint8_t> group_of_column;        // column -> index in grouped_columns
 };
 
 ChunkEncoder::ChunkEncoder(const StringTable& strings)
@@ -106,7 +148,9 @@ void ChunkEncoder::add(const RecordSlot& slot) {
     values[i] = schema::load(slot, columns[i]);
     if (columns[i].codec == Codec::kString) values[i] = localString(values[i]);
   }
-  if (state.shape_width > 0) wire::putVarint(state.row_shapes, state.internShape(values));
+  const bool shaped = !state.shape_columns.empty();
+  const uint32_t shape = shaped ? state.internShape(values) : 0;
+  if (shaped) wire::putVarint(state.row_shapes, shape);
 
   for (size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns[i];
@@ -121,7 +165,7 @@ void ChunkEncoder::add(const RecordSlot& slot) {
           x = change;
         }
         if (c.group != 0) {
-          uint64_t& last = state.group_prev[schema::groupOf(i, c.group, values)];
+          uint64_t& last = state.groupLast(shape, i);
           const uint64_t miss = x - last - c.step;
           last = x;
           x = miss;
@@ -203,7 +247,8 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
     KindState& state = *kinds_[static_cast<int>(t.kind)];
     if (state.rows == 0) continue;
     table_bytes.clear();
-    if (state.shape_width > 0) wire::putBytesField(table_bytes, schema::kShapeField, state.row_shapes.data(), state.row_shapes.size());
+    const size_t shape_width = state.shape_columns.size();
+    if (shape_width > 0) wire::putBytesField(table_bytes, schema::kShapeField, state.row_shapes.data(), state.row_shapes.size());
     size_t shape_slot = 0;
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const Column& c = t.columns[i];
@@ -216,12 +261,12 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
           wire::putVarintField(sparse, schema::kScaleShiftField, shift);
           wire::putBytesField(table_bytes, schema::kScaleField, sparse.data(), sparse.size());
         }
-        putRowColumn(table_bytes, c.number, state.columns[i], state.shape_width > 0, scratch, sparse);
+        putRowColumn(table_bytes, c.number, state.columns[i], shape_width > 0, scratch, sparse);
         continue;
       }
       shape_column.clear();
-      for (size_t s = 0; s < state.shape_count; ++s) {
-        const uint64_t v = state.shape_values[s * state.shape_width + shape_slot];
+      for (size_t s = 0; s < state.shapeCount(); ++s) {
+        const uint64_t v = state.shape_values[s * shape_width + shape_slot];
         wire::putVarint(shape_column, c.codec == Codec::kSigned ? wire::zigzag(v) : v);
       }
       wire::putBytesField(table_bytes, c.number, shape_column.data(), shape_column.size());
