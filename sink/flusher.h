@@ -17,7 +17,7 @@ namespace commtrace {
 
 struct FlusherOptions {
   std::string dir = "commtrace-run";
-  uint32_t flush_period_ms = 100;
+  uint32_t flush_period_ms = 200;  // also the most a SIGKILL can lose
   uint32_t chunk_records = 16384;  // a chunk is cut when it reaches this many records
   FileIdentity identity;
 };
