@@ -9,13 +9,13 @@
 //   BM_EndToEnd        one producer calling record() as fast as it can (yielding and
 //                      retrying when its ring is full), the real Flusher draining into a
 //                      file; records written per wall second until stop() returned.
-//   BM_OnDiskBytes/P   bytes on disk per collective: 2000 steps of the FsdpStream (over
+//   BM_OnDiskBytes/P/T bytes on disk per collective: 2000 steps of the FsdpStream (over
 //                      200,000 records) through record() and the real Flusher, which is
 //                      drained every P ms of the stream's own clock. That is what the
 //                      default 200 ms period does at the stream's own rate (the
 //                      stream_ops_per_s counter), without waiting minutes of wall time;
 //                      P = 200 is the number for the README, 100 and 1000 show how chunk
-//                      size moves it. The file is read back with the reader and must hold
+//                      size moves it; T is the GPU timer's tick in ns (1024, or 1). The file is read back with the reader and must hold
 //                      every record pushed.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -173,7 +173,8 @@ void BM_OnDiskBytes(benchmark::State& state) {
       state.SkipWithError("a Flusher is already running");
       break;
     }
-    synthetic::FsdpStream stream({.rank = 0, .world_size = 8, .layers = 24, .seed = 1});
+    synthetic::FsdpStream stream({.rank = 0, .world_size = 8, .layers = 24, .seed = 1,
+                                  .gpu_timer_tick_ns = static_cast<uint64_t>(state.range(1))});
     const size_t n = stream.opsPerStep() * kSteps;
     uint64_t pushed = 0, drops = 0, first_ns = 0, last_ns = 0, next_flush_ns = 0;
     bool stalled = false;
@@ -234,7 +235,11 @@ void BM_OnDiskBytes(benchmark::State& state) {
     removeRunFiles();
   }
 }
-BENCHMARK(BM_OnDiskBytes)->Arg(200)->Arg(100)->Arg(1000)->Iterations(1)->Unit(benchmark::kMillisecond);
+// Args: {flush period ms, GPU timer tick ns}. 1024 ns is the tick of NVIDIA's sample
+// pTimer values; 1 ns shows the cost of a nanosecond-exact GPU timer.
+BENCHMARK(BM_OnDiskBytes)
+    ->Args({200, 1024})->Args({100, 1024})->Args({1000, 1024})->Args({200, 1})
+    ->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace commtrace

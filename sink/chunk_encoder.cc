@@ -264,12 +264,15 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
         putRowColumn(table_bytes, c.number, state.columns[i], shape_width > 0, scratch, sparse);
         continue;
       }
+      // A shape column of zeros (no user tag, not graph-captured, ...) is left out too.
       shape_column.clear();
+      bool any = false;
       for (size_t s = 0; s < state.shapeCount(); ++s) {
         const uint64_t v = state.shape_values[s * shape_width + shape_slot];
         wire::putVarint(shape_column, c.codec == Codec::kSigned ? wire::zigzag(v) : v);
+        any |= v != 0;
       }
-      wire::putBytesField(table_bytes, c.number, shape_column.data(), shape_column.size());
+      if (any) wire::putBytesField(table_bytes, c.number, shape_column.data(), shape_column.size());
       ++shape_slot;
     }
     wire::putBytesField(out, t.chunk_field, table_bytes.data(), table_bytes.size());

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
@@ -283,12 +284,14 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
     const size_t rows = shaped ? row_shape.size() : columns[0].size();
     if (shaped && !applySparse(table, t, rows, columns, why)) return false;
     if (!applyScale(table, t, columns, why)) return false;
-    size_t shapes = SIZE_MAX;
+    // As many shapes as rows refer to; shape columns left out are all zeros.
+    size_t shapes = 0;
+    for (uint64_t s : row_shape) shapes = std::max<size_t>(shapes, s + 1);
     for (size_t i = 0; i < n_columns; ++i) {
       const size_t n = columns[i].size();
       if (t.columns[i].in_shape) {
-        if (shapes == SIZE_MAX) shapes = n;
-        if (n != shapes) { why = std::string(t.name) + " shape columns differ in length"; return false; }
+        if (n == 0) columns[i].assign(shapes, 0);
+        if (n != 0 && n != shapes) { why = std::string(t.name) + " shape columns differ in length"; return false; }
       } else if (n == 0 && shaped) {
         columns[i].assign(rows, 0);  // the writer leaves out all-zero row columns
       } else if (n != rows) {
@@ -302,7 +305,6 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
     std::unordered_map<uint64_t, uint64_t> group_prev;
     uint64_t values[32];
     for (size_t r = 0; r < rows; ++r) {
-      if (shaped && row_shape[r] >= shapes) { why = std::string(t.name) + " row refers to a missing shape"; return false; }
       for (size_t i = 0; i < n_columns; ++i) {
         const Column& c = t.columns[i];
         const uint64_t stored = c.in_shape ? columns[i][row_shape[r]] : columns[i][r];
