@@ -52,11 +52,15 @@ class ThreadRing {
   template <class Visit>
   uint64_t drain(Visit&& visit) {
     static constexpr uint64_t kReleaseEvery = 1024;
+    // Locals, not members: mask_ and slots_ share the producer's cache line (head_), which
+    // the producer writes on every push; rereading them per record bounces that line.
+    const uint64_t mask = mask_;
+    const RecordSlot* const slots = slots_;
     const uint64_t start = tail_.load(std::memory_order_relaxed);
     const uint64_t head = head_.load(std::memory_order_acquire);
     for (uint64_t tail = start; tail != head;) {
       const uint64_t batch_end = head - tail > kReleaseEvery ? tail + kReleaseEvery : head;
-      for (; tail != batch_end; ++tail) visit(slots_[tail & mask_]);
+      for (; tail != batch_end; ++tail) visit(slots[tail & mask]);
       tail_.store(tail, std::memory_order_release);
     }
     return head - start;
