@@ -34,6 +34,7 @@
 #include "sink/frame.h"
 #include "sink/reader.h"
 #include "tools/synthetic/fsdp_stream.h"
+#include "tests/temp_dir.h"
 
 namespace commtrace {
 namespace {
@@ -245,17 +246,11 @@ BENCHMARK(BM_OnDiskBytes)
 }  // namespace commtrace
 
 int main(int argc, char** argv) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "flusher_bench.XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    std::perror("flusher_bench: mkdtemp");
-    return 1;
-  }
-  commtrace::g_run_dir = pattern;
+  const commtrace::testutil::TempDir run_dir;  // the flusher's run directory, removed at exit
+  commtrace::g_run_dir = run_dir.path();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::error_code ec;
-  std::filesystem::remove_all(commtrace::g_run_dir, ec);
   return 0;
 }

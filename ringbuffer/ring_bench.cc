@@ -45,6 +45,7 @@
 
 #include "ringbuffer/ringbuffer.h"
 #include "sink/flusher.h"
+#include "tests/temp_dir.h"
 
 namespace commtrace {
 namespace {
@@ -473,17 +474,11 @@ BENCHMARK(BM_Rdtsc);
 }  // namespace commtrace
 
 int main(int argc, char** argv) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "ring_bench.XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    std::perror("ring_bench: mkdtemp");
-    return 1;
-  }
-  commtrace::g_run_dir = pattern;
+  const commtrace::testutil::TempDir run_dir;  // the flusher's run directory, removed at exit
+  commtrace::g_run_dir = run_dir.path();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::error_code ec;
-  std::filesystem::remove_all(commtrace::g_run_dir, ec);
   return 0;
 }

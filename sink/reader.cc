@@ -68,6 +68,13 @@ std::vector<uint64_t> columnValues(const pb::Message& m, uint32_t number) {
   return out;
 }
 
+// The index of the row column with proto field `number`; t.columns.size() if none.
+size_t rowColumnIndex(const schema::Table& t, uint32_t number) {
+  size_t index = 0;
+  while (index < t.columns.size() && (t.columns[index].number != number || t.columns[index].in_shape)) ++index;
+  return index;
+}
+
 // Expands the table's SparseColumn entries into full columns. false if one is malformed.
 bool applySparse(const pb::Message& table, const schema::Table& t, size_t rows,
                  std::vector<std::vector<uint64_t>>& columns, std::string& why) {
@@ -76,8 +83,7 @@ bool applySparse(const pb::Message& table, const schema::Table& t, size_t rows,
   const pb::Reflection* r = table.GetReflection();
   for (int e = 0; e < r->FieldSize(table, f); ++e) {
     const auto& sparse = static_cast<const trace::v1::SparseColumn&>(r->GetRepeatedMessage(table, f, e));
-    size_t index = 0;
-    while (index < t.columns.size() && (t.columns[index].number != sparse.field() || t.columns[index].in_shape)) ++index;
+    const size_t index = rowColumnIndex(t, sparse.field());
     if (index == t.columns.size() || !columns[index].empty() || sparse.rows_size() != sparse.values_size()) {
       why = std::string(t.name) + " has a malformed sparse column " + std::to_string(sparse.field());
       return false;
@@ -105,8 +111,7 @@ bool applyScale(const pb::Message& table, const schema::Table& t, std::vector<st
   const pb::Reflection* r = table.GetReflection();
   for (int e = 0; e < r->FieldSize(table, f); ++e) {
     const auto& scale = static_cast<const trace::v1::ColumnScale&>(r->GetRepeatedMessage(table, f, e));
-    size_t index = 0;
-    while (index < t.columns.size() && (t.columns[index].number != scale.field() || t.columns[index].in_shape)) ++index;
+    const size_t index = rowColumnIndex(t, scale.field());
     if (index == t.columns.size() || scale.shift() > 63) {
       why = std::string(t.name) + " has a malformed scale for column " + std::to_string(scale.field());
       return false;
