@@ -45,7 +45,7 @@
 
 #include "ringbuffer/ringbuffer.h"
 #include "sink/flusher.h"
-#include "tests/temp_dir.h"
+#include "bench/main_with_run_dir.h"
 
 namespace commtrace {
 namespace {
@@ -473,12 +473,4 @@ BENCHMARK(BM_Rdtsc);
 }  // namespace
 }  // namespace commtrace
 
-int main(int argc, char** argv) {
-  const commtrace::testutil::TempDir run_dir;  // the flusher's run directory, removed at exit
-  commtrace::g_run_dir = run_dir.path();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return commtrace::bench::mainWithRunDir(argc, argv, commtrace::g_run_dir); }
