@@ -56,7 +56,12 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
   std::map<std::pair<uint32_t, uint8_t>, std::pair<uint64_t, uint64_t>> drops;
   DecodedChunk chunk;
   size_t issues_printed = 0;
+  // Damage goes to stderr as it is found, between the records around it.
+  const auto printNewIssues = [&] {
+    for (; issues_printed < reader.issues().size(); ++issues_printed) err << reader.issues()[issues_printed].message << '\n';
+  };
   while (reader.next(chunk)) {
+    printNewIssues();  // damage met before this chunk
     ++chunks;
     for (const RecordSlot& slot : chunk.records) {
       ++per_kind[static_cast<int>(slot.kind)];
@@ -67,9 +72,8 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
       }
       printRecord(reader, slot, format, out);
     }
-    for (; issues_printed < reader.issues().size(); ++issues_printed) err << reader.issues()[issues_printed].message << '\n';
   }
-  for (; issues_printed < reader.issues().size(); ++issues_printed) err << reader.issues()[issues_printed].message << '\n';
+  printNewIssues();
   uint64_t ring_full = 0, sink_failed = 0;
   for (const auto& [key, counts] : drops) {
     ring_full += counts.first;
