@@ -190,6 +190,27 @@ TEST(DumpCli, FileThatIsNotATraceExitsOne) {
   }
 }
 
+// Usage errors (caught by the argument parser) speak like every other message and exit 2;
+// --help still prints usage and exits 0.
+TEST(DumpCli, UsageErrorsStartWithCommtraceAndExitTwo) {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> bad = {
+      {"dump", testing::pathIn(dir, "missing.ctrace")},
+      {"dump", testing::pathIn(dir, "missing.ctrace"), "--format", "xml"},
+      {"frobnicate"},
+      {},
+  };
+  for (const auto& args : bad) {
+    const CliResult r = runCli(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << joined(r.err);
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err[0].rfind("commtrace: ", 0), 0u) << r.err[0];
+  }
+  const CliResult help = runCli(dir, {"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(joined(help.out).find("dump"), std::string::npos) << joined(help.out);
+}
+
 TEST(DumpCli, DamagedFileIsDumpedWithTheDamageReported) {
   TempDir dir;
   const BuiltTrace built = sampleTrace();
