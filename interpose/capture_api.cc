@@ -4,6 +4,8 @@
 #include <memory>
 #include <mutex>
 
+#include "interpose/launcher_env.h"
+#include "ringbuffer/env_setting.h"
 #include "sink/flusher.h"
 
 namespace {
@@ -18,6 +20,9 @@ extern "C" __attribute__((visibility("default"))) int commtrace_start(const char
   std::lock_guard lock(g_mutex);
   if (g_flusher != nullptr) return -1;
   commtrace::FlusherOptions options;
+  options.identity = commtrace::launcherIdentity();
+  options.flush_period_ms = static_cast<uint32_t>(
+      commtrace::envUint("COMMTRACE_FLUSH_MS", options.flush_period_ms, 10, 60'000));
   const char* env_dir = std::getenv("COMMTRACE_DIR");
   if (dir != nullptr) {
     options.dir = dir;

@@ -45,6 +45,9 @@ ThreadRing* RingRegistry::registerCurrentThread() {
   }
   tl_ring = ring;
   pthread_setspecific(g_exit_key, ring);
+  if (!first_ring_seen_.exchange(true, std::memory_order_acq_rel)) {
+    if (auto* hook = first_ring_hook_.load(std::memory_order_acquire)) hook();
+  }
   return ring;
 }
 

@@ -27,6 +27,10 @@ class RingRegistry {
   static ThreadRing* currentThreadRing() { return tl_ring; }
   Doorbell& doorbell() { return doorbell_; }
 
+  // Called once, on the thread that registers the process's first ring, before its first
+  // record is stored: how recording starts only in processes that record something.
+  void setFirstRingHook(void (*hook)()) { first_ring_hook_.store(hook, std::memory_order_release); }
+
   // Ring size for threads that register from now on.
   void setRingRecords(uint32_t records) { ring_records_.store(records, std::memory_order_relaxed); }
   uint32_t ringRecords() const { return ring_records_.load(std::memory_order_relaxed); }
@@ -62,6 +66,8 @@ class RingRegistry {
   std::vector<std::unique_ptr<ThreadRing>> rings_;  // consumer-owned
   std::vector<bool> ring_was_retired_;              // consumer scratch
   std::atomic<uint32_t> ring_records_;
+  std::atomic<void (*)()> first_ring_hook_{nullptr};
+  std::atomic<bool> first_ring_seen_{false};
   Doorbell doorbell_;
 };
 

@@ -1,0 +1,42 @@
+#include "interpose/launcher_env.h"
+
+#include <cstdlib>
+#include <initializer_list>
+
+namespace commtrace {
+namespace {
+
+// The first of the variables that is set and a plain non-negative integer, else -1.
+int32_t firstInt(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || value[0] == '\0') continue;
+    char* end = nullptr;
+    const long parsed = std::strtol(value, &end, 10);
+    if (*end == '\0' && parsed >= 0 && parsed < (1L << 30)) return static_cast<int32_t>(parsed);
+  }
+  return -1;
+}
+
+const char* firstString(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && value[0] != '\0') return value;
+  }
+  return "";
+}
+
+}  // namespace
+
+FileIdentity launcherIdentity() {
+  FileIdentity id;
+  id.rank = firstInt({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
+  id.local_rank = firstInt({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  id.world_size = firstInt({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
+  id.job_id = firstString({"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"});
+  const int32_t restarts = firstInt({"TORCHELASTIC_RESTART_COUNT"});
+  id.restart_count = restarts > 0 ? static_cast<uint32_t>(restarts) : 0;
+  return id;
+}
+
+}  // namespace commtrace

@@ -1,0 +1,421 @@
+#include "nccl-plugin/event_recorder.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string_view>
+
+#include "nccl-plugin/name_cache.h"
+#include "nccl-plugin/op_pool.h"
+#include "nccl-plugin/plugin_settings.h"
+#include "ringbuffer/ringbuffer.h"
+
+namespace commtrace::plugin {
+namespace {
+
+using nccl::EventState;
+
+constexpr uint32_t kOpRoles = roleBit(Role::kColl) | roleBit(Role::kP2p);
+
+// Our pid, for the PXN check on every ProxyOp (getpid() is a syscall). Refreshed in a
+// forked child.
+std::atomic<int> g_pid{0};
+
+OpPool& pool() { return OpPool::global(); }
+StringId name(const char* s) { return NameCache::global().intern(s); }
+
+// Bytes per element for NCCL's datatype names, cached per interned id. NCCL reports
+// ncclUint8 (and any type it cannot name) as "Unknown": its size stays unknown (0), so the
+// record's byte count says "unknown" rather than guessing.
+uint64_t typeSize(StringId datatype) {
+  static constinit std::atomic<uint8_t> cache[StringTable::kOverflowId + 1] = {};  // size + 1; 0 = not looked up
+  if (datatype > StringTable::kOverflowId) return 0;
+  uint8_t cached = cache[datatype].load(std::memory_order_relaxed);
+  if (cached == 0) [[unlikely]] {
+    static constexpr struct { std::string_view name; uint8_t size; } kSizes[] = {
+        {"ncclInt8", 1},     {"ncclChar", 1},     {"ncclUint8", 1},       {"ncclInt32", 4},
+        {"ncclInt", 4},      {"ncclUint32", 4},   {"ncclInt64", 8},       {"ncclUint64", 8},
+        {"ncclFloat16", 2},  {"ncclHalf", 2},     {"ncclFloat32", 4},     {"ncclFloat", 4},
+        {"ncclFloat64", 8},  {"ncclDouble", 8},   {"ncclBfloat16", 2},    {"ncclFloat8e4m3", 1},
+        {"ncclFloat8e5m2", 1}};
+    const std::string_view text = StringTable::global().lookup(datatype);
+    cached = 1;
+    for (const auto& entry : kSizes) {
+      if (entry.name == text) cached = static_cast<uint8_t>(entry.size + 1);
+    }
+    cache[datatype].store(cached, std::memory_order_relaxed);
+  }
+  return cached - 1u;
+}
+
+void atomicMin(std::atomic<uint64_t>& target, uint64_t value) {  // 0 means "none yet"
+  uint64_t current = target.load(std::memory_order_relaxed);
+  while ((current == 0 || value < current) &&
+         !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
+
+void atomicMax(std::atomic<uint64_t>& target, uint64_t value) {
+  uint64_t current = target.load(std::memory_order_relaxed);
+  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
+
+template <class OpRecord>
+void fillGpuTimes(OpSlot& s, OpRecord& r) {
+  r.gpu_start_ns = s.gpu_first_start.load(std::memory_order_relaxed);
+  r.gpu_end_ns = s.gpu_last_stop.load(std::memory_order_relaxed);
+}
+
+// Writes a finished Coll/P2p and frees its slot. The caller took `pending` to 0, so it
+// owns the slot and sees every write made before each decrement.
+void emitOp(OpSlot& s) {
+  const uint64_t cpu_end = s.cpu_end_ns.load(std::memory_order_relaxed);
+  if (s.role.load(std::memory_order_relaxed) == Role::kColl) {
+    CollRecord r = s.draft.coll;
+    r.cpu_end_ns = cpu_end;
+    fillGpuTimes(s, r);
+    const uint64_t first = s.gpu_first_start.load(std::memory_order_relaxed);
+    const uint64_t last = s.gpu_last_start.load(std::memory_order_relaxed);
+    r.gpu_channel_spread_ns = static_cast<uint32_t>(last > first ? last - first : 0);
+    record(r);
+  } else {
+    P2pRecord r = s.draft.p2p;
+    r.cpu_end_ns = cpu_end;
+    fillGpuTimes(s, r);
+    record(r);
+  }
+  pool().release(s, SlotState::kFree);
+}
+
+void completeOne(OpSlot& s) {
+  // Only the decrement to exactly 0 completes: a surplus stop (more KernelCh than
+  // channels announced) finds a value at or below 0 and does nothing.
+  if (s.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) emitOp(s);
+}
+
+// Links a starting op to its API parent (v5+) and returns the parent's fields. The API's
+// exit time reaches the op whichever stops first: the op registers itself as the API's
+// child (and waits for one more completion), or finds the API already stopped and copies
+// its exit time.
+bool adoptApiParent(OpSlot& op, void* op_handle, const void* api_parent, SharedSnapshot& api) {
+  if (api_parent == nullptr || !pool().snapshot(api_parent, roleBit(Role::kApi), api)) return false;
+  OpSlot* parent = pool().resolve(api_parent, roleBit(Role::kApi));
+  if (parent == nullptr) return true;  // reclaimed after the snapshot: fields valid, exit time unknown
+  uint64_t expected = 0;
+  if (parent->child.compare_exchange_strong(expected, reinterpret_cast<uint64_t>(op_handle),
+                                            std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return true;  // the API's stop delivers the exit time and the last completion
+  }
+  op.cpu_end_ns.store(parent->cpu_end_ns.load(std::memory_order_acquire), std::memory_order_relaxed);
+  op.pending.fetch_sub(1, std::memory_order_relaxed);  // the API will not deliver: it stopped already
+  return true;
+}
+
+constexpr uint64_t kApiStopped = ~uint64_t{0};
+
+void stopApi(OpSlot& s) {
+  const uint64_t now = nowNs();
+  s.cpu_end_ns.store(now, std::memory_order_release);
+  const uint64_t child = s.child.exchange(kApiStopped, std::memory_order_acq_rel);
+  if (child != 0) {
+    if (OpSlot* op = pool().resolve(reinterpret_cast<void*>(child), kOpRoles)) {
+      op->cpu_end_ns.store(now, std::memory_order_relaxed);
+      completeOne(*op);
+    }
+  }
+  pool().release(s, SlotState::kStopped);
+}
+
+void stopProxyStep(OpSlot& s) {
+  ProxyStepRecord r = s.draft.proxy_step;
+  r.cpu_end_ns = nowNs();
+  record(r);
+  pool().release(s, SlotState::kFree);
+}
+
+void stopGroupApi(OpSlot& s) {
+  ApiSpanRecord r = s.draft.api_span;
+  r.cpu_end_ns = nowNs();
+  record(r);
+  pool().release(s, SlotState::kFree);
+}
+
+// The ProxyStep state's place in ProxyStepRecord::state_ns (send: GPUWait, PeerWait, Wait;
+// receive: Wait, FlushWait, GPUWait), -1 for states we do not time.
+int proxyStepStateIndex(EventState state) {
+  switch (state) {
+    case nccl::kProxyStepSendGpuWait:
+    case nccl::kProxyStepRecvWait: return 0;
+    case nccl::kProxyStepSendPeerWait:
+    case nccl::kProxyStepRecvFlushWait: return 1;
+    case nccl::kProxyStepSendWait:
+    case nccl::kProxyStepRecvGpuWait: return 2;
+    default: return -1;
+  }
+}
+
+int activationMask(bool has_api_events) {
+  const PluginSettings& settings = pluginSettings();
+  uint64_t mask = nccl::kColl | nccl::kP2p;
+  if (has_api_events) mask |= nccl::kGroupApi | nccl::kCollApi | nccl::kP2pApi;
+  if (settings.kernel_timing) mask |= nccl::kKernelCh;
+  if (settings.proxy_events) mask |= nccl::kProxyOp | nccl::kProxyStep;
+  return static_cast<int>(mask);
+}
+
+int globalRankFromEnv() {
+  const char* rank = std::getenv("RANK");
+  if (rank == nullptr || rank[0] == '\0') return -1;
+  char* end = nullptr;
+  const long value = std::strtol(rank, &end, 10);
+  return *end == '\0' && value >= 0 && value < (1L << 30) ? static_cast<int>(value) : -1;
+}
+
+}  // namespace
+
+NameCache& NameCache::global() {
+  static constinit NameCache cache;
+  return cache;
+}
+
+CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_name, int n_nodes, int n_ranks,
+                      int rank, bool has_api_events) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_pid.store(getpid(), std::memory_order_relaxed);
+    pthread_atfork(nullptr, nullptr, [] { g_pid.store(getpid(), std::memory_order_relaxed); });
+  });
+  auto* comm = new (std::nothrow) CommContext(comm_id, n_ranks, rank);
+  if (comm == nullptr || comm->p2p_ops == nullptr) {
+    delete comm;
+    return nullptr;
+  }
+  const int mask = activationMask(has_api_events);
+  comm->expect_kernel_ch = (mask & nccl::kKernelCh) != 0;
+  // One int shared by every communicator of the process: every init writes the same value.
+  if (activation_mask != nullptr) *activation_mask = mask;
+  record(CommInfoRecord{.comm_id = comm_id,
+                        .cpu_ns = nowNs(),
+                        .comm_name = StringTable::global().intern(comm_name),
+                        .n_nodes = n_nodes,
+                        .n_ranks = n_ranks,
+                        .rank = rank,
+                        .global_rank = globalRankFromEnv(),
+                        .cuda_device = -1});
+  return comm;
+}
+
+void finalizeComm(CommContext* comm) {
+  if (comm == nullptr) return;
+  // Ops whose GPU times never all arrived (an aborted communicator, fewer KernelCh than
+  // channels announced) are written with what is known, once: claiming `pending` makes
+  // a late stop on another thread a no-op.
+  pool().forEachLive([&](OpSlot& s) {
+    const Role role = s.role.load(std::memory_order_relaxed);
+    if ((kOpRoles & roleBit(role)) == 0) return;
+    if (s.shared.comm_id.load(std::memory_order_relaxed) != comm->comm_id) return;
+    int32_t pending = s.pending.load(std::memory_order_acquire);
+    while (pending > 0 && !s.pending.compare_exchange_weak(pending, 0, std::memory_order_acq_rel)) {
+    }
+    if (pending > 0) emitOp(s);
+  });
+  delete comm;
+}
+
+void* startGroupApi(CommContext& comm, int group_depth) {
+  // Depth 1 is the group NCCL wraps around every single call: its span is the call's own
+  // CollApi/P2pApi span, so only the user's ncclGroupStart/End groups are worth a record.
+  if (group_depth <= 1) return nullptr;
+  const uint32_t index = pool().claim(Role::kGroupApi);
+  if (index == OpPool::kNoSlot) return nullptr;
+  OpSlot& s = pool().slot(index);
+  static const StringId kGroupName = StringTable::global().intern("ncclGroup");
+  s.draft.api_span = ApiSpanRecord{.comm_id = comm.comm_id,
+                                   .arg = static_cast<uint64_t>(group_depth),
+                                   .cpu_start_ns = nowNs(),
+                                   .name = kGroupName};
+  return pool().publish(index);
+}
+
+void* startApi(CommContext& comm, const ApiView& api) {
+  const uint32_t index = pool().claim(Role::kApi);
+  if (index == OpPool::kNoSlot) return nullptr;
+  SharedFields& f = pool().slot(index).shared;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  f.comm_id.store(comm.comm_id, relaxed);
+  f.count.store(api.count, relaxed);
+  f.stream.store(reinterpret_cast<uint64_t>(api.stream), relaxed);
+  f.user_tag.store(api.user_tag, relaxed);
+  f.func.store(name(api.func), relaxed);
+  f.datatype.store(name(api.datatype), relaxed);
+  f.root_or_peer.store(api.root, relaxed);
+  f.graph_captured.store(api.graph_captured, relaxed);
+  f.cpu_start_ns.store(nowNs(), relaxed);
+  return pool().publish(index);
+}
+
+void* startColl(CommContext& comm, const CollView& coll) {
+  const uint32_t index = pool().claim(Role::kColl);
+  if (index == OpPool::kNoSlot) return nullptr;
+  OpSlot& s = pool().slot(index);
+  const uint64_t op_index = comm.coll_ops.fetch_add(1, std::memory_order_relaxed);
+  s.shared.comm_id.store(comm.comm_id, std::memory_order_relaxed);
+  s.shared.op_index.store(op_index, std::memory_order_relaxed);
+  const StringId func = name(coll.func);
+  const StringId datatype = name(coll.datatype);
+  // AllGather/Broadcast Coll events carry NCCL's rewritten task: count in bytes with
+  // "ncclInt8" (2.27+). The byte total is right either way; the user's view comes from
+  // the CollApi parent below.
+  s.draft.coll = CollRecord{.comm_id = comm.comm_id,
+                            .seq = coll.seq_number,
+                            .op_index = op_index,
+                            .count = coll.count,
+                            .bytes = coll.count * typeSize(datatype),
+                            .user_tag = coll.user_tag,
+                            .func = func,
+                            .datatype = datatype,
+                            .algo = name(coll.algo),
+                            .proto = name(coll.proto),
+                            .root = coll.root,
+                            .n_channels = coll.n_channels,
+                            .n_warps = coll.n_warps};
+  const int32_t kernel_ch = comm.expect_kernel_ch ? coll.n_channels : 0;
+  s.pending.store(2 + kernel_ch, std::memory_order_release);  // own stop, KernelCh stops, API stop
+  void* handle = pool().publish(index);
+  SharedSnapshot api;
+  if (adoptApiParent(s, handle, coll.api_parent, api)) {
+    CollRecord& r = s.draft.coll;
+    r.count = api.count;
+    r.datatype = api.datatype;
+    r.stream = api.stream;
+    r.graph_captured = api.graph_captured;
+    r.cpu_start_ns = api.cpu_start_ns;
+    if (api.user_tag != 0) r.user_tag = api.user_tag;
+    if (api.func != func) r.parent_func = api.func;
+  } else {
+    s.draft.coll.cpu_start_ns = nowNs();  // v4: the Coll's own start (enqueue) is all we have
+    s.pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return handle;
+}
+
+void* startP2p(CommContext& comm, const P2pView& p2p) {
+  const uint32_t index = pool().claim(Role::kP2p);
+  if (index == OpPool::kNoSlot) return nullptr;
+  OpSlot& s = pool().slot(index);
+  const StringId func = name(p2p.func);
+  const bool is_recv = p2p.func != nullptr && p2p.func[0] == 'R';
+  const uint64_t op_index = comm.p2pCounter(is_recv, p2p.peer).fetch_add(1, std::memory_order_relaxed);
+  s.shared.comm_id.store(comm.comm_id, std::memory_order_relaxed);
+  s.shared.op_index.store(op_index, std::memory_order_relaxed);
+  const StringId datatype = name(p2p.datatype);
+  s.draft.p2p = P2pRecord{.comm_id = comm.comm_id,
+                          .op_index = op_index,
+                          .count = p2p.count,
+                          .bytes = p2p.count * typeSize(datatype),
+                          .user_tag = p2p.user_tag,
+                          .func = func,
+                          .datatype = datatype,
+                          .peer = p2p.peer,
+                          .n_channels = p2p.channels_known ? p2p.n_channels : uint8_t{0}};
+  // v4 never fills p2p.nChannels, so there is no count of KernelCh to wait for: a v4 P2p
+  // completes at its stop, without GPU times.
+  const int32_t kernel_ch = comm.expect_kernel_ch && p2p.channels_known ? p2p.n_channels : 0;
+  s.pending.store(2 + kernel_ch, std::memory_order_release);
+  void* handle = pool().publish(index);
+  SharedSnapshot api;
+  if (adoptApiParent(s, handle, p2p.api_parent, api)) {
+    P2pRecord& r = s.draft.p2p;
+    r.stream = api.stream;
+    r.graph_captured = api.graph_captured;
+    r.cpu_start_ns = api.cpu_start_ns;
+    if (api.user_tag != 0) r.user_tag = api.user_tag;
+    if (api.func != func) r.parent_func = api.func;  // AlltoAll / Gather / Scatter
+  } else {
+    s.draft.p2p.cpu_start_ns = nowNs();
+    s.pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return handle;
+}
+
+void* startKernelCh(const void* parent, uint8_t channel, uint64_t p_timer) {
+  OpSlot* op = pool().resolve(parent, kOpRoles);
+  if (op == nullptr) return nullptr;
+  atomicMin(op->gpu_first_start, p_timer);
+  atomicMax(op->gpu_last_start, p_timer);
+  const OpHandle h(parent);
+  // No slot of its own: the handle names the parent op and the channel.
+  return OpHandle::make(Role::kKernelCh, h.index(), h.generation(), channel);
+}
+
+void* startProxyOp(CommContext& comm, const void* parent, const nccl::ProxyOpDescr& op) {
+  SharedSnapshot parent_fields{};
+  parent_fields.comm_id = comm.comm_id;
+  parent_fields.op_index = ~uint64_t{0};
+  // PXN: a ProxyOp created by another process names a parent in that process's memory.
+  if (op.pid == g_pid.load(std::memory_order_relaxed)) pool().snapshot(parent, kOpRoles, parent_fields);
+  const uint32_t index = pool().claim(Role::kProxyOp);
+  if (index == OpPool::kNoSlot) return nullptr;
+  SharedFields& f = pool().slot(index).shared;
+  constexpr auto relaxed = std::memory_order_relaxed;
+  f.comm_id.store(parent_fields.comm_id, relaxed);
+  f.op_index.store(parent_fields.op_index, relaxed);
+  f.root_or_peer.store(op.peer, relaxed);
+  f.channel.store(op.channel_id, relaxed);
+  f.is_send.store(op.is_send != 0, relaxed);
+  return pool().publish(index);
+}
+
+void* startProxyStep(const void* parent, int step) {
+  SharedSnapshot op;
+  if (!pool().snapshot(parent, roleBit(Role::kProxyOp), op)) return nullptr;
+  const uint32_t index = pool().claim(Role::kProxyStep);
+  if (index == OpPool::kNoSlot) return nullptr;
+  pool().slot(index).draft.proxy_step = ProxyStepRecord{.comm_id = op.comm_id,
+                                                         .op_index = op.op_index,
+                                                         .cpu_start_ns = nowNs(),
+                                                         .peer = op.root_or_peer,
+                                                         .step = step,
+                                                         .channel = op.channel,
+                                                         .is_send = op.is_send};
+  return pool().publish(index);
+}
+
+void stopEvent(void* handle) {
+  const OpHandle h(handle);
+  OpSlot* s = pool().resolve(handle, ~0u);
+  if (s == nullptr) return;
+  switch (h.role()) {
+    case Role::kColl:
+    case Role::kP2p:
+    case Role::kKernelCh: completeOne(*s); break;
+    case Role::kApi: stopApi(*s); break;
+    case Role::kProxyOp: pool().release(*s, SlotState::kStopped); break;
+    case Role::kProxyStep: stopProxyStep(*s); break;
+    case Role::kGroupApi: stopGroupApi(*s); break;
+    case Role::kNone: break;
+  }
+}
+
+void recordEventState(void* handle, EventState state, const nccl::StateArgs* args) {
+  const OpHandle h(handle);
+  if (h.role() == Role::kKernelCh && state == nccl::kKernelChStop) {
+    OpSlot* op = pool().resolve(handle, roleBit(Role::kKernelCh));
+    if (op != nullptr && args != nullptr) atomicMax(op->gpu_last_stop, args->kernel_ch.p_timer);
+    return;
+  }
+  if (h.role() != Role::kProxyStep) return;
+  const int at = proxyStepStateIndex(state);
+  OpSlot* s = pool().resolve(handle, roleBit(Role::kProxyStep));
+  if (s == nullptr || at < 0) return;
+  ProxyStepRecord& r = s->draft.proxy_step;
+  r.state_ns[at] = nowNs();
+  if (args != nullptr && args->proxy_step.trans_size != 0) r.trans_bytes = args->proxy_step.trans_size;
+}
+
+}  // namespace commtrace::plugin

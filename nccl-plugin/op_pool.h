@@ -1,0 +1,141 @@
+// The state behind every event handle the plugin gives NCCL. NCCL keeps our handles for as
+// long as it likes: a Coll's KernelCh children arrive on the proxy thread after the Coll
+// stopped, a CollApi's Coll child may start after the CollApi stopped, a graph replay may
+// name a parent from long ago, and a PXN ProxyOp names a parent in another process. So a
+// handle is never a pointer: it is a tagged index into one static pool plus the slot's
+// generation, checked on every use. A stale or foreign handle is recognised and ignored;
+// it can never touch freed memory, because the pool is never freed.
+//
+// Slots are claimed round-robin from a per-thread cursor (no shared allocator line to
+// bounce), without locks or allocation. A stopped API or ProxyOp slot stays readable until
+// the cursor comes round again; readers copy it under the slot's sequence lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "ringbuffer/record.h"
+
+namespace commtrace::plugin {
+
+enum class Role : uint8_t { kNone, kGroupApi, kApi, kColl, kP2p, kKernelCh, kProxyOp, kProxyStep };
+
+enum class SlotState : uint8_t {
+  kFree,     // claimable
+  kLive,     // owned by an event in flight
+  kStopped,  // its event stopped; readable by late children until reclaimed
+};
+
+// Fields another thread reads through a handle (a Coll reading its CollApi parent, a
+// ProxyStep reading its ProxyOp): relaxed atomics, made consistent by the slot's sequence.
+struct SharedFields {
+  std::atomic<uint64_t> comm_id{0};
+  std::atomic<uint64_t> op_index{0};
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> stream{0};
+  std::atomic<uint64_t> user_tag{0};
+  std::atomic<uint64_t> cpu_start_ns{0};
+  std::atomic<StringId> func{0};
+  std::atomic<StringId> datatype{0};
+  std::atomic<int32_t> root_or_peer{0};
+  std::atomic<uint8_t> graph_captured{0};
+  std::atomic<uint8_t> channel{0};
+  std::atomic<uint8_t> is_send{0};
+};
+
+// A plain copy of SharedFields, taken under the sequence lock.
+struct SharedSnapshot {
+  uint64_t comm_id, op_index, count, stream, user_tag, cpu_start_ns;
+  StringId func, datatype;
+  int32_t root_or_peer;
+  uint8_t graph_captured, channel, is_send;
+};
+
+struct alignas(64) OpSlot {
+  std::atomic<uint32_t> sequence{0};  // odd while (re)written; its low bits are the handle's generation
+  std::atomic<SlotState> state{SlotState::kFree};
+  std::atomic<Role> role{Role::kNone};
+  // Completion of a Coll/P2p: 1 for its own stop, one per expected KernelCh stop, one
+  // while its API parent has not stopped. Whoever takes it to 0 writes the record.
+  std::atomic<int32_t> pending{0};
+  std::atomic<uint64_t> child{0};        // API slot: handle of the op waiting for our end time
+  std::atomic<uint64_t> cpu_end_ns{0};   // API slot: exit time; op slot: its API's exit time
+  std::atomic<uint64_t> gpu_first_start{0};
+  std::atomic<uint64_t> gpu_last_start{0};
+  std::atomic<uint64_t> gpu_last_stop{0};
+  SharedFields shared;
+  // Owner-only draft of the record this slot will write: touched by the starting thread,
+  // then by whichever thread completes it (ordered by the acq_rel on `pending`).
+  union Draft {
+    CollRecord coll;
+    P2pRecord p2p;
+    ProxyStepRecord proxy_step;
+    ApiSpanRecord api_span;
+  } draft{};
+};
+
+// Handle layout (64 bits, never 0): magic 8 | role 4 | channel 8 | generation 20 | index 24.
+class OpHandle {
+ public:
+  static constexpr uint64_t kMagic = 0xC7;
+  static constexpr uint32_t kGenerationMask = (1u << 20) - 1;
+
+  static void* make(Role role, uint32_t index, uint32_t sequence, uint8_t channel = 0) {
+    const uint64_t bits = kMagic << 56 | uint64_t(role) << 52 | uint64_t(channel) << 44 |
+                          uint64_t(sequence & kGenerationMask) << 24 | index;
+    return reinterpret_cast<void*>(bits);
+  }
+  explicit OpHandle(const void* handle) : bits_(reinterpret_cast<uint64_t>(handle)) {}
+
+  bool ours() const { return bits_ >> 56 == kMagic; }
+  Role role() const { return static_cast<Role>(bits_ >> 52 & 0xF); }
+  uint8_t channel() const { return static_cast<uint8_t>(bits_ >> 44); }
+  uint32_t generation() const { return static_cast<uint32_t>(bits_ >> 24) & kGenerationMask; }
+  uint32_t index() const { return static_cast<uint32_t>(bits_) & 0xFFFFFF; }
+
+ private:
+  uint64_t bits_;
+};
+
+class OpPool {
+ public:
+  static constexpr uint32_t kSlots = 8192;  // 2 MiB; far above the ops NCCL has in flight
+
+  static OpPool& global();
+
+  // Claims a slot for `role` and returns its index with the slot's sequence odd (being
+  // written); publish() makes it readable. kNoSlot when every probed slot is in flight.
+  static constexpr uint32_t kNoSlot = ~0u;
+  uint32_t claim(Role role);
+  void* publish(uint32_t index, uint8_t channel = 0);
+
+  OpSlot& slot(uint32_t index) { return slots_[index]; }
+
+  // The slot a handle names, if the handle is ours, of one of `roles` (bit per Role) and
+  // of the slot's current generation; nullptr otherwise.
+  OpSlot* resolve(const void* handle, uint32_t roles);
+
+  // Copies a slot's SharedFields, false if the slot was reclaimed before or meanwhile.
+  bool snapshot(const void* handle, uint32_t roles, SharedSnapshot& out);
+
+  void release(OpSlot& s, SlotState to) { s.state.store(to, std::memory_order_release); }
+
+  // Slots whose claim found nothing free (the event went untracked).
+  uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
+
+  template <class Visit>
+  void forEachLive(Visit&& visit) {
+    for (uint32_t i = 0; i < kSlots; ++i) {
+      if (slots_[i].state.load(std::memory_order_acquire) == SlotState::kLive) visit(slots_[i]);
+    }
+  }
+
+ private:
+  OpSlot slots_[kSlots];
+  std::atomic<uint32_t> next_thread_start_{0};
+  std::atomic<uint64_t> exhausted_{0};
+};
+
+constexpr uint32_t roleBit(Role r) { return 1u << static_cast<int>(r); }
+
+}  // namespace commtrace::plugin
