@@ -298,7 +298,8 @@ void* startColl(CommContext& comm, const CollView& coll) {
     if (api.user_tag != 0) r.user_tag = api.user_tag;
     if (api.func != func) r.parent_func = api.func;
   } else {
-    s.draft.coll.cpu_start_ns = nowNs();  // v4: the Coll's own start (enqueue) is all we have
+    s.draft.coll.cpu_start_ns = nowNs();  // v4: the Coll's own start and stop are all we have
+    s.own_cpu_times.store(true, std::memory_order_relaxed);
     s.pending.fetch_sub(1, std::memory_order_relaxed);
   }
   return handle;
@@ -338,6 +339,7 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
     if (api.func != func) r.parent_func = api.func;  // AlltoAll / Gather / Scatter
   } else {
     s.draft.p2p.cpu_start_ns = nowNs();
+    s.own_cpu_times.store(true, std::memory_order_relaxed);
     s.pending.fetch_sub(1, std::memory_order_relaxed);
   }
   return handle;
@@ -393,6 +395,9 @@ void stopEvent(void* handle) {
   switch (h.role()) {
     case Role::kColl:
     case Role::kP2p:
+      if (s->own_cpu_times.load(std::memory_order_relaxed)) s->cpu_end_ns.store(nowNs(), std::memory_order_relaxed);
+      completeOne(*s);
+      break;
     case Role::kKernelCh: completeOne(*s); break;
     case Role::kApi: stopApi(*s); break;
     case Role::kProxyOp: pool().release(*s, SlotState::kStopped); break;

@@ -40,6 +40,7 @@ uint32_t OpPool::claim(Role role) {
     s.sequence.store(s.sequence.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     s.role.store(role, std::memory_order_relaxed);
+    s.own_cpu_times.store(false, std::memory_order_relaxed);
     s.child.store(0, std::memory_order_relaxed);
     s.cpu_end_ns.store(0, std::memory_order_relaxed);
     s.gpu_first_start.store(0, std::memory_order_relaxed);

@@ -58,6 +58,7 @@ struct alignas(64) OpSlot {
   // Completion of a Coll/P2p: 1 for its own stop, one per expected KernelCh stop, one
   // while its API parent has not stopped. Whoever takes it to 0 writes the record.
   std::atomic<int32_t> pending{0};
+  std::atomic<bool> own_cpu_times{false};  // op slot without an API parent (v4): its own start/stop
   std::atomic<uint64_t> child{0};        // API slot: handle of the op waiting for our end time
   std::atomic<uint64_t> cpu_end_ns{0};   // API slot: exit time; op slot: its API's exit time
   std::atomic<uint64_t> gpu_first_start{0};

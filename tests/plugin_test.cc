@@ -1,0 +1,475 @@
+// The NCCL profiler-plugin face, driven in-process through its exported ncclProfiler_vN
+// tables the way NCCL calls them, with the records read back from the rings.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nccl-plugin/op_pool.h"
+#include "nccl-plugin/profiler_abi.h"
+#include "ringbuffer/env_setting.h"
+#include "ringbuffer/ring_registry.h"
+#include "ringbuffer/string_table.h"
+
+using namespace commtrace;
+using namespace commtrace::nccl;
+
+extern "C" {
+extern const ProfilerV4 ncclProfiler_v4;
+extern const ProfilerV5 ncclProfiler_v5;
+extern const ProfilerV6 ncclProfiler_v6;
+extern const ProfilerV7 ncclProfiler_v7;
+}
+
+namespace {
+
+// Every record of every ring, drained (the tests share one process: filter by comm id).
+std::vector<RecordSlot> drainAll() {
+  std::vector<RecordSlot> out;
+  RingRegistry::global().forEachRing([&](ThreadRing& ring) {
+    ring.drain([&](const RecordSlot& slot) { out.push_back(slot); });
+  });
+  return out;
+}
+
+std::string text(StringId id) { return std::string(StringTable::global().lookup(id)); }
+
+template <class T>
+std::vector<T> recordsOf(const std::vector<RecordSlot>& slots, uint64_t comm_id) {
+  std::vector<T> out;
+  for (const RecordSlot& s : slots) {
+    if (s.kind != KindOf<T>::value) continue;
+    const T& r = reinterpret_cast<const T&>(s.payload);
+    if (r.comm_id == comm_id) out.push_back(r);
+  }
+  return out;
+}
+
+int g_mask = 0;  // NCCL's one process-global activation mask
+
+// Builds descriptors of one version the way NCCL fills them, and calls that version's table.
+template <class Table, class Descr>
+class Nccl {
+ public:
+  Nccl(const Table& table, uint64_t comm_id, int n_ranks = 4, int rank = 0) : t_(table), comm_id_(comm_id) {
+    if constexpr (std::is_same_v<Descr, EventDescrV4>) {
+      EXPECT_EQ(t_.init(&ctx_, &g_mask, "test-comm", comm_id, 1, n_ranks, rank, nullptr), kSuccess);
+    } else {
+      EXPECT_EQ(t_.init(&ctx_, comm_id, &g_mask, "test-comm", 1, n_ranks, rank, nullptr), kSuccess);
+    }
+  }
+  ~Nccl() { t_.finalize(ctx_); }
+
+  void* start(Descr d) {
+    void* handle = reinterpret_cast<void*>(0x1234);  // must be overwritten, even for untracked events
+    EXPECT_EQ(t_.start_event(ctx_, &handle, &d), kSuccess);
+    EXPECT_NE(handle, reinterpret_cast<void*>(0x1234));
+    return handle;
+  }
+  void stop(void* h) { EXPECT_EQ(t_.stop_event(h), kSuccess); }
+  void state(void* h, EventState s, StateArgs* args) { EXPECT_EQ(t_.record_event_state(h, s, args), kSuccess); }
+
+  static Descr blank(uint64_t type, void* parent) {
+    Descr d;
+    std::memset(&d, 0xA5, sizeof d);  // NCCL's v4 adapter does not zero its descriptors
+    d.type = static_cast<decltype(d.type)>(type);
+    d.parent_obj = parent;
+    d.rank = 0;
+    return d;
+  }
+  void* kernelCh(void* parent, uint8_t channel, uint64_t start, uint64_t stop_time) {
+    Descr d = blank(kKernelCh, parent);
+    d.u.kernel_ch.channel_id = channel;
+    d.u.kernel_ch.p_timer = start;
+    void* h = this->start(d);
+    StateArgs args{};
+    args.kernel_ch.p_timer = stop_time;
+    state(h, kKernelChStop, &args);
+    return h;
+  }
+
+  uint64_t comm() const { return comm_id_; }
+
+ private:
+  const Table& t_;
+  void* ctx_ = nullptr;
+  uint64_t comm_id_;
+};
+
+using NcclV4 = Nccl<ProfilerV4, EventDescrV4>;
+using NcclV5 = Nccl<ProfilerV5, EventDescrV5>;
+using NcclV7 = Nccl<ProfilerV7, EventDescrV7>;
+
+template <class N>
+auto collApi(const char* func, size_t count, const char* datatype) {
+  auto d = N::blank(kCollApi, nullptr);
+  auto& a = [&]() -> CollApiV5& {
+    if constexpr (std::is_same_v<N, NcclV7>) return d.u.coll_api.v5;
+    else return d.u.coll_api;
+  }();
+  a = CollApiV5{func, count, datatype, 0, reinterpret_cast<void*>(0x5000), false};
+  return d;
+}
+
+template <class N>
+auto coll(void* parent, uint64_t seq, const char* func, size_t count, const char* datatype, uint8_t channels) {
+  auto d = N::blank(kColl, parent);
+  CollV4 c{seq, func, nullptr, nullptr, count, 0, datatype, channels, 8, "RING", "LL128"};
+  if constexpr (std::is_same_v<N, NcclV4>) d.u.coll = c;
+  else if constexpr (std::is_same_v<N, NcclV5>) d.u.coll = CollV5{c, nullptr};
+  else d.u.coll = CollV7{CollV5{c, nullptr}, "default", false, 0};
+  return d;
+}
+
+TEST(PluginTest, InitSetsTheDefaultMaskAndWritesCommInfo) {
+  drainAll();
+  {
+    NcclV5 nccl(ncclProfiler_v5, 0xC0FFEE01, 8, 3);
+    EXPECT_EQ(g_mask, kColl | kP2p | kKernelCh | kGroupApi | kCollApi | kP2pApi);
+  }
+  const auto infos = recordsOf<CommInfoRecord>(drainAll(), 0xC0FFEE01);
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_EQ(text(infos[0].comm_name), "test-comm");
+  EXPECT_EQ(infos[0].n_ranks, 8);
+  EXPECT_EQ(infos[0].rank, 3);
+}
+
+TEST(PluginTest, V4MaskHasNoApiEvents) {
+  NcclV4 nccl(ncclProfiler_v4, 0xC0FFEE02);
+  EXPECT_EQ(g_mask, kColl | kP2p | kKernelCh);
+}
+
+// NCCL 2.28, one ungrouped ncclAllReduce: the Coll starts and stops inside the CollApi,
+// the KernelCh events come later from the proxy thread.
+TEST(PluginTest, UngroupedAllReduceJoinsApiCollAndKernelChannels) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA11);
+  void* api = nccl.start(collApi<NcclV5>("AllReduce", 1000, "ncclFloat32"));
+  ASSERT_NE(api, nullptr);
+  void* c = nccl.start(coll<NcclV5>(api, 7, "AllReduce", 1000, "ncclFloat32", 2));
+  ASSERT_NE(c, nullptr);
+  nccl.stop(c);
+  nccl.stop(api);
+  EXPECT_TRUE(recordsOf<CollRecord>(drainAll(), 0xA11).empty()) << "written before its GPU times arrived";
+
+  std::thread proxy([&] {
+    nccl.stop(nccl.kernelCh(c, 1, 5'000'100, 5'090'000));
+    nccl.stop(nccl.kernelCh(c, 0, 5'000'000, 5'100'000));
+  });
+  proxy.join();
+  const auto colls = recordsOf<CollRecord>(drainAll(), 0xA11);
+  ASSERT_EQ(colls.size(), 1u);
+  const CollRecord& r = colls[0];
+  EXPECT_EQ(text(r.func), "AllReduce");
+  EXPECT_EQ(text(r.datatype), "ncclFloat32");
+  EXPECT_EQ(text(r.algo), "RING");
+  EXPECT_EQ(text(r.proto), "LL128");
+  EXPECT_EQ(r.parent_func, 0u);
+  EXPECT_EQ(r.seq, 7u);
+  EXPECT_EQ(r.op_index, 0u);
+  EXPECT_EQ(r.count, 1000u);
+  EXPECT_EQ(r.bytes, 4000u);
+  EXPECT_EQ(r.stream, 0x5000u);
+  EXPECT_EQ(r.n_channels, 2);
+  EXPECT_EQ(r.n_warps, 8);
+  EXPECT_GT(r.cpu_start_ns, 0u);
+  EXPECT_GE(r.cpu_end_ns, r.cpu_start_ns);
+  EXPECT_EQ(r.gpu_start_ns, 5'000'000u);
+  EXPECT_EQ(r.gpu_end_ns, 5'100'000u);
+  EXPECT_EQ(r.gpu_channel_spread_ns, 100u);
+}
+
+// Grouped: the CollApi stops at its API return, before ncclGroupEnd starts the Coll. The
+// AllGather's Coll carries NCCL's rewritten task (count in bytes, "ncclInt8"): the record
+// keeps the user's count and datatype from the CollApi and the byte total from the Coll.
+TEST(PluginTest, GroupedAllGatherKeepsUserCountAndNcclBytes) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA12);
+  auto group = NcclV5::blank(kGroupApi, nullptr);
+  group.u.group_api = GroupApiV5{false, 2};
+  void* g = nccl.start(group);
+  ASSERT_NE(g, nullptr);
+  nccl.state(g, kGroupStartApiStop, nullptr);
+  void* api = nccl.start(collApi<NcclV5>("AllGather", 256, "ncclBfloat16"));
+  nccl.stop(api);
+  nccl.state(g, kGroupEndApiStart, nullptr);
+  void* c = nccl.start(coll<NcclV5>(api, 0, "AllGather", 512, "ncclInt8", 1));
+  nccl.stop(c);
+  nccl.stop(g);
+  nccl.stop(nccl.kernelCh(c, 0, 100, 200));
+
+  const auto slots = drainAll();
+  const auto colls = recordsOf<CollRecord>(slots, 0xA12);
+  ASSERT_EQ(colls.size(), 1u);
+  EXPECT_EQ(colls[0].count, 256u);
+  EXPECT_EQ(text(colls[0].datatype), "ncclBfloat16");
+  EXPECT_EQ(colls[0].bytes, 512u);
+  EXPECT_GE(colls[0].cpu_end_ns, colls[0].cpu_start_ns);
+  EXPECT_GT(colls[0].cpu_end_ns, 0u);
+  const auto groups = recordsOf<ApiSpanRecord>(slots, 0xA12);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(text(groups[0].name), "ncclGroup");
+  EXPECT_EQ(groups[0].arg, 2u);
+}
+
+TEST(PluginTest, UnknownDatatypeLeavesBytesUnknown) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA13);
+  void* api = nccl.start(collApi<NcclV5>("AllReduce", 64, "Unknown"));  // ncclUint8 in 2.28
+  void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 64, "Unknown", 1));
+  nccl.stop(c);
+  nccl.stop(api);
+  nccl.stop(nccl.kernelCh(c, 0, 1, 2));
+  const auto colls = recordsOf<CollRecord>(drainAll(), 0xA13);
+  ASSERT_EQ(colls.size(), 1u);
+  EXPECT_EQ(text(colls[0].datatype), "Unknown");
+  EXPECT_EQ(colls[0].count, 64u);
+  EXPECT_EQ(colls[0].bytes, 0u);
+}
+
+TEST(PluginTest, V4CollTakesItsOwnTimesAndP2pChannelsAreIgnored) {
+  drainAll();
+  NcclV4 nccl(ncclProfiler_v4, 0xA14, 4);
+  void* c = nccl.start(coll<NcclV4>(reinterpret_cast<void*>(0x777), 3, "Broadcast", 4096, "ncclInt8", 1));
+  nccl.stop(c);
+  nccl.stop(nccl.kernelCh(c, 0, 10, 20));
+  auto p = NcclV4::blank(kP2p, nullptr);
+  p.u.p2p = P2pV4{"Send", nullptr, "ncclFloat16", 100, 2, 0xA5};  // n_channels: garbage in v4
+  void* send = nccl.start(p);
+  nccl.stop(send);
+
+  const auto slots = drainAll();
+  const auto colls = recordsOf<CollRecord>(slots, 0xA14);
+  ASSERT_EQ(colls.size(), 1u);
+  EXPECT_EQ(text(colls[0].func), "Broadcast");
+  EXPECT_EQ(colls[0].bytes, 4096u);
+  EXPECT_EQ(colls[0].seq, 3u);
+  EXPECT_GT(colls[0].cpu_start_ns, 0u);
+  EXPECT_GE(colls[0].cpu_end_ns, colls[0].cpu_start_ns);
+  EXPECT_EQ(colls[0].gpu_end_ns, 20u);
+  const auto p2ps = recordsOf<P2pRecord>(slots, 0xA14);
+  ASSERT_EQ(p2ps.size(), 1u);
+  EXPECT_EQ(p2ps[0].n_channels, 0);
+  EXPECT_EQ(p2ps[0].bytes, 200u);
+  EXPECT_EQ(p2ps[0].peer, 2);
+}
+
+TEST(PluginTest, V7CarriesUserTag) {
+  drainAll();
+  NcclV7 nccl(ncclProfiler_v7, 0xA15);
+  auto a = collApi<NcclV7>("ReduceScatter", 10, "ncclFloat32");
+  a.u.coll_api.user_tag = 42;
+  void* api = nccl.start(a);
+  void* c = nccl.start(coll<NcclV7>(api, 0, "ReduceScatter", 10, "ncclFloat32", 1));
+  nccl.stop(c);
+  nccl.stop(api);
+  nccl.stop(nccl.kernelCh(c, 0, 1, 2));
+  const auto colls = recordsOf<CollRecord>(drainAll(), 0xA15);
+  ASSERT_EQ(colls.size(), 1u);
+  EXPECT_EQ(colls[0].user_tag, 42u);
+}
+
+// AlltoAll decomposes into per-peer Send/Recv P2p events, each under a P2pApi "AlltoAll".
+TEST(PluginTest, AlltoAllPiecesKeepTheirParentFuncAndPerPeerIndex) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA16, 3);
+  std::vector<void*> ops;
+  for (int round = 0; round < 2; ++round) {
+    for (int peer = 0; peer < 3; ++peer) {
+      for (const char* dir : {"Send", "Recv"}) {
+        auto a = NcclV5::blank(kP2pApi, nullptr);
+        a.u.p2p_api = P2pApiV5{"AlltoAll", 8, "ncclInt32", nullptr, false};
+        void* api = nccl.start(a);
+        nccl.stop(api);
+        auto p = NcclV5::blank(kP2p, api);
+        p.u.p2p = P2pV5{P2pV4{dir, nullptr, "ncclInt32", 8, peer, 1}, nullptr};
+        void* h = nccl.start(p);
+        nccl.stop(h);
+        nccl.stop(nccl.kernelCh(h, 0, 1000, 2000 + peer));
+      }
+    }
+  }
+  const auto p2ps = recordsOf<P2pRecord>(drainAll(), 0xA16);
+  ASSERT_EQ(p2ps.size(), 12u);
+  for (size_t i = 0; i < p2ps.size(); ++i) {
+    EXPECT_EQ(text(p2ps[i].parent_func), "AlltoAll");
+    EXPECT_EQ(p2ps[i].bytes, 32u);
+    EXPECT_EQ(p2ps[i].op_index, i < 6 ? 0u : 1u) << "k-th send to a peer has index k";
+    EXPECT_EQ(p2ps[i].gpu_end_ns, 2000u + p2ps[i].peer);
+  }
+}
+
+TEST(PluginTest, NullAndForeignArgumentsAreHarmless) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA17);
+  // NULL descriptor, NULL handle pointer, NULL context
+  void* h = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(ncclProfiler_v5.start_event(nullptr, &h, nullptr), kSuccess);
+  EXPECT_EQ(h, nullptr);
+  EXPECT_EQ(ncclProfiler_v5.start_event(nullptr, nullptr, nullptr), kSuccess);
+  // Foreign, stale and forged handles
+  for (uint64_t bits : {0ull, 1ull, 0xdeadbeefull, 0xC700000000000000ull, 0xC7F0000012345678ull, ~0ull}) {
+    void* foreign = reinterpret_cast<void*>(bits);
+    EXPECT_EQ(ncclProfiler_v5.stop_event(foreign), kSuccess);
+    EXPECT_EQ(ncclProfiler_v5.record_event_state(foreign, kKernelChStop, nullptr), kSuccess);
+    StateArgs args{};
+    EXPECT_EQ(ncclProfiler_v5.record_event_state(foreign, kProxyStepSendWait, &args), kSuccess);
+    EXPECT_EQ(nccl.start(coll<NcclV5>(foreign, 0, "AllReduce", 1, "ncclFloat32", 0)) != nullptr, true);
+  }
+  // A NULL-named op with NULL strings everywhere.
+  void* c = nccl.start(coll<NcclV5>(nullptr, 0, nullptr, 1, nullptr, 0));
+  ASSERT_NE(c, nullptr);
+  nccl.stop(c);
+  // Untracked event types get a NULL handle.
+  EXPECT_EQ(nccl.start(NcclV5::blank(kProxyCtrl, nullptr)), nullptr);
+  EXPECT_EQ(nccl.start(NcclV5::blank(kKernelLaunch, nullptr)), nullptr);
+  EXPECT_EQ(nccl.start(NcclV5::blank(kNetPlugin, nullptr)), nullptr);
+}
+
+TEST(PluginTest, LateAndSurplusChildrenNeverDuplicateARecord) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA18);
+  void* api = nccl.start(collApi<NcclV5>("AllReduce", 1, "ncclFloat32"));
+  void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 1, "ncclFloat32", 1));
+  nccl.stop(c);
+  nccl.stop(api);
+  void* k = nccl.kernelCh(c, 0, 1, 2);
+  nccl.stop(k);
+  nccl.stop(k);  // twice
+  nccl.stop(c);  // the op again, after it completed
+  nccl.stop(api);
+  void* late = nccl.kernelCh(c, 1, 3, 4);  // a channel NCCL did not announce
+  EXPECT_EQ(late, nullptr);
+  nccl.stop(late);
+  EXPECT_EQ(recordsOf<CollRecord>(drainAll(), 0xA18).size(), 1u);
+}
+
+TEST(PluginTest, ProxyOpOfAnotherProcessNeverReadsItsParent) {
+  NcclV5 nccl(ncclProfiler_v5, 0xA19);
+  auto d = NcclV5::blank(kProxyOp, reinterpret_cast<void*>(0xC700000000000001ull));
+  d.u.proxy_op = ProxyOpDescr{getpid() + 1, 0, 1, 4, 4096, 1};
+  void* op = nccl.start(d);
+  ASSERT_NE(op, nullptr);
+  {
+    plugin::SharedSnapshot s{};
+    ASSERT_TRUE(plugin::OpPool::global().snapshot(op, plugin::roleBit(plugin::Role::kProxyOp), s));
+    EXPECT_EQ(s.comm_id, 0xA19u);
+    EXPECT_EQ(s.op_index, ~uint64_t{0}) << "op of unknown parent";
+  }
+  nccl.stop(op);
+}
+
+TEST(PluginTest, ProxyStepsRecordStatesAndBytes) {
+  drainAll();
+  NcclV5 nccl(ncclProfiler_v5, 0xA1A);
+  void* api = nccl.start(collApi<NcclV5>("AllReduce", 1, "ncclFloat32"));
+  void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 1, "ncclFloat32", 1));
+  auto d = NcclV5::blank(kProxyOp, c);
+  d.u.proxy_op = ProxyOpDescr{getpid(), 3, 5, 1, 4096, 1};
+  void* op = nccl.start(d);
+  auto sd = NcclV5::blank(kProxyStep, op);
+  sd.u.proxy_step.step = 0;
+  void* step = nccl.start(sd);
+  StateArgs args{};
+  nccl.state(step, kProxyStepSendGpuWait, &args);
+  nccl.state(step, kProxyStepSendPeerWait, &args);
+  args.proxy_step.trans_size = 4096;
+  nccl.state(step, kProxyStepSendWait, &args);
+  nccl.stop(step);
+  nccl.stop(op);
+  nccl.stop(c);
+  nccl.stop(api);
+  nccl.stop(nccl.kernelCh(c, 0, 1, 2));
+  const auto slots = drainAll();
+  const auto steps = recordsOf<ProxyStepRecord>(slots, 0xA1A);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].trans_bytes, 4096u);
+  EXPECT_EQ(steps[0].peer, 5);
+  EXPECT_EQ(steps[0].channel, 3);
+  EXPECT_EQ(steps[0].is_send, 1);
+  EXPECT_EQ(steps[0].op_index, recordsOf<CollRecord>(slots, 0xA1A).at(0).op_index);
+  EXPECT_LE(steps[0].cpu_start_ns, steps[0].state_ns[0]);
+  EXPECT_LE(steps[0].state_ns[0], steps[0].state_ns[2]);
+  EXPECT_LE(steps[0].state_ns[2], steps[0].cpu_end_ns);
+}
+
+// Ops whose KernelCh never all arrived are written once, at finalize, with what is known.
+TEST(PluginTest, FinalizeWritesOpsStillWaitingForTheirChannels) {
+  drainAll();
+  {
+    NcclV5 nccl(ncclProfiler_v5, 0xA1B);
+    void* api = nccl.start(collApi<NcclV5>("AllReduce", 1, "ncclFloat32"));
+    void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 1, "ncclFloat32", 4));
+    nccl.stop(c);
+    nccl.stop(api);
+    nccl.stop(nccl.kernelCh(c, 0, 10, 20));  // 1 of 4 channels
+    EXPECT_TRUE(recordsOf<CollRecord>(drainAll(), 0xA1B).empty());
+  }
+  const auto colls = recordsOf<CollRecord>(drainAll(), 0xA1B);
+  ASSERT_EQ(colls.size(), 1u);
+  EXPECT_EQ(colls[0].gpu_start_ns, 10u);
+}
+
+TEST(PluginTest, ExhaustedPoolLeavesEventsUntrackedAndCounted) {
+  NcclV5 nccl(ncclProfiler_v5, 0xA1C);
+  std::vector<void*> live;
+  const uint64_t before = plugin::OpPool::global().exhausted();
+  for (uint32_t i = 0; i < plugin::OpPool::kSlots + 100; ++i) {
+    live.push_back(nccl.start(coll<NcclV5>(nullptr, i, "AllReduce", 1, "ncclFloat32", 1)));
+  }
+  EXPECT_EQ(live.back(), nullptr);
+  EXPECT_GT(plugin::OpPool::global().exhausted(), before);
+  for (void* h : live) nccl.stop(h);  // NULL handles included
+  for (void* h : live) nccl.stop(nccl.kernelCh(h, 0, 1, 2));
+  drainAll();
+  EXPECT_NE(nccl.start(coll<NcclV5>(nullptr, 0, "AllReduce", 1, "ncclFloat32", 0)), nullptr) << "slots came back";
+}
+
+// Settings are read once per process: each case runs in a fresh child.
+TEST(PluginSettingsTest, ProxyEventsAndKernelTimingChangeTheMask) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("COMMTRACE_PROXY_EVENTS", "1", 1);
+        setenv("COMMTRACE_KERNEL_TIMING", "off", 1);
+        NcclV5 nccl(ncclProfiler_v5, 0xB01);
+        std::exit(g_mask == (kColl | kP2p | kGroupApi | kCollApi | kP2pApi | kProxyOp | kProxyStep) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(PluginSettingsTest, BadValueIsReportedOnceAndTheDefaultUsed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("COMMTRACE_PROXY_EVENTS", "sometimes", 1);
+        NcclV5 a(ncclProfiler_v5, 0xB02);
+        NcclV5 b(ncclProfiler_v5, 0xB03);
+        std::exit((g_mask & kProxyOp) == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "commtrace: COMMTRACE_PROXY_EVENTS=sometimes is not 1/0, true/false, yes/no or on/off; using 0\n$");
+}
+
+TEST(EnvSettingTest, ParsesNumbersAndRejectsGarbage) {
+  setenv("COMMTRACE_TEST_NUMBER", "250", 1);
+  EXPECT_EQ(envUint("COMMTRACE_TEST_NUMBER", 7, 10, 1000), 250u);
+  for (const char* bad : {"-1", "12ab", "5", "99999", "1e3"}) {
+    setenv("COMMTRACE_TEST_NUMBER", bad, 1);
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(envUint("COMMTRACE_TEST_NUMBER", 7, 10, 1000), 7u) << bad;
+    EXPECT_NE(::testing::internal::GetCapturedStderr().find("commtrace: COMMTRACE_TEST_NUMBER="), std::string::npos);
+  }
+  unsetenv("COMMTRACE_TEST_NUMBER");
+  EXPECT_EQ(envUint("COMMTRACE_TEST_NUMBER", 7, 10, 1000), 7u);
+  setenv("COMMTRACE_TEST_FLAG", "YES", 1);
+  EXPECT_TRUE(envFlag("COMMTRACE_TEST_FLAG", false));
+  setenv("COMMTRACE_TEST_FLAG", "Off", 1);
+  EXPECT_FALSE(envFlag("COMMTRACE_TEST_FLAG", true));
+}
+
+}  // namespace
