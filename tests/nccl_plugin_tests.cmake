@@ -1,2 +1,13 @@
 # The NCCL profiler-plugin face, in-process through its exported tables.
 ct_test(plugin_test SOURCES plugin_test.cc LIBS ct_nccl_plugin ct_ringbuffer)
+
+# The real libnccl.so.2 of the CUDA toolkit, if there is one (see real_nccl_test.cc).
+find_package(CUDAToolkit QUIET)
+find_library(REAL_NCCL_LIBRARY NAMES libnccl.so.2 nccl
+             HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib /usr/local/cuda/lib64 /usr/local/cuda/lib)
+if(REAL_NCCL_LIBRARY AND NOT COMMTRACE_SANITIZE)
+  ct_test(real_nccl_test SOURCES real_nccl_test.cc LIBS ${CMAKE_DL_LIBS})
+  target_compile_definitions(real_nccl_test PRIVATE COMMTRACE_SO_PATH="$<TARGET_FILE:commtrace_so>"
+                                                    REAL_NCCL_PATH="${REAL_NCCL_LIBRARY}")
+  add_dependencies(real_nccl_test commtrace_so)
+endif()
