@@ -215,6 +215,11 @@ void finalizeComm(CommContext* comm) {
   // Ops whose GPU times never all arrived (an aborted communicator, fewer KernelCh than
   // channels announced) are written with what is known, once: claiming `pending` makes
   // a late stop on another thread a no-op.
+  // Events the pool had no room for, process-wide and cumulative, so the file says so.
+  if (const uint64_t untracked = pool().exhausted(); untracked > 0) {
+    record(DropSummaryRecord{.cpu_ns = nowNs(), .dropped_kind = static_cast<uint8_t>(RecordKind::kColl),
+                             .untracked = untracked});
+  }
   pool().forEachLive([&](OpSlot& s) {
     const Role role = s.role.load(std::memory_order_relaxed);
     if ((kOpRoles & roleBit(role)) == 0) return;

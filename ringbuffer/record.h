@@ -170,6 +170,7 @@ struct DropSummaryRecord {
   uint64_t cpu_ns;
   uint32_t thread;       // the dropping thread's tid
   uint8_t dropped_kind;  // a RecordKind
+  uint64_t untracked;    // events a face could not follow (its op pool was full), process-wide
 };
 
 template <class T> struct KindOf;

@@ -175,6 +175,7 @@ constexpr Column kDropSummary[] = {
     PLAIN(DropSummaryRecord, ring_full, 3, false),
     PLAIN(DropSummaryRecord, sink_failed, 4, false),
     DELTA(DropSummaryRecord, cpu_ns, 5, -1, true, 0, 0),
+    PLAIN(DropSummaryRecord, untracked, 6, false),
 };
 
 constexpr Table kTables[] = {

@@ -414,19 +414,26 @@ TEST(PluginTest, FinalizeWritesOpsStillWaitingForTheirChannels) {
   EXPECT_EQ(colls[0].gpu_start_ns, 10u);
 }
 
-TEST(PluginTest, ExhaustedPoolLeavesEventsUntrackedAndCounted) {
-  NcclV5 nccl(ncclProfiler_v5, 0xA1C);
-  std::vector<void*> live;
-  const uint64_t before = plugin::OpPool::global().exhausted();
-  for (uint32_t i = 0; i < plugin::OpPool::kSlots + 100; ++i) {
-    live.push_back(nccl.start(coll<NcclV5>(nullptr, i, "AllReduce", 1, "ncclFloat32", 1)));
-  }
-  EXPECT_EQ(live.back(), nullptr);
-  EXPECT_GT(plugin::OpPool::global().exhausted(), before);
-  for (void* h : live) nccl.stop(h);  // NULL handles included
-  for (void* h : live) nccl.stop(nccl.kernelCh(h, 0, 1, 2));
+TEST(PluginTest, ExhaustedPoolLeavesEventsUntrackedCountedAndReported) {
   drainAll();
-  EXPECT_NE(nccl.start(coll<NcclV5>(nullptr, 0, "AllReduce", 1, "ncclFloat32", 0)), nullptr) << "slots came back";
+  const uint64_t before = plugin::OpPool::global().exhausted();
+  {
+    NcclV5 nccl(ncclProfiler_v5, 0xA1C);
+    std::vector<void*> live;
+    for (uint32_t i = 0; i < plugin::OpPool::kSlots + 100; ++i) {
+      live.push_back(nccl.start(coll<NcclV5>(nullptr, i, "AllReduce", 1, "ncclFloat32", 1)));
+    }
+    EXPECT_EQ(live.back(), nullptr);
+    EXPECT_GT(plugin::OpPool::global().exhausted(), before);
+    for (void* h : live) nccl.stop(h);  // NULL handles included
+    for (void* h : live) nccl.stop(nccl.kernelCh(h, 0, 1, 2));
+    EXPECT_NE(nccl.start(coll<NcclV5>(nullptr, 0, "AllReduce", 1, "ncclFloat32", 0)), nullptr) << "slots came back";
+  }
+  uint64_t untracked = 0;
+  for (const RecordSlot& s : drainAll()) {
+    if (s.kind == RecordKind::kDropSummary) untracked = std::max(untracked, s.payload.drop_summary.untracked);
+  }
+  EXPECT_EQ(untracked, plugin::OpPool::global().exhausted()) << "finalize writes the cumulative count";
 }
 
 // Settings are read once per process: each case runs in a fresh child.

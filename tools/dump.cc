@@ -54,6 +54,7 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
   uint64_t chunks = 0;
   // Drop summaries are cumulative per (thread, kind): the latest one of each counts.
   std::map<std::pair<uint32_t, uint8_t>, std::pair<uint64_t, uint64_t>> drops;
+  uint64_t untracked = 0;  // process-wide, cumulative: the largest report is the total
   DecodedChunk chunk;
   size_t issues_printed = 0;
   // Damage goes to stderr as it is found, between the records around it.
@@ -69,6 +70,7 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
         const DropSummaryRecord& d = slot.payload.drop_summary;
         auto& latest = drops[{d.thread, d.dropped_kind}];
         latest = {std::max(latest.first, d.ring_full), std::max(latest.second, d.sink_failed)};
+        untracked = std::max(untracked, d.untracked);
       }
       printRecord(reader, slot, format, out);
     }
@@ -89,6 +91,7 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
   }
   err << " (" << total << " records); dropped before the file: " << ring_full << " (ring full), "
       << sink_failed << " (write failed)";
+  if (untracked > 0) err << "; NCCL events not followed: " << untracked << " (plugin op pool full)";
   if (!reader.issues().empty()) err << "; " << reader.issues().size() << " damaged region(s)";
   err << '\n';
   return 0;
