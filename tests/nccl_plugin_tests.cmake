@@ -11,3 +11,11 @@ if(REAL_NCCL_LIBRARY AND NOT COMMTRACE_SANITIZE)
                                                     REAL_NCCL_PATH="${REAL_NCCL_LIBRARY}")
   add_dependencies(real_nccl_test commtrace_so)
 endif()
+
+# Loading the built libcommtrace.so as NCCL does. Preloading it into a sanitizer build
+# would put it ahead of the sanitizer runtime, so plain builds only.
+if(NOT COMMTRACE_SANITIZE)
+  ct_test(plugin_loading_test SOURCES plugin_loading_test.cc LIBS ct_sink_reader ${CMAKE_DL_LIBS})
+  target_compile_definitions(plugin_loading_test PRIVATE COMMTRACE_SO_PATH="$<TARGET_FILE:commtrace_so>")
+  add_dependencies(plugin_loading_test commtrace_so)
+endif()

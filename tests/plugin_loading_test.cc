@@ -1,0 +1,216 @@
+// libcommtrace.so found and loaded the ways NCCL finds its profiler plugin (reference
+// section 1): dlopen(RTLD_NOW|RTLD_LOCAL) by absolute path, by the libnccl-profiler-<name>.so
+// name on the library path, and through dlopen(NULL) when preloaded with
+// NCCL_PROFILER_PLUGIN=STATIC_PLUGIN; plus NCCL's dlclose at the last communicator's
+// finalize and reload at the next init. Each case runs in a fresh process (this binary,
+// re-executed with a different environment) and is checked through the trace file it
+// leaves behind.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nccl-plugin/profiler_abi.h"
+#include "sink/reader.h"
+#include "tests/temp_dir.h"
+
+using namespace commtrace;
+using namespace commtrace::nccl;
+
+namespace {
+
+constexpr const char* kLibrary = COMMTRACE_SO_PATH;
+constexpr const char* kChildMode = "COMMTRACE_TEST_LOADING_CHILD";
+
+std::string libraryDir() { return std::filesystem::path(kLibrary).parent_path().string(); }
+
+// The newest ncclProfiler_vN the handle offers, as NCCL 2.31 searches them.
+const ProfilerV5* bindNewest(void* handle, std::string& bound) {
+  for (const char* symbol : kProfilerSymbols) {
+    if (void* table = dlsym(handle, symbol)) {
+      bound = symbol;
+      // v5, v6 and v7 share the table layout and every field this test fills.
+      return static_cast<const ProfilerV5*>(table);
+    }
+  }
+  return nullptr;
+}
+
+int g_mask = 0;
+
+// One communicator with one AllReduce, as NCCL 2.28 reports it (no KernelCh: the mask
+// asks for them, but a communicator may also be finalized before any arrive).
+bool playOneCommunicator(const ProfilerV5& t, uint64_t comm_id) {
+  void* ctx = nullptr;
+  if (t.init(&ctx, comm_id, &g_mask, "loading", 1, 2, 0, nullptr) != kSuccess) return false;
+  EventDescrV5 api{};
+  api.type = kCollApi;
+  api.u.coll_api = CollApiV5{"AllReduce", 16, "ncclFloat32", 0, nullptr, false};
+  void* api_handle = nullptr;
+  t.start_event(ctx, &api_handle, &api);
+  EventDescrV5 coll{};
+  coll.type = kColl;
+  coll.parent_obj = api_handle;
+  coll.u.coll = CollV5{CollV4{0, "AllReduce", nullptr, nullptr, 16, 0, "ncclFloat32", 0, 8, "RING", "SIMPLE"}, nullptr};
+  void* coll_handle = nullptr;
+  t.start_event(ctx, &coll_handle, &coll);
+  t.stop_event(coll_handle);
+  t.stop_event(api_handle);
+  return t.finalize(ctx) == kSuccess && api_handle != nullptr && coll_handle != nullptr;
+}
+
+// The child's side: load as told by the mode, play, exit normally (the library's
+// destructor writes the file). Exit codes say what went wrong.
+int runChild(const std::string& mode) {
+  if (mode == "preload-env") {
+    char real[PATH_MAX];
+    const char* value = std::getenv("NCCL_PROFILER_PLUGIN");
+    return value != nullptr && realpath(kLibrary, real) != nullptr && std::strcmp(value, real) == 0 ? 0 : 16;
+  }
+  void* handle = nullptr;
+  if (mode == "path" || mode == "reload") handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (mode == "name") handle = dlopen("libnccl-profiler-commtrace.so", RTLD_NOW | RTLD_LOCAL);
+  if (mode == "static") handle = dlopen(nullptr, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return 10;
+  std::string bound;
+  const ProfilerV5* table = bindNewest(handle, bound);
+  if (table == nullptr || bound != "ncclProfiler_v7") return 11;
+  if (!playOneCommunicator(*table, 0x10AD01)) return 12;
+  if (!playOneCommunicator(*table, 0x10AD02)) return 13;  // a second communicator
+  if (mode == "reload") {
+    for (uint64_t round = 0; round < 3; ++round) {  // NCCL: dlclose at the last finalize, reload at the next init
+      if (dlclose(handle) != 0) return 14;
+      handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+      table = handle != nullptr ? bindNewest(handle, bound) : nullptr;
+      if (table == nullptr || !playOneCommunicator(*table, 0x10AD10 + round)) return 15;
+    }
+  }
+  return 0;
+}
+
+struct ChildResult {
+  int exit_code = -1;
+  std::string stderr_text;
+};
+
+// Runs this binary's child mode with extra environment, capturing its stderr.
+ChildResult runInChild(const std::string& mode, const std::string& dir, std::vector<std::string> env) {
+  const std::string err_path = dir + "/child.stderr";
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv(kChildMode, mode.c_str(), 1);
+    setenv("COMMTRACE_DIR", dir.c_str(), 1);
+    unsetenv("NCCL_PROFILER_PLUGIN");
+    for (const std::string& kv : env) putenv(strdup(kv.c_str()));
+    if (freopen(err_path.c_str(), "w", stderr) == nullptr || freopen("/dev/null", "w", stdout) == nullptr) _exit(99);
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) _exit(98);
+    self[n] = '\0';
+    const std::string filter = "--gtest_filter=PluginLoadingChild.Run";
+    execl(self, self, filter.c_str(), static_cast<char*>(nullptr));
+    _exit(97);
+  }
+  ChildResult result;
+  int status = 0;
+  if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  std::ifstream in(err_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  result.stderr_text = text.str();
+  std::filesystem::remove(err_path);
+  return result;
+}
+
+// Communicator ids and Coll records in the one trace file of the run directory.
+struct TraceSummary {
+  std::vector<uint64_t> comm_ids;
+  size_t colls = 0;
+};
+
+TraceSummary readRun(const std::string& dir) {
+  TraceSummary summary;
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".ctrace") files.push_back(entry.path().string());
+  }
+  EXPECT_EQ(files.size(), 1u) << "one file per process";
+  if (files.empty()) return summary;
+  TraceReader reader;
+  std::string error;
+  EXPECT_TRUE(reader.open(files[0], error)) << error;
+  DecodedChunk chunk;
+  while (reader.next(chunk)) {
+    for (const RecordSlot& s : chunk.records) {
+      if (s.kind == RecordKind::kCommInfo) summary.comm_ids.push_back(s.payload.comm_info.comm_id);
+      if (s.kind == RecordKind::kColl) ++summary.colls;
+    }
+  }
+  return summary;
+}
+
+TEST(PluginLoadingChild, Run) {
+  const char* mode = std::getenv(kChildMode);
+  if (mode == nullptr) GTEST_SKIP() << "runs only as the child of a PluginLoadingTest";
+  std::exit(runChild(mode));
+}
+
+TEST(PluginLoadingTest, ByAbsolutePath) {
+  testutil::TempDir dir;
+  const ChildResult child = runInChild("path", dir.path(), {});
+  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  const TraceSummary run = readRun(dir.path());
+  EXPECT_EQ(run.comm_ids, (std::vector<uint64_t>{0x10AD01, 0x10AD02}));
+  EXPECT_EQ(run.colls, 2u);
+}
+
+TEST(PluginLoadingTest, ByProfilerNameOnTheLibraryPath) {
+  testutil::TempDir dir;
+  const ChildResult child = runInChild("name", dir.path(), {"LD_LIBRARY_PATH=" + libraryDir()});
+  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  EXPECT_EQ(readRun(dir.path()).colls, 2u);
+}
+
+TEST(PluginLoadingTest, PreloadedWithStaticPlugin) {
+  testutil::TempDir dir;
+  const ChildResult child = runInChild("static", dir.path(),
+                                       {std::string("LD_PRELOAD=") + kLibrary, "NCCL_PROFILER_PLUGIN=STATIC_PLUGIN"});
+  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  EXPECT_EQ(readRun(dir.path()).colls, 2u);
+  EXPECT_EQ(child.stderr_text.find("commtrace: NCCL_PROFILER_PLUGIN"), std::string::npos) << "it was set";
+}
+
+TEST(PluginLoadingTest, DlcloseAndReloadKeepRecordingIntoOneFile) {
+  testutil::TempDir dir;
+  const ChildResult child = runInChild("reload", dir.path(), {});
+  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  const TraceSummary run = readRun(dir.path());
+  EXPECT_EQ(run.comm_ids.size(), 5u);
+  EXPECT_EQ(run.colls, 5u);
+}
+
+// Preloaded with NCCL_PROFILER_PLUGIN unset, the constructor points NCCL at the library
+// and says so once.
+TEST(PluginLoadingTest, PreloadSetsNcclProfilerPluginWhenUnset) {
+  testutil::TempDir dir;
+  const ChildResult child = runInChild("preload-env", dir.path(), {std::string("LD_PRELOAD=") + kLibrary});
+  EXPECT_EQ(child.exit_code, 0) << "the child's NCCL_PROFILER_PLUGIN is not the library's real path";
+  char real[PATH_MAX];
+  ASSERT_NE(realpath(kLibrary, real), nullptr);
+  EXPECT_NE(child.stderr_text.find(std::string("commtrace: NCCL_PROFILER_PLUGIN was unset; set it to ") + real),
+            std::string::npos)
+      << child.stderr_text;
+}
+
+}  // namespace
