@@ -60,7 +60,8 @@ struct CollRecord {
 // One send or receive; AlltoAll/Gather/Scatter decompose into these with parent_func set.
 struct P2pRecord {
   uint64_t comm_id;
-  uint64_t op_index;
+  uint64_t op_index;  // per (communicator, direction, peer): the k-th send A->B meets the k-th receive on B
+
   uint64_t count;
   uint64_t bytes;
   uint64_t stream;

@@ -71,7 +71,7 @@ constexpr Column kP2p[] = {
     SIGNED(P2pRecord, peer, 11, true),
     PLAIN(P2pRecord, n_channels, 12, true),
     PLAIN(P2pRecord, graph_captured, 13, true),
-    DELTA(P2pRecord, op_index, 20, -1, false, cols(1), 1),
+    DELTA(P2pRecord, op_index, 20, -1, false, cols(1, 6, 9), 1),
     DELTA(P2pRecord, cpu_start_ns, 21, -1, true, kP2pShape, 0),  // [13]
     DELTA(P2pRecord, cpu_end_ns, 22, 13, false, kP2pShape, 0),
     DELTA(P2pRecord, gpu_start_ns, 23, -1, true, kP2pShape, 0),  // [15]
