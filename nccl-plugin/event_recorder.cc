@@ -71,6 +71,14 @@ void fillGpuTimes(OpSlot& s, OpRecord& r) {
   r.gpu_end_ns = s.gpu_last_stop.load(std::memory_order_relaxed);
 }
 
+uint32_t generationOf(const void* handle) { return OpHandle(handle).generation(); }
+
+// Frees a slot its caller owns (it completed the op, or won the stop).
+void freeSlot(OpSlot& s) {
+  const uint32_t sequence = SlotTag::sequence(s.tag.load(std::memory_order_relaxed));
+  s.tag.store(SlotTag::make(sequence, SlotState::kFree), std::memory_order_release);
+}
+
 // Writes a finished Coll/P2p and frees its slot. The caller took `pending` to 0, so it
 // owns the slot and sees every write made before each decrement.
 void emitOp(OpSlot& s) {
@@ -89,13 +97,13 @@ void emitOp(OpSlot& s) {
     fillGpuTimes(s, r);
     record(r);
   }
-  pool().release(s, SlotState::kFree);
+  freeSlot(s);
 }
 
-void completeOne(OpSlot& s) {
-  // Only the decrement to exactly 0 completes: a surplus stop (more KernelCh than
-  // channels announced) finds a value at or below 0 and does nothing.
-  if (s.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) emitOp(s);
+// A surplus stop (more KernelCh than channels announced, a second stop) finds the count at
+// 0 or another generation's count, and does nothing.
+void completeOne(OpSlot& s, uint32_t generation) {
+  if (OpPool::completeOne(s, generation)) emitOp(s);
 }
 
 // Links a starting op to its API parent (v5+) and returns the parent's fields. The API's
@@ -104,45 +112,48 @@ void completeOne(OpSlot& s) {
 // its exit time.
 bool adoptApiParent(OpSlot& op, void* op_handle, const void* api_parent, SharedSnapshot& api) {
   if (api_parent == nullptr || !pool().snapshot(api_parent, roleBit(Role::kApi), api)) return false;
-  OpSlot* parent = pool().resolve(api_parent, roleBit(Role::kApi));
-  if (parent == nullptr) return true;  // reclaimed after the snapshot: fields valid, exit time unknown
-  uint64_t expected = 0;
-  if (parent->child.compare_exchange_strong(expected, reinterpret_cast<uint64_t>(op_handle),
-                                            std::memory_order_acq_rel, std::memory_order_acquire)) {
+  OpSlot& parent = pool().slot(OpHandle(api_parent).index());
+  // Expecting the API's own handle (its generation included): succeeds only while that
+  // very API is live and has no child yet.
+  uint64_t expected = reinterpret_cast<uint64_t>(api_parent);
+  if (parent.child.compare_exchange_strong(expected, reinterpret_cast<uint64_t>(op_handle),
+                                           std::memory_order_acq_rel, std::memory_order_acquire)) {
     return true;  // the API's stop delivers the exit time and the last completion
   }
-  op.cpu_end_ns.store(parent->cpu_end_ns.load(std::memory_order_acquire), std::memory_order_relaxed);
-  op.pending.fetch_sub(1, std::memory_order_relaxed);  // the API will not deliver: it stopped already
+  // Stopped already (or reclaimed): its exit time counts only if the slot still holds it.
+  const uint64_t cpu_end = parent.cpu_end_ns.load(std::memory_order_acquire);
+  op.cpu_end_ns.store(pool().stillCurrent(api_parent) ? cpu_end : 0, std::memory_order_relaxed);
+  op.pending.fetch_sub(1, std::memory_order_relaxed);  // nobody else holds the handle yet
   return true;
 }
 
-constexpr uint64_t kApiStopped = ~uint64_t{0};
+constexpr uint64_t kApiStopped = ~uint64_t{0};  // no valid handle: its magic byte is 0xFF
 
-void stopApi(OpSlot& s) {
+void stopApi(OpSlot& s, uint64_t tag) {
+  if (!OpPool::transition(s, tag, SlotState::kStopping)) return;  // stopped twice
   const uint64_t now = nowNs();
   s.cpu_end_ns.store(now, std::memory_order_release);
   const uint64_t child = s.child.exchange(kApiStopped, std::memory_order_acq_rel);
-  if (child != 0) {
-    if (OpSlot* op = pool().resolve(reinterpret_cast<void*>(child), kOpRoles)) {
+  if (OpHandle(reinterpret_cast<void*>(child)).role() != Role::kApi) {
+    // An op registered: it cannot complete before this delivery, so its slot is its own.
+    void* op_handle = reinterpret_cast<void*>(child);
+    if (OpSlot* op = pool().resolve(op_handle, kOpRoles)) {
       op->cpu_end_ns.store(now, std::memory_order_relaxed);
-      completeOne(*op);
+      completeOne(*op, generationOf(op_handle));
     }
   }
-  pool().release(s, SlotState::kStopped);
+  s.tag.store(SlotTag::make(SlotTag::sequence(tag), SlotState::kStopped), std::memory_order_release);
 }
 
-void stopProxyStep(OpSlot& s) {
-  ProxyStepRecord r = s.draft.proxy_step;
+// ProxyStep and GroupApi: the record is complete at the stop; the stop that wins the slot
+// writes it.
+template <class Record>
+void stopSpan(OpSlot& s, uint64_t tag, Record OpSlot::Draft::*draft) {
+  if (!OpPool::transition(s, tag, SlotState::kStopping)) return;
+  Record r = s.draft.*draft;
   r.cpu_end_ns = nowNs();
   record(r);
-  pool().release(s, SlotState::kFree);
-}
-
-void stopGroupApi(OpSlot& s) {
-  ApiSpanRecord r = s.draft.api_span;
-  r.cpu_end_ns = nowNs();
-  record(r);
-  pool().release(s, SlotState::kFree);
+  freeSlot(s);
 }
 
 // The ProxyStep state's place in ProxyStepRecord::state_ns (send: GPUWait, PeerWait, Wait;
@@ -220,14 +231,12 @@ void finalizeComm(CommContext* comm) {
     record(DropSummaryRecord{.cpu_ns = nowNs(), .dropped_kind = static_cast<uint8_t>(RecordKind::kColl),
                              .untracked = untracked});
   }
-  pool().forEachLive([&](OpSlot& s) {
+  pool().forEachLive([&](OpSlot& s, uint64_t tag) {
     const Role role = s.role.load(std::memory_order_relaxed);
     if ((kOpRoles & roleBit(role)) == 0) return;
     if (s.shared.comm_id.load(std::memory_order_relaxed) != comm->comm_id) return;
-    int32_t pending = s.pending.load(std::memory_order_acquire);
-    while (pending > 0 && !s.pending.compare_exchange_weak(pending, 0, std::memory_order_acq_rel)) {
-    }
-    if (pending > 0) emitOp(s);
+    const uint32_t generation = SlotTag::sequence(tag) & OpHandle::kGenerationMask;
+    if (OpPool::completeOne(s, generation, /*all=*/true)) emitOp(s);
   });
   delete comm;
 }
@@ -261,6 +270,8 @@ void* startApi(CommContext& comm, const ApiView& api) {
   f.root_or_peer.store(api.root, relaxed);
   f.graph_captured.store(api.graph_captured, relaxed);
   f.cpu_start_ns.store(nowNs(), relaxed);
+  OpSlot& s = pool().slot(index);
+  s.child.store(reinterpret_cast<uint64_t>(pool().handleAfterPublish(index)), relaxed);
   return pool().publish(index);
 }
 
@@ -289,8 +300,8 @@ void* startColl(CommContext& comm, const CollView& coll) {
                             .root = coll.root,
                             .n_channels = coll.n_channels,
                             .n_warps = coll.n_warps};
-  const int32_t kernel_ch = comm.expect_kernel_ch ? coll.n_channels : 0;
-  s.pending.store(2 + kernel_ch, std::memory_order_release);  // own stop, KernelCh stops, API stop
+  const uint32_t kernel_ch = comm.expect_kernel_ch ? coll.n_channels : 0;
+  OpPool::setPending(s, generationOf(pool().handleAfterPublish(index)), 2 + kernel_ch);  // own, KernelCh, API stops
   void* handle = pool().publish(index);
   SharedSnapshot api;
   if (adoptApiParent(s, handle, coll.api_parent, api)) {
@@ -331,8 +342,8 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
                           .n_channels = p2p.channels_known ? p2p.n_channels : uint8_t{0}};
   // v4 never fills p2p.nChannels, so there is no count of KernelCh to wait for: a v4 P2p
   // completes at its stop, without GPU times.
-  const int32_t kernel_ch = comm.expect_kernel_ch && p2p.channels_known ? p2p.n_channels : 0;
-  s.pending.store(2 + kernel_ch, std::memory_order_release);
+  const uint32_t kernel_ch = comm.expect_kernel_ch && p2p.channels_known ? p2p.n_channels : 0;
+  OpPool::setPending(s, generationOf(pool().handleAfterPublish(index)), 2 + kernel_ch);
   void* handle = pool().publish(index);
   SharedSnapshot api;
   if (adoptApiParent(s, handle, p2p.api_parent, api)) {
@@ -395,19 +406,20 @@ void* startProxyStep(const void* parent, int step) {
 
 void stopEvent(void* handle) {
   const OpHandle h(handle);
-  OpSlot* s = pool().resolve(handle, ~0u);
+  uint64_t tag = 0;
+  OpSlot* s = pool().resolve(handle, ~0u, &tag);
   if (s == nullptr) return;
   switch (h.role()) {
     case Role::kColl:
     case Role::kP2p:
       if (s->own_cpu_times.load(std::memory_order_relaxed)) s->cpu_end_ns.store(nowNs(), std::memory_order_relaxed);
-      completeOne(*s);
+      completeOne(*s, h.generation());
       break;
-    case Role::kKernelCh: completeOne(*s); break;
-    case Role::kApi: stopApi(*s); break;
-    case Role::kProxyOp: pool().release(*s, SlotState::kStopped); break;
-    case Role::kProxyStep: stopProxyStep(*s); break;
-    case Role::kGroupApi: stopGroupApi(*s); break;
+    case Role::kKernelCh: completeOne(*s, h.generation()); break;
+    case Role::kApi: stopApi(*s, tag); break;
+    case Role::kProxyOp: OpPool::transition(*s, tag, SlotState::kStopped); break;
+    case Role::kProxyStep: stopSpan(*s, tag, &OpSlot::Draft::proxy_step); break;
+    case Role::kGroupApi: stopSpan(*s, tag, &OpSlot::Draft::api_span); break;
     case Role::kNone: break;
   }
 }

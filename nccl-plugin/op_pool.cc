@@ -30,17 +30,17 @@ uint32_t OpPool::claim(Role role) {
   for (uint32_t probe = 0; probe < kProbes; ++probe) {
     const uint32_t index = cursor++ & (kSlots - 1);
     OpSlot& s = slots_[index];
-    SlotState state = s.state.load(std::memory_order_relaxed);
-    if (state == SlotState::kLive) continue;
-    if (!s.state.compare_exchange_strong(state, SlotState::kLive, std::memory_order_acquire,
-                                         std::memory_order_relaxed)) {
-      continue;
-    }
-    // Odd sequence first: a late reader of the previous occupant sees the change.
-    s.sequence.store(s.sequence.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    uint64_t tag = s.tag.load(std::memory_order_relaxed);
+    const SlotState state = SlotTag::state(tag);
+    if (state != SlotState::kFree && state != SlotState::kStopped) continue;
+    // One CAS takes the slot and makes its sequence odd: a late reader of the previous
+    // occupant sees the change, a late stop finds its generation gone.
+    const uint64_t claimed = SlotTag::make(SlotTag::sequence(tag) + 1, SlotState::kLive);
+    if (!s.tag.compare_exchange_strong(tag, claimed, std::memory_order_acquire, std::memory_order_relaxed)) continue;
     std::atomic_thread_fence(std::memory_order_release);
     s.role.store(role, std::memory_order_relaxed);
     s.own_cpu_times.store(false, std::memory_order_relaxed);
+    s.pending.store(0, std::memory_order_relaxed);
     s.child.store(0, std::memory_order_relaxed);
     s.cpu_end_ns.store(0, std::memory_order_relaxed);
     s.gpu_first_start.store(0, std::memory_order_relaxed);
@@ -54,36 +54,64 @@ uint32_t OpPool::claim(Role role) {
   return kNoSlot;
 }
 
-void* OpPool::publish(uint32_t index, uint8_t channel) {
-  OpSlot& s = slots_[index];
-  const uint32_t sequence = s.sequence.load(std::memory_order_relaxed) + 1;
-  s.sequence.store(sequence, std::memory_order_release);
+void* OpPool::handleAfterPublish(uint32_t index, uint8_t channel) const {
+  const OpSlot& s = slots_[index];
+  const uint32_t sequence = SlotTag::sequence(s.tag.load(std::memory_order_relaxed)) + 1;
   return OpHandle::make(s.role.load(std::memory_order_relaxed), index, sequence, channel);
 }
 
-OpSlot* OpPool::resolve(const void* handle, uint32_t roles) {
+void* OpPool::publish(uint32_t index) {
+  OpSlot& s = slots_[index];
+  void* handle = handleAfterPublish(index);
+  const uint32_t sequence = SlotTag::sequence(s.tag.load(std::memory_order_relaxed)) + 1;
+  s.tag.store(SlotTag::make(sequence, SlotState::kLive), std::memory_order_release);
+  return handle;
+}
+
+OpSlot* OpPool::resolve(const void* handle, uint32_t roles, uint64_t* tag_out) {
   const OpHandle h(handle);
   if (!h.ours() || (roles & roleBit(h.role())) == 0 || h.index() >= kSlots) return nullptr;
   OpSlot& s = slots_[h.index()];
-  if ((s.sequence.load(std::memory_order_acquire) & OpHandle::kGenerationMask) != h.generation()) return nullptr;
-  if (s.state.load(std::memory_order_acquire) == SlotState::kFree) return nullptr;
+  const uint64_t tag = s.tag.load(std::memory_order_acquire);
+  if ((SlotTag::sequence(tag) & OpHandle::kGenerationMask) != h.generation()) return nullptr;
+  if (SlotTag::state(tag) != SlotState::kLive) return nullptr;
+  if (tag_out != nullptr) *tag_out = tag;
   return &s;
+}
+
+bool OpPool::stillCurrent(const void* handle) const {
+  const OpHandle h(handle);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const uint64_t tag = slots_[h.index()].tag.load(std::memory_order_relaxed);
+  return (SlotTag::sequence(tag) & OpHandle::kGenerationMask) == h.generation();
 }
 
 bool OpPool::snapshot(const void* handle, uint32_t roles, SharedSnapshot& out) {
   const OpHandle h(handle);
   if (!h.ours() || (roles & roleBit(h.role())) == 0 || h.index() >= kSlots) return false;
   const OpSlot& s = slots_[h.index()];
-  const uint32_t before = s.sequence.load(std::memory_order_acquire);
-  if ((before & OpHandle::kGenerationMask) != h.generation()) return false;
+  const uint32_t before = SlotTag::sequence(s.tag.load(std::memory_order_acquire));
+  if ((before & OpHandle::kGenerationMask) != h.generation()) return false;  // odd or another generation
   const SharedFields& f = s.shared;
   constexpr auto relaxed = std::memory_order_relaxed;
   out = SharedSnapshot{f.comm_id.load(relaxed),   f.op_index.load(relaxed),     f.count.load(relaxed),
                        f.stream.load(relaxed),    f.user_tag.load(relaxed),     f.cpu_start_ns.load(relaxed),
                        f.func.load(relaxed),      f.datatype.load(relaxed),     f.root_or_peer.load(relaxed),
                        f.graph_captured.load(relaxed), f.channel.load(relaxed), f.is_send.load(relaxed)};
-  std::atomic_thread_fence(std::memory_order_acquire);
-  return s.sequence.load(std::memory_order_relaxed) == before;
+  return stillCurrent(handle);
+}
+
+bool OpPool::completeOne(OpSlot& s, uint32_t generation, bool all) {
+  uint64_t pending = s.pending.load(std::memory_order_relaxed);
+  while (true) {
+    const uint32_t count = static_cast<uint32_t>(pending);
+    // Another generation's count, or already complete (a surplus stop): nothing to do.
+    if (pending >> 32 != generation || count == 0) return false;
+    const uint64_t next = all ? pending - count : pending - 1;
+    if (s.pending.compare_exchange_weak(pending, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      return static_cast<uint32_t>(next) == 0;
+    }
+  }
 }
 
 }  // namespace commtrace::plugin

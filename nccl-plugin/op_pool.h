@@ -21,9 +21,20 @@ namespace commtrace::plugin {
 enum class Role : uint8_t { kNone, kGroupApi, kApi, kColl, kP2p, kKernelCh, kProxyOp, kProxyStep };
 
 enum class SlotState : uint8_t {
-  kFree,     // claimable
-  kLive,     // owned by an event in flight
-  kStopped,  // its event stopped; readable by late children until reclaimed
+  kFree,      // claimable
+  kLive,      // owned by an event in flight
+  kStopping,  // its one stop is running (a second stop, or a claim, finds it taken)
+  kStopped,   // its event stopped; readable by late children until reclaimed
+};
+
+// A slot's lifecycle word: its sequence (odd while the slot is being (re)written; its low
+// bits are the generation in the slot's handles) and its state, changed together by one
+// compare-and-swap. Every transition names the generation it expects, so a stale handle can
+// never stop, free or complete a slot that has since been claimed again.
+struct SlotTag {
+  static constexpr uint64_t make(uint32_t sequence, SlotState state) { return uint64_t{sequence} << 8 | uint8_t(state); }
+  static constexpr uint32_t sequence(uint64_t tag) { return static_cast<uint32_t>(tag >> 8); }
+  static constexpr SlotState state(uint64_t tag) { return static_cast<SlotState>(tag & 0xFF); }
 };
 
 // Fields another thread reads through a handle (a Coll reading its CollApi parent, a
@@ -52,14 +63,16 @@ struct SharedSnapshot {
 };
 
 struct alignas(64) OpSlot {
-  std::atomic<uint32_t> sequence{0};  // odd while (re)written; its low bits are the handle's generation
-  std::atomic<SlotState> state{SlotState::kFree};
+  std::atomic<uint64_t> tag{SlotTag::make(0, SlotState::kFree)};
   std::atomic<Role> role{Role::kNone};
-  // Completion of a Coll/P2p: 1 for its own stop, one per expected KernelCh stop, one
-  // while its API parent has not stopped. Whoever takes it to 0 writes the record.
-  std::atomic<int32_t> pending{0};
   std::atomic<bool> own_cpu_times{false};  // op slot without an API parent (v4): its own start/stop
-  std::atomic<uint64_t> child{0};        // API slot: handle of the op waiting for our end time
+  // Completion of a Coll/P2p, tagged with the generation it counts for (high 32 bits): 1
+  // for its own stop, one per expected KernelCh stop, one while its API parent has not
+  // stopped. Whoever takes the count to 0 writes the record.
+  std::atomic<uint64_t> pending{0};
+  // API slot: its own handle while no op waits for its exit time, then that op's handle,
+  // then kApiStopped. An op registers by a CAS expecting the API's handle, generation included.
+  std::atomic<uint64_t> child{0};
   std::atomic<uint64_t> cpu_end_ns{0};   // API slot: exit time; op slot: its API's exit time
   std::atomic<uint64_t> gpu_first_start{0};
   std::atomic<uint64_t> gpu_last_start{0};
@@ -104,30 +117,49 @@ class OpPool {
 
   static OpPool& global();
 
-  // Claims a slot for `role` and returns its index with the slot's sequence odd (being
-  // written); publish() makes it readable. kNoSlot when every probed slot is in flight.
+  // Claims a slot for `role` and returns its index, its sequence odd (being written) until
+  // publish(). kNoSlot when every probed slot is in flight.
   static constexpr uint32_t kNoSlot = ~0u;
   uint32_t claim(Role role);
-  void* publish(uint32_t index, uint8_t channel = 0);
+  // The handle the claimed slot will have once published (to store in the slot before).
+  void* handleAfterPublish(uint32_t index, uint8_t channel = 0) const;
+  void* publish(uint32_t index);
 
   OpSlot& slot(uint32_t index) { return slots_[index]; }
 
-  // The slot a handle names, if the handle is ours, of one of `roles` (bit per Role) and
-  // of the slot's current generation; nullptr otherwise.
-  OpSlot* resolve(const void* handle, uint32_t roles);
+  // The live slot a handle names, if the handle is ours, of one of `roles` (bit per Role)
+  // and of the slot's current generation; nullptr otherwise. *tag gets the tag it matched.
+  OpSlot* resolve(const void* handle, uint32_t roles, uint64_t* tag = nullptr);
 
-  // Copies a slot's SharedFields, false if the slot was reclaimed before or meanwhile.
+  // Copies a slot's SharedFields, whatever its state, false if the handle's generation is
+  // gone before or during the copy.
   bool snapshot(const void* handle, uint32_t roles, SharedSnapshot& out);
 
-  void release(OpSlot& s, SlotState to) { s.state.store(to, std::memory_order_release); }
+  // True if the slot still carries the handle's generation (checked after reading a field).
+  bool stillCurrent(const void* handle) const;
+
+  // Moves a slot from the tag it was resolved with to `to`; false if someone else moved it.
+  static bool transition(OpSlot& s, uint64_t from, SlotState to) {
+    return s.tag.compare_exchange_strong(from, SlotTag::make(SlotTag::sequence(from), to), std::memory_order_acq_rel,
+                                         std::memory_order_relaxed);
+  }
+
+  // Completion counting, per generation (see OpSlot::pending).
+  static void setPending(OpSlot& s, uint32_t generation, uint32_t count) {
+    s.pending.store(uint64_t{generation} << 32 | count, std::memory_order_release);
+  }
+  // Counts one completion for `generation`; true for the one call that reaches 0.
+  static bool completeOne(OpSlot& s, uint32_t generation, bool all = false);
 
   // Slots whose claim found nothing free (the event went untracked).
   uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
 
+  // visit(slot, tag) for every live slot.
   template <class Visit>
   void forEachLive(Visit&& visit) {
     for (uint32_t i = 0; i < kSlots; ++i) {
-      if (slots_[i].state.load(std::memory_order_acquire) == SlotState::kLive) visit(slots_[i]);
+      const uint64_t tag = slots_[i].tag.load(std::memory_order_acquire);
+      if (SlotTag::state(tag) == SlotState::kLive) visit(slots_[i], tag);
     }
   }
 
