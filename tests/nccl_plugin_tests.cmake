@@ -19,3 +19,15 @@ if(NOT COMMTRACE_SANITIZE)
   target_compile_definitions(plugin_loading_test PRIVATE COMMTRACE_SO_PATH="$<TARGET_FILE:commtrace_so>")
   add_dependencies(plugin_loading_test commtrace_so)
 endif()
+
+# The plugin end to end under the NCCL driver, per ABI version (tools are not built in
+# sanitizer builds).
+if(TARGET commtrace_nccl_driver)
+  ct_test(driver_plugin_e2e_test SOURCES driver_plugin_e2e_test.cc
+          LIBS ct_sink_reader nlohmann_json::nlohmann_json LABELS driver)
+  target_compile_definitions(driver_plugin_e2e_test PRIVATE
+    NCCL_DRIVER_PATH="$<TARGET_FILE:commtrace_nccl_driver>"
+    COMMTRACE_SO_PATH="$<TARGET_FILE:commtrace_so>"
+    DEMO_SCENARIO_PATH="${CMAKE_SOURCE_DIR}/tools/nccl-driver/scenarios/demo.json")
+  add_dependencies(driver_plugin_e2e_test commtrace_nccl_driver commtrace_so)
+endif()
