@@ -777,8 +777,10 @@ TEST_F(PluginConcurrency, GroupedCollWhoseStoppedApiSlotIsReclaimedStillComplete
   const uint64_t completed = colls;
   EXPECT_EQ(ncclProfiler_v5.finalize(comm.context), cn::kSuccess);
   drainOnce();
-  EXPECT_EQ(completed, static_cast<uint64_t>(kOps)) << colls - completed << " ops were written only by finalize";
-  EXPECT_EQ(dropped, 0u);
+  // A consumer descheduled on a loaded machine can let the user's ring fill: those records
+  // are dropped and counted, which is not what this test is about. Lost completions are.
+  EXPECT_EQ(colls - completed, 0u) << "ops written only by finalize: their completion was lost";
+  EXPECT_EQ(completed + dropped, static_cast<uint64_t>(kOps));
 }
 
 }  // namespace

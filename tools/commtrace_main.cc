@@ -1,8 +1,9 @@
-// The commtrace command. Subcommands grow with the project: dump today; report, export and
-// demo later.
+// The commtrace command. Subcommands grow with the project: dump and demo today; report and
+// export later.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "tools/demo.h"
 #include "tools/dump.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,19 @@ int main(int argc, char** argv) {
   dump->add_option("--format", dump_format, "text (one line per record) or json (JSON lines)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+
+  commtrace::tools::DemoOptions demo_options;
+  CLI::App* demo = app.add_subcommand(
+      "demo", "Play a simulated 8-rank, 2-node training job (one planted straggler, a slow link, skewed GPU clocks) through "
+              "libcommtrace.so as NCCL's profiler plugin, then summarise the trace files");
+  demo->add_option("--dir", demo_options.dir, "run directory; an existing one is emptied only if it holds nothing but demo files")
+      ->capture_default_str();
+  demo->add_option("--scenario", demo_options.scenario, "scenario file to play instead of the built-in demo.json")
+      ->check(CLI::ExistingFile);
+  demo->add_option("--version", demo_options.profiler_version,
+                   "bind only ncclProfiler_v<N> (4: NCCL 2.27, 5: 2.28, 6: 2.29-2.30, 7: 2.31); default: the newest")
+      ->check(CLI::Range(4, 7));
+  demo->add_option("--plugin", demo_options.plugin, "profiler plugin to load instead of ../lib/libcommtrace.so next to this binary");
 
   try {
     app.parse(argc, argv);
@@ -35,5 +49,6 @@ int main(int argc, char** argv) {
     const auto format = dump_format == "json" ? commtrace::tools::DumpFormat::kJson : commtrace::tools::DumpFormat::kText;
     return commtrace::tools::dump(dump_path, format, std::cout, std::cerr);
   }
+  if (*demo) return commtrace::tools::runDemo(demo_options, std::cout, std::cerr);
   return 0;
 }

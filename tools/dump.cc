@@ -1,12 +1,10 @@
 #include "tools/dump.h"
 
-#include <algorithm>
-#include <array>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sink/reader.h"
 #include "sink/schema.h"
+#include "tools/trace_tally.h"
 
 namespace commtrace::tools {
 namespace {
@@ -50,11 +48,7 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
     out << "# " << path << ": host " << h.host() << ", pid " << h.pid() << ", rank " << h.rank()
         << ", format " << h.format_version() << ", written by commtrace " << h.tracer_version() << '\n';
   }
-  std::array<uint64_t, kRecordKindCount> per_kind{};
-  uint64_t chunks = 0;
-  // Drop summaries are cumulative per (thread, kind): the latest one of each counts.
-  std::map<std::pair<uint32_t, uint8_t>, std::pair<uint64_t, uint64_t>> drops;
-  uint64_t untracked = 0;  // process-wide, cumulative: the largest report is the total
+  TraceTally tally;
   DecodedChunk chunk;
   size_t issues_printed = 0;
   // Damage goes to stderr as it is found, between the records around it.
@@ -63,35 +57,11 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
   };
   while (reader.next(chunk)) {
     printNewIssues();  // damage met before this chunk
-    ++chunks;
-    for (const RecordSlot& slot : chunk.records) {
-      ++per_kind[static_cast<int>(slot.kind)];
-      if (slot.kind == RecordKind::kDropSummary) {
-        const DropSummaryRecord& d = slot.payload.drop_summary;
-        auto& latest = drops[{d.thread, d.dropped_kind}];
-        latest = {std::max(latest.first, d.ring_full), std::max(latest.second, d.sink_failed)};
-        untracked = std::max(untracked, d.untracked);
-      }
-      printRecord(reader, slot, format, out);
-    }
+    tally.add(chunk);
+    for (const RecordSlot& slot : chunk.records) printRecord(reader, slot, format, out);
   }
   printNewIssues();
-  uint64_t ring_full = 0, sink_failed = 0;
-  for (const auto& [key, counts] : drops) {
-    ring_full += counts.first;
-    sink_failed += counts.second;
-  }
-
-  uint64_t total = 0;
-  err << "commtrace: " << path << ": " << chunks << " chunks";
-  for (const schema::Table& t : schema::allTables()) {
-    const uint64_t n = per_kind[static_cast<int>(t.kind)];
-    total += n;
-    if (n > 0) err << ", " << t.name << ' ' << n;
-  }
-  err << " (" << total << " records); dropped before the file: " << ring_full << " (ring full), "
-      << sink_failed << " (write failed)";
-  if (untracked > 0) err << "; NCCL events not followed: " << untracked << " (plugin op pool full)";
+  err << "commtrace: " << path << ": " << tally.summary();
   if (!reader.issues().empty()) err << "; " << reader.issues().size() << " damaged region(s)";
   err << '\n';
   return 0;

@@ -209,6 +209,7 @@ OpDef readOp(ObjectReader& r, const Scenario& s) {
   if (it == s.comms.end()) r.failKey("comm", "names no communicator: '" + comm + "'");
   op.comm = static_cast<int>(it - s.comms.begin());
   op.count = r.requiredUnsigned("count");
+  if (op.count > (uint64_t{1} << 40)) r.failKey("count", "is above 2^40 elements");
   const std::string datatype = r.string("datatype");
   op.datatype = findDatatype(datatype);
   if (op.datatype == nullptr) r.failKey("datatype", "'" + datatype + "' is not an NCCL datatype (ncclInt8 ... ncclFloat8e5m2)");
@@ -268,6 +269,9 @@ void readStep(const json& list, Scenario& s, const std::string& origin) {
           ObjectReader op(ops[k], at(r.where(), "group", k), origin);
           item.ops.push_back(readOp(op, s));
           op.finish();
+          // One group is one capture: NCCL records the whole plan into the graph.
+          if (item.ops.back().graph_captured != item.ops.front().graph_captured)
+            r.failKey("group", "mixes graph_captured and eager ops");
         }
       }
     }

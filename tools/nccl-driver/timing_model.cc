@@ -252,8 +252,9 @@ class Builder {
     }
     const uint64_t ring_steps = op.func == Func::kAllReduce ? 2 * (m.size() - 1) : m.size() - 1;
     uint64_t last = 0;
+    inst.last_arrival_rank = m.front();
     for (int r : m) {
-      if (arrival_[r] >= last) inst.last_arrival_rank = r;
+      if (arrival_[r] > last) inst.last_arrival_rank = r;  // ties: the lowest comm rank
       last = std::max(last, arrival_[r]);
     }
     inst.transfer_ns = slowest + ring_steps * latency;
@@ -282,6 +283,9 @@ class Builder {
     RankCall send = callFor(op, c), recv = send;
     send.task_func = Func::kSend;
     recv.task_func = Func::kRecv;
+    // A plain pair is an ncclSend on one side and an ncclRecv on the other; only the pieces
+    // of AlltoAll/Gather/Scatter keep the collective's name in their P2pApi events.
+    if (op.func == Func::kSend) recv.api_func = Func::kRecv;
     send.peer = comm.commRankOf(dst);
     recv.peer = comm.commRankOf(src);
     send.has_task = recv.has_task = op.count > 0;
@@ -350,13 +354,7 @@ class Builder {
     uint64_t slowest = 0;
     for (const auto& [rank, ns] : busy) slowest = std::max(slowest, ns);
     const uint64_t transfer = slowest + latency;
-    // Each rank issues, per peer in comm order, its Send then its Recv.
-    for (int r : m)
-      for (int peer : m) {
-        if (peer == r) continue;
-        for (const auto& [a, b] : transfers)
-          if (a == r && b == peer) p2pTransfer(op, c, step, a, b, last + transfer, transfer);
-      }
+    for (const auto& [a, b] : transfers) p2pTransfer(op, c, step, a, b, last + transfer, transfer);
   }
 
   const Scenario& s_;
@@ -370,6 +368,8 @@ class Builder {
 };
 
 }  // namespace
+
+Timeline buildTimeline(const Scenario& s) { return Builder(s).build(); }
 
 int CommInstance::commRankOf(int global_rank) const {
   const auto it = std::find(members.begin(), members.end(), global_rank);

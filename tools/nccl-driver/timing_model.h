@@ -64,7 +64,7 @@ struct CollInstance {
   std::vector<Edge> edges;            // the ring decomposition
   uint64_t stop_ns = 0;               // reference clock, the same for every member
   uint64_t transfer_ns = 0;           // stop - last arrival
-  int last_arrival_rank = 0;
+  int last_arrival_rank = 0;  // ties: the lowest comm rank
 };
 
 // One Send matched with its Recv. AlltoAll/Gather/Scatter make one per (sender, receiver).

@@ -1,0 +1,191 @@
+#include "tools/demo.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <vector>
+
+#include "sink/reader.h"
+#include "tools/nccl-driver/demo_scenario.h"
+#include "tools/nccl-driver/ground_truth.h"
+#include "tools/nccl-driver/scenario.h"
+#include "tools/nccl-driver/timing_model.h"
+#include "tools/trace_tally.h"
+
+extern char** environ;
+
+namespace commtrace::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using driver::Scenario;
+
+constexpr const char* kScenarioCopy = "scenario.json";
+
+// What a demo run leaves in its directory; anything else there is not ours to delete.
+bool isDemoFile(const fs::directory_entry& e) {
+  const std::string name = e.path().filename().string();
+  return e.is_regular_file() && (e.path().extension() == ".ctrace" || name == driver::kGroundTruthFile || name == kScenarioCopy);
+}
+
+bool prepareDir(const fs::path& dir, std::ostream& err) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      err << "commtrace: " << dir.string() << " exists and is not a directory; choose another --dir\n";
+      return false;
+    }
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      if (!isDemoFile(e)) {
+        err << "commtrace: " << dir.string() << " holds " << e.path().filename().string()
+            << ", which no demo wrote; not touching it (choose another --dir, or empty this one)\n";
+        return false;
+      }
+    }
+    fs::remove_all(dir, ec);
+  }
+  fs::create_directories(dir, ec);
+  if (ec) {
+    err << "commtrace: " << dir.string() << ": cannot create it: " << ec.message() << '\n';
+    return false;
+  }
+  return true;
+}
+
+// Runs the driver with COMMTRACE_DIR forced to the demo's directory; its per-rank lines
+// go straight to our stdout and stderr.
+int runDriver(const std::vector<std::string>& args, const fs::path& dir, std::ostream& out) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::string(*e).rfind("COMMTRACE_DIR=", 0) != 0) env.emplace_back(*e);
+  env.push_back("COMMTRACE_DIR=" + dir.string());
+  std::vector<char*> argv, envp;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (std::string& e : env) envp.push_back(e.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  out.flush();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ms(uint64_t ns) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << static_cast<double>(ns) / 1e6 << " ms";
+  return s.str();
+}
+
+void printPlanted(const Scenario& s, std::ostream& out) {
+  out << "Planted in '" << s.name << "' (" << s.ranks() << " ranks on " << s.nodes << " nodes, " << s.steps << " steps):\n";
+  for (const driver::Straggler& st : s.stragglers)
+    out << "  straggler: rank " << st.rank << " (node " << s.nodeOf(st.rank) << ") computes " << ms(st.extra_compute_ns)
+        << " longer in every compute phase of steps " << st.first_step << ".." << st.last_step << '\n';
+  for (const driver::SlowLink& l : s.slow_links)
+    out << "  slow link: " << (l.between_nodes ? "nodes " : "ranks ") << l.a << " <-> " << l.b << " at " << l.gbps
+        << " GB/s (between nodes otherwise " << s.inter_node_gbps << " GB/s)\n";
+  out << "  GPU clocks:";
+  for (int n = 0; n < s.nodes; ++n) {
+    out << (n ? ", " : " ") << "node " << n << ' ' << std::showpos << s.node_offsets_ns[n] << std::noshowpos << " ns";
+    if (s.node_drift_ppm[n] != 0) out << " (" << std::showpos << s.node_drift_ppm[n] << std::noshowpos << " ppm)";
+  }
+  out << '\n';
+}
+
+}  // namespace
+
+int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path driver_path = self.parent_path() / "commtrace-nccl-driver";
+  const fs::path plugin = o.plugin.empty() ? (self.parent_path().parent_path() / "lib" / "libcommtrace.so").lexically_normal() : fs::path(o.plugin);
+  for (const fs::path& needed : {driver_path, plugin}) {
+    if (!fs::exists(needed)) {
+      err << "commtrace: demo needs " << needed.string() << " (built with commtrace; see the README's build step)\n";
+      return 1;
+    }
+  }
+
+  std::string scenario_text = driver::kDemoScenarioJson;
+  if (!o.scenario.empty()) {
+    std::ifstream in(o.scenario, std::ios::binary);
+    if (!in) {
+      err << "commtrace: " << o.scenario << ": cannot read the scenario file\n";
+      return 2;
+    }
+    scenario_text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  Scenario scenario;
+  try {
+    scenario = driver::parseScenario(scenario_text, o.scenario.empty() ? "built-in demo.json" : o.scenario);
+  } catch (const driver::ScenarioError& e) {
+    err << e.what() << '\n';
+    return 2;
+  }
+
+  const fs::path dir = fs::absolute(o.dir);
+  if (!prepareDir(dir, err)) return 1;
+  const fs::path scenario_copy = dir / kScenarioCopy;
+  std::ofstream(scenario_copy) << scenario_text;
+
+  std::vector<std::string> args = {driver_path.string(), "--scenario", scenario_copy.string(), "--plugin", plugin.string(),
+                                   "--out", dir.string()};
+  if (o.profiler_version != 0) args.insert(args.end(), {"--profiler-version", std::to_string(o.profiler_version)});
+  const int status = runDriver(args, dir, out);
+  if (status != 0) {
+    err << "commtrace: the simulated job failed (" << driver_path.filename().string() << " exit status " << status
+        << "); what it wrote is in " << dir.string() << '\n';
+    return 1;
+  }
+
+  std::vector<fs::path> traces;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".ctrace") traces.push_back(e.path());
+  std::sort(traces.begin(), traces.end());
+  out << "\nTrace files in " << dir.string() << ":\n";
+  uint64_t colls = 0, p2ps = 0;
+  for (const fs::path& path : traces) {
+    TraceReader reader;
+    std::string error;
+    if (!reader.open(path.string(), error)) {
+      err << error << '\n';
+      continue;
+    }
+    TraceTally tally;
+    DecodedChunk chunk;
+    while (reader.next(chunk)) tally.add(chunk);
+    colls += tally.records(RecordKind::kColl);
+    p2ps += tally.records(RecordKind::kP2p);
+    out << "  " << path.filename().string() << " (rank " << reader.header().rank() << "): " << tally.summary() << '\n';
+  }
+  if (traces.empty()) {
+    err << "commtrace: " << plugin.string() << " wrote no trace file into " << dir.string() << "\n";
+    return 1;
+  }
+  const driver::Timeline timeline = driver::buildTimeline(scenario);
+  uint64_t planted_colls = 0, planted_p2ps = 0;
+  for (const driver::RankProgram& r : timeline.ranks) {
+    planted_colls += r.planted_colls;
+    planted_p2ps += r.planted_p2ps;
+  }
+  out << "Found " << colls << " of " << planted_colls << " planted collective records (one per rank and op) and " << p2ps
+      << " of " << planted_p2ps << " send/receive records.\n\n";
+  printPlanted(scenario, out);
+  out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: commtrace dump "
+      << traces.front().string() << '\n';
+  if (colls != planted_colls || p2ps != planted_p2ps)
+    err << "commtrace: the files hold " << colls << " collectives and " << p2ps << " sends/receives; the job made "
+        << planted_colls << " and " << planted_p2ps << '\n';
+  return 0;
+}
+
+}  // namespace commtrace::tools

@@ -1,0 +1,87 @@
+// commtrace-nccl-driver: plays a simulated multi-rank NCCL job against a profiler plugin,
+// one process per rank, loading and calling the plugin the way NCCL does.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "tools/nccl-driver/job.h"
+
+namespace {
+
+std::string selfExecutable() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace commtrace::driver;
+  CLI::App app{
+      "commtrace-nccl-driver: play a simulated distributed job (scenario file) against an NCCL profiler plugin.\n"
+      "Starts one process per rank with torchrun's environment; each loads the plugin as NCCL 2.26+ does and\n"
+      "plays NCCL's events (API, Group, Coll/P2p, KernelCh with GPU pTimers, ProxyOp/ProxyStep) from NCCL's\n"
+      "threads. Writes what it planted to OUT/ground-truth.json."};
+  std::string scenario_path, out_dir = "commtrace-run", plugin;
+  int version = 0;
+  std::vector<int> ranks_only;
+  bool preload = false, verbose = false, rank_process = false;
+  double time_scale = 0;
+  app.add_option("--scenario", scenario_path, "scenario file (JSON; see tools/nccl-driver/README.md)")->required();
+  app.add_option("--plugin", plugin,
+                 "the ranks' NCCL_PROFILER_PLUGIN: a path, a soname, a name N (then libnccl-profiler-N.so), "
+                 "STATIC_PLUGIN or none; overrides an inherited NCCL_PROFILER_PLUGIN. Unset: the inherited value, "
+                 "else NCCL's default libnccl-profiler.so");
+  app.add_option("--out", out_dir, "directory for ground-truth.json; also the ranks' COMMTRACE_DIR unless that is set")
+      ->capture_default_str();
+  app.add_option("--profiler-version", version,
+                 "look up only ncclProfiler_v<N>, as NCCL 2.27 (4), 2.28 (5), 2.29-2.30 (6) or 2.31 (7) binds a plugin "
+                 "exporting it; default: the newest exported, v7 first")
+      ->check(CLI::Range(4, 7));
+  app.add_option("--ranks-only", ranks_only, "start only these ranks (the ground truth still covers all)")->delimiter(',');
+  app.add_flag("--preload", preload, "LD_PRELOAD the plugin into the ranks and set NCCL_PROFILER_PLUGIN=STATIC_PLUGIN (needs --plugin)");
+  app.add_option("--time-scale", time_scale, "real seconds per simulated second; 0 plays without sleeping")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--verbose", verbose, "print NCCL INFO lines: plugin loading and what the plugin logs");
+  app.add_flag("--rank-process", rank_process, "internal: play the rank named by $RANK")->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "commtrace: " << e.what() << "\nRun 'commtrace-nccl-driver --help' for usage.\n";
+    return 2;
+  }
+  if (preload && plugin.empty()) {
+    std::cerr << "commtrace: --preload needs --plugin PATH (the library to preload)\n";
+    return 2;
+  }
+
+  try {
+    const Scenario scenario = loadScenario(scenario_path);
+    for (int r : ranks_only)
+      if (r < 0 || r >= scenario.ranks())
+        throw ScenarioError("commtrace: --ranks-only " + std::to_string(r) + ": scenario '" + scenario.name + "' has ranks 0.." +
+                            std::to_string(scenario.ranks() - 1));
+    const Timeline timeline = buildTimeline(scenario);
+    if (rank_process) return runRankProcess(scenario, timeline, {version, time_scale, verbose}, std::cout, std::cerr);
+
+    LaunchOptions launch;
+    launch.self = selfExecutable();
+    launch.scenario_path = scenario_path;
+    if (!plugin.empty()) launch.plugin = plugin;
+    launch.out_dir = out_dir;
+    launch.forced_version = version;
+    launch.ranks = ranks_only;
+    launch.preload = preload;
+    launch.time_scale = time_scale;
+    launch.verbose = verbose;
+    return launchJob(scenario, timeline, launch, std::cout, std::cerr);
+  } catch (const ScenarioError& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  }
+}

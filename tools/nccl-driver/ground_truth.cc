@@ -1,0 +1,183 @@
+#include "tools/nccl-driver/ground_truth.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <tuple>
+
+namespace commtrace::driver {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+ordered_json memberJson(const MemberTiming& m) {
+  return {{"rank", m.rank},          {"comm_rank", m.comm_rank},       {"op_index", m.op_index},
+          {"arrival_ns", m.arrival_ns}, {"gpu_start_ns", m.gpu_start_ns}, {"gpu_stop_ns", m.gpu_stop_ns}};
+}
+
+// nccl-tests' S: the per-rank count times the type size, times n for the gathering ops.
+uint64_t algBytes(const CollInstance& c, int n) {
+  const uint64_t msg = c.count * c.datatype->size;
+  return c.func == Func::kAllGather || c.func == Func::kReduceScatter ? msg * n : msg;
+}
+
+double gbps(uint64_t bytes, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(bytes) / static_cast<double>(ns); }
+
+ordered_json plantedJson(const Scenario& s) {
+  ordered_json stragglers = ordered_json::array(), links = ordered_json::array();
+  for (const Straggler& st : s.stragglers)
+    stragglers.push_back({{"rank", st.rank},
+                          {"node", s.nodeOf(st.rank)},
+                          {"extra_compute_ns", st.extra_compute_ns},
+                          {"steps", {st.first_step, st.last_step}}});
+  for (const SlowLink& l : s.slow_links) links.push_back({{l.between_nodes ? "nodes" : "ranks", {l.a, l.b}}, {"gbps", l.gbps}});
+  return {{"stragglers", stragglers},
+          {"slow_links", links},
+          {"clock_offsets_ns", s.node_offsets_ns},
+          {"clock_drift_ppm", s.node_drift_ppm}};
+}
+
+}  // namespace
+
+double busBwFactor(Func func, int n) {
+  switch (func) {
+    case Func::kAllReduce: return 2.0 * (n - 1) / n;
+    case Func::kAllGather:
+    case Func::kReduceScatter:
+    case Func::kAlltoAll:
+    case Func::kGather:
+    case Func::kScatter: return static_cast<double>(n - 1) / n;
+    default: return 1.0;  // Broadcast, Reduce, Send/Recv
+  }
+}
+
+ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
+  ordered_json out;
+  out["format"] = "commtrace-nccl-driver ground truth 1";
+  out["scenario"] = s.name;
+  out["description"] = s.description;
+  out["ranks"] = s.ranks();
+  out["nodes"] = s.nodes;
+  out["ranks_per_node"] = s.ranks_per_node;
+  out["steps"] = s.steps;
+  out["conventions"] = {
+      {"arrival_ns", "reference clock: gpu_clock.base_ns + simulated time, no node offset"},
+      {"gpu_start_ns/gpu_stop_ns", "the rank's own pTimers (node offset and drift, floored to tick_ns): min KernelCh start, max KernelChStop"},
+      {"stop_ns", "reference clock; the same on every member"},
+      {"last_arrival_rank", "the member whose arrival everyone waited for (ties: the lowest comm rank)"},
+      {"seq", "NCCL seqNumber per (comm, func); graph-captured ops counted as with KernelCh on"},
+      {"bw", "GB/s (1e9 B/s) over transfer_ns = stop - last arrival; S and busBw factors as nccl-tests"},
+  };
+  out["gpu_clock"] = {{"base_ns", s.gpu_clock_base_ns},
+                      {"tick_ns", s.timer_tick_ns},
+                      {"node_offsets_ns", s.node_offsets_ns},
+                      {"node_drift_ppm", s.node_drift_ppm}};
+  out["planted"] = plantedJson(s);
+
+  ordered_json comms = ordered_json::array();
+  for (const CommInstance& c : t.comms)
+    comms.push_back({{"id", c.id},
+                     {"id_hex", hex(c.id)},
+                     {"name", c.name},
+                     {"def", s.comms[c.def].name},
+                     {"generation", c.generation},
+                     {"members", c.members},
+                     {"n_nodes", c.n_nodes}});
+  out["comms"] = comms;
+
+  ordered_json ranks = ordered_json::array();
+  for (int r = 0; r < s.ranks(); ++r)
+    ranks.push_back({{"rank", r}, {"node", s.nodeOf(r)}, {"colls", t.ranks[r].planted_colls}, {"p2ps", t.ranks[r].planted_p2ps}});
+  out["planted_ops_per_rank"] = ranks;
+
+  // (src, dst, comm, func) -> bytes
+  std::map<std::tuple<int, int, uint64_t, std::string>, uint64_t> pairs;
+  ordered_json colls = ordered_json::array();
+  for (const CollInstance& c : t.collectives) {
+    const CommInstance& comm = t.comms[c.comm];
+    const int n = static_cast<int>(c.members.size());
+    const uint64_t last_arrival = c.stop_ns - c.transfer_ns;
+    ordered_json members = ordered_json::array();
+    for (const MemberTiming& m : c.members) {
+      ordered_json j = memberJson(m);
+      j["wait_ns"] = last_arrival - m.arrival_ns;
+      members.push_back(j);
+    }
+    const double alg = gbps(algBytes(c, n), c.transfer_ns);
+    colls.push_back({{"comm_id", comm.id},
+                     {"comm", comm.name},
+                     {"func", funcName(c.func)},
+                     {"seq", c.seq},
+                     {"op_index", c.op_index},
+                     {"step", c.step},
+                     {"count", c.count},
+                     {"datatype", c.datatype->scenario_name},
+                     {"bytes", c.count * c.datatype->size},
+                     {"root", c.root},
+                     {"algo", c.algo},
+                     {"proto", c.proto},
+                     {"n_channels", c.n_channels},
+                     {"graph_captured", c.graph_captured},
+                     {"user_tag", c.user_tag},
+                     {"stop_ns", c.stop_ns},
+                     {"transfer_ns", c.transfer_ns},
+                     {"last_arrival_rank", c.last_arrival_rank},
+                     {"alg_bw_gbps", alg},
+                     {"bus_bw_gbps", alg * busBwFactor(c.func, n)},
+                     {"members", members}});
+    for (const Edge& e : c.edges) pairs[{e.src, e.dst, comm.id, funcName(c.func)}] += e.bytes;
+  }
+  out["collectives"] = colls;
+
+  ordered_json p2ps = ordered_json::array();
+  for (const P2pInstance& p : t.p2ps) {
+    const CommInstance& comm = t.comms[p.comm];
+    const double alg = gbps(p.bytes, p.transfer_ns);
+    p2ps.push_back({{"comm_id", comm.id},
+                    {"comm", comm.name},
+                    {"api_func", funcName(p.api_func)},
+                    {"step", p.step},
+                    {"count", p.count},
+                    {"datatype", p.datatype->scenario_name},
+                    {"bytes", p.bytes},
+                    {"n_channels", p.n_channels},
+                    {"graph_captured", p.graph_captured},
+                    {"user_tag", p.user_tag},
+                    {"stop_ns", p.stop_ns},
+                    {"transfer_ns", p.transfer_ns},
+                    {"alg_bw_gbps", alg},
+                    {"bus_bw_gbps", alg},
+                    {"send", memberJson(p.send)},
+                    {"recv", memberJson(p.recv)}});
+    pairs[{p.send.rank, p.recv.rank, comm.id, funcName(p.api_func)}] += p.bytes;
+  }
+  out["p2p"] = p2ps;
+
+  ordered_json pair_bytes = ordered_json::array();
+  for (const auto& [key, bytes] : pairs) {
+    const auto& [src, dst, comm_id, func] = key;
+    pair_bytes.push_back({{"src", src}, {"dst", dst}, {"comm_id", comm_id}, {"func", func}, {"bytes", bytes}});
+  }
+  out["pair_bytes"] = pair_bytes;
+  return out;
+}
+
+bool writeGroundTruth(const Scenario& s, const Timeline& t, const std::string& dir, std::string& error) {
+  const std::string path = dir + "/" + kGroundTruthFile;
+  std::ofstream out(path, std::ios::trunc);
+  if (out) out << groundTruthJson(s, t).dump(1) << '\n';
+  if (!out) {
+    error = "commtrace: " + path + ": cannot write the ground truth: " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace commtrace::driver

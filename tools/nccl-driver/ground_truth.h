@@ -1,0 +1,24 @@
+// What a scenario planted, written once per run as DIR/ground-truth.json so tests (and the
+// demo) can check what the tracer recorded against it. Identities match what the plugin
+// records: comm_id is the commId handed to init, seq NCCL's per-func seqNumber, op_index
+// the per-communicator (collectives) or per-(comm, peer, func) (p2p) counter.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tools/nccl-driver/timing_model.h"
+
+namespace commtrace::driver {
+
+// nccl-tests' bus-bandwidth factor for func on n ranks (reference §8).
+double busBwFactor(Func func, int n);
+
+nlohmann::ordered_json groundTruthJson(const Scenario& scenario, const Timeline& timeline);
+
+// Writes DIR/ground-truth.json; false with a "commtrace:" message in error.
+bool writeGroundTruth(const Scenario& scenario, const Timeline& timeline, const std::string& dir, std::string& error);
+
+inline constexpr const char* kGroundTruthFile = "ground-truth.json";
+
+}  // namespace commtrace::driver

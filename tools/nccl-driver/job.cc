@@ -1,0 +1,188 @@
+#include "tools/nccl-driver/job.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "tools/nccl-driver/ground_truth.h"
+#include "tools/nccl-driver/rank_player.h"
+
+extern char** environ;
+
+namespace commtrace::driver {
+namespace {
+
+// The environment torchrun gives a worker, plus what NCCL and commtrace read.
+std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions& o, int rank) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const int node = s.nodeOf(rank);
+  env["RANK"] = std::to_string(rank);
+  env["LOCAL_RANK"] = std::to_string(rank % s.ranks_per_node);
+  env["WORLD_SIZE"] = std::to_string(s.ranks());
+  env["LOCAL_WORLD_SIZE"] = std::to_string(s.ranks_per_node);
+  env["GROUP_RANK"] = env["NODE_RANK"] = std::to_string(node);
+  env["GROUP_WORLD_SIZE"] = std::to_string(s.nodes);
+  env["ROLE_RANK"] = std::to_string(rank);
+  env["ROLE_WORLD_SIZE"] = std::to_string(s.ranks());
+  env["MASTER_ADDR"] = "127.0.0.1";
+  env["MASTER_PORT"] = "29500";
+  env["TORCHELASTIC_RUN_ID"] = "commtrace-" + s.name;
+  // NCCL decides "same host" from NCCL_HOSTID when set: one per simulated node.
+  env["NCCL_HOSTID"] = "commtrace-" + s.name + "-node" + std::to_string(node);
+  if (!env.count("COMMTRACE_DIR")) env["COMMTRACE_DIR"] = o.out_dir;
+  if (o.preload) {
+    const auto it = env.find("LD_PRELOAD");
+    env["LD_PRELOAD"] = *o.plugin + (it != env.end() && !it->second.empty() ? ":" + it->second : "");
+    env["NCCL_PROFILER_PLUGIN"] = "STATIC_PLUGIN";
+  } else if (o.plugin) {
+    env["NCCL_PROFILER_PLUGIN"] = *o.plugin;
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<std::string> rankArguments(const LaunchOptions& o) {
+  std::vector<std::string> args = {o.self, "--rank-process", "--scenario", o.scenario_path};
+  if (o.forced_version != 0) args.insert(args.end(), {"--profiler-version", std::to_string(o.forced_version)});
+  if (o.time_scale > 0) {
+    std::ostringstream scale;
+    scale << o.time_scale;
+    args.insert(args.end(), {"--time-scale", scale.str()});
+  }
+  if (o.verbose) args.push_back("--verbose");
+  return args;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string describeStatus(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "ended with wait status " + std::to_string(status);
+}
+
+}  // namespace
+
+int launchJob(const Scenario& s, const Timeline& t, const LaunchOptions& o, std::ostream& out, std::ostream& err) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) {
+    err << "commtrace: " << o.out_dir << ": cannot create the output directory: " << ec.message() << '\n';
+    return 1;
+  }
+  std::string error;
+  if (!writeGroundTruth(s, t, o.out_dir, error)) {
+    err << error << '\n';
+    return 1;
+  }
+  std::vector<int> ranks = o.ranks;
+  if (ranks.empty())
+    for (int r = 0; r < s.ranks(); ++r) ranks.push_back(r);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  out << "commtrace-nccl-driver: scenario '" << s.name << "': " << ranks.size() << " of " << s.ranks() << " ranks on "
+      << s.nodes << " node(s), " << s.steps << " steps; ground truth in " << o.out_dir << '/' << kGroundTruthFile << std::endl;
+
+  const auto start = std::chrono::steady_clock::now();
+  std::map<pid_t, int> running;  // pid -> rank
+  int failed = 0;
+  for (int rank : ranks) {
+    // Everything the child needs is built before fork: it only calls execve.
+    std::vector<std::string> env = rankEnvironment(s, o, rank), args = rankArguments(o);
+    std::vector<char*> envp = pointers(env), argv = pointers(args);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execve(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    if (pid < 0) {
+      err << "commtrace: cannot start rank " << rank << ": " << std::strerror(errno) << '\n';
+      ++failed;
+      continue;
+    }
+    running[pid] = rank;
+  }
+  while (!running.empty()) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      // One write per line: the ranks share this stderr.
+      err << "commtrace: rank " + std::to_string(it->second) + " (pid " + std::to_string(pid) + ") " + describeStatus(status) +
+                 (WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (could not execute " + o.self + ")" : "") + "\n";
+      ++failed;
+    }
+    running.erase(it);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed > 0) {
+    err << "commtrace: " + std::to_string(failed) + " of " + std::to_string(ranks.size()) + " ranks failed\n";
+    return 1;
+  }
+  out << "commtrace-nccl-driver: all " << ranks.size() << " ranks finished in " << std::fixed
+      << std::setprecision(2) << seconds << " s" << std::endl;
+  return 0;
+}
+
+int runRankProcess(const Scenario& s, const Timeline& t, const RankProcessOptions& o, std::ostream& out, std::ostream& err) {
+  const char* rank_env = std::getenv("RANK");
+  const char* world_env = std::getenv("WORLD_SIZE");
+  char* end = nullptr;
+  const long rank = rank_env != nullptr ? std::strtol(rank_env, &end, 10) : -1;
+  if (rank_env == nullptr || *end != '\0' || rank < 0 || rank >= s.ranks()) {
+    err << "commtrace: RANK=" << (rank_env ? rank_env : "(unset)") << " is not a rank of scenario '" << s.name << "' (0.."
+        << s.ranks() - 1 << ")\n";
+    return 2;
+  }
+  if (world_env != nullptr && std::string(world_env) != std::to_string(s.ranks())) {
+    err << "commtrace: WORLD_SIZE=" << world_env << " but scenario '" << s.name << "' has " << s.ranks() << " ranks\n";
+    return 2;
+  }
+  HostOptions host_options;
+  if (const char* plugin = std::getenv("NCCL_PROFILER_PLUGIN")) host_options.plugin = plugin;
+  host_options.forced_version = o.forced_version;
+  host_options.verbose = o.verbose;
+  host_options.log_prefix = "rank " + std::to_string(rank);
+  ProfilerHost host(host_options);
+  RankPlayer player(s, t, static_cast<int>(rank), host, PlayOptions{o.time_scale});
+  const PlayStats stats = player.play();
+  if (host.status() == PluginLibrary::Status::kFailed && !host.loadMessage().empty()) {
+    err << "commtrace: rank " + std::to_string(rank) + ": no profiler plugin was bound, nothing was traced: " + host.loadMessage() + "\n";
+    return 1;
+  }
+  std::ostringstream line;  // one write, so lines of concurrent ranks do not interleave
+  line << "rank " << rank << "/" << s.ranks() << " done: " << stats.calls << " NCCL calls, " << stats.coll_events << " Coll + "
+       << stats.p2p_events << " P2p events";
+  if (host.status() == PluginLibrary::Status::kLoaded)
+    line << ", plugin '" << host.boundName() << "' bound as ncclProfiler_v" << host.boundVersion();
+  else
+    line << ", no profiler (NCCL_PROFILER_PLUGIN=none)";
+  out << line.str() << std::endl;
+  return 0;
+}
+
+}  // namespace commtrace::driver

@@ -1,0 +1,42 @@
+// The process model: a launcher that starts one process per rank with a torchrun-like
+// environment and waits for them, and the rank process that plays its rank.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/nccl-driver/timing_model.h"
+
+namespace commtrace::driver {
+
+struct LaunchOptions {
+  std::string self;           // the driver executable, started again for each rank
+  std::string scenario_path;  // handed to the ranks
+  std::optional<std::string> plugin;  // --plugin: the ranks' NCCL_PROFILER_PLUGIN
+  std::string out_dir;        // ground-truth.json; the ranks' COMMTRACE_DIR unless set
+  int forced_version = 0;
+  std::vector<int> ranks;     // empty: all
+  bool preload = false;       // LD_PRELOAD the plugin, NCCL_PROFILER_PLUGIN=STATIC_PLUGIN
+  double time_scale = 0;
+  bool verbose = false;
+};
+
+// Writes the ground truth, starts the ranks and waits for every one. Returns 0 when all
+// exited 0, else 1 after naming each rank that failed and how.
+int launchJob(const Scenario& scenario, const Timeline& timeline, const LaunchOptions& options, std::ostream& out,
+              std::ostream& err);
+
+struct RankProcessOptions {
+  int forced_version = 0;
+  double time_scale = 0;
+  bool verbose = false;
+};
+
+// The rank process: $RANK names the rank, $NCCL_PROFILER_PLUGIN the plugin, as under NCCL.
+// Returns 0 when the rank was played with a plugin bound (or NCCL_PROFILER_PLUGIN=none).
+int runRankProcess(const Scenario& scenario, const Timeline& timeline, const RankProcessOptions& options,
+                   std::ostream& out, std::ostream& err);
+
+}  // namespace commtrace::driver

@@ -1,0 +1,343 @@
+#include "tools/nccl-driver/rank_player.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace commtrace::driver {
+namespace {
+
+using namespace commtrace::nccl;
+
+// NCCL starts an event when the op's mask has its bit or any descendant's (2.26+):
+// enabling ProxyOp alone still yields the GroupApi, CollApi, Group and Coll above it.
+constexpr int kTaskChildren = kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
+constexpr int kCollFamily = kColl | kTaskChildren;
+constexpr int kP2pFamily = kP2p | kTaskChildren;
+constexpr int kGroupFamily = kGroup | kColl | kP2p | kTaskChildren;
+constexpr int kCeFamily = kCeColl | kCeSync | kCeBatch;
+constexpr int kCollApiFamily = kCollApi | kCollFamily | kCeFamily;
+constexpr int kP2pApiFamily = kP2pApi | kP2pFamily;
+constexpr int kGroupApiFamily = kGroupApi | kCollApi | kP2pApi | kKernelLaunch | kGroupFamily | kCeFamily;
+constexpr int kProxyOpFamily = kProxyOp | kProxyStep | kNetPlugin;
+constexpr int kProxyStepFamily = kProxyStep | kNetPlugin;
+
+// ProxyCtrl states the shared ABI header does not name (reference §2.3).
+constexpr EventState kProxyCtrlAppend = static_cast<EventState>(17);
+
+// A ProxyOp carries at most this many steps in the model; bigger transfers get bigger steps.
+constexpr uint64_t kMaxProxySteps = 1024;
+// The proxy thread reports its own activity (ProxyCtrl) every this many GPU works.
+constexpr uint64_t kProxyCtrlEvery = 8;
+
+// Fake device addresses: plugins must never dereference them.
+void* fakeDeviceAddress(int comm, int which) {
+  return reinterpret_cast<void*>(uintptr_t{0x7f0000000000} + (uintptr_t(comm) << 28) + (uintptr_t(which) << 20));
+}
+
+}  // namespace
+
+// What the proxy thread needs to report one task's GPU and network side.
+struct RankPlayer::GpuWork {
+  void* context = nullptr;
+  void* task = nullptr;  // the Coll/P2p handle
+  int mask = 0;
+  int comm_rank = 0;
+  int chunk_size = 0;
+  uint64_t stop_sim_ns = 0;
+  std::vector<ChannelTimes> channels;
+  std::vector<NetTransfer> net;
+};
+
+RankPlayer::RankPlayer(const Scenario& scenario, const Timeline& timeline, int rank, ProfilerHost& host, PlayOptions options)
+    : s_(scenario), t_(timeline), rank_(rank), host_(host), options_(options) {}
+
+RankPlayer::~RankPlayer() = default;
+
+void* RankPlayer::commStream(int comm) const { return fakeDeviceAddress(comm, 0xff); }
+
+void RankPlayer::paceTo(uint64_t sim_ns) const {
+  if (options_.time_scale <= 0 || sim_ns <= first_sim_ns_) return;
+  const auto real = std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(sim_ns - first_sim_ns_) * options_.time_scale));
+  std::this_thread::sleep_until(start_ + real);
+}
+
+void RankPlayer::createComms(int generation) {
+  for (int c : t_.commsOf(rank_, generation)) {
+    const CommInstance& comm = t_.comms[c];
+    CommState state;
+    state.comm_rank = comm.commRankOf(rank_);
+    state.profile = host_.initComm(comm.id, comm.name.c_str(), comm.n_nodes, static_cast<int>(comm.members.size()), state.comm_rank);
+    comms_[c] = state;
+  }
+}
+
+void RankPlayer::destroyComms() {
+  // ncclCommDestroy waits for the proxy; graph replays finished before it.
+  host_callback_.drain();
+  proxy_.drain();
+  for (auto& [index, state] : comms_) host_.finalizeComm(state.profile);
+  comms_.clear();
+}
+
+PlayStats RankPlayer::play() {
+  const auto& groups = t_.ranks[rank_].groups;
+  start_ = std::chrono::steady_clock::now();
+  first_sim_ns_ = groups.empty() ? 0 : groups.front().issue_sim_ns;
+  int generation = 0;
+  createComms(generation);
+  for (const RankGroup& group : groups) {
+    if (group.generation != generation) {
+      destroyComms();
+      generation = group.generation;
+      createComms(generation);
+    }
+    paceTo(group.issue_sim_ns);
+    playGroup(group);
+  }
+  destroyComms();
+  PlayStats out = stats_;
+  out.kernel_ch_events = kernel_ch_.load();
+  out.proxy_op_events = proxy_ops_.load();
+  out.proxy_step_events = proxy_steps_.load();
+  return out;
+}
+
+void RankPlayer::playGroup(const RankGroup& group) {
+  ++stats_.groups;
+  const ProfilerApi* api = host_.api();
+  // The mask is snapshotted per operation at API time (2.26+); here, per group.
+  const int mask = host_.mask();
+  const bool api_events = api != nullptr && api->hasApiEvents();
+  const CommState& first = comms_.at(group.calls.front().comm);
+
+  void* group_api = nullptr;
+  if (api_events && first.profile.profiled && (mask & kGroupApiFamily)) {
+    Event e;
+    e.type = kGroupApi;
+    e.group_depth = group.depth;
+    e.graph_captured = group.graph_captured;
+    group_api = api->startEvent(first.profile.context, e);
+  }
+  if (group_api != nullptr) api->recordEventState(group_api, kGroupStartApiStop, nullptr);
+
+  std::vector<Task> tasks;
+  for (const RankCall& call : group.calls) {
+    ++stats_.calls;
+    const CommState& comm = comms_.at(call.comm);
+    void* handle = nullptr;
+    const bool coll = isCollective(call.api_func);
+    if (api_events && comm.profile.profiled && (mask & (coll ? kCollApiFamily : kP2pApiFamily))) {
+      Event e;
+      e.type = coll ? kCollApi : kP2pApi;
+      e.parent = group_api;
+      e.func = funcName(call.api_func);
+      e.count = call.count;
+      e.datatype = call.datatype->descr_name;
+      e.root = call.root;
+      e.stream = commStream(call.comm);
+      e.graph_captured = call.graph_captured;
+      e.user_tag = call.user_tag;
+      handle = api->startEvent(comm.profile.context, e);
+    }
+    if (handle != nullptr) api->stopEvent(handle);  // API return: enqueued, not completed
+    if (call.has_task) tasks.push_back({&call, handle});
+  }
+  if (group_api != nullptr) api->recordEventState(group_api, kGroupEndApiStart, nullptr);
+
+  // ncclGroupEnd launches one plan per communicator, in the order they were first used.
+  std::vector<int> plan_comms;
+  for (const Task& t : tasks)
+    if (std::find(plan_comms.begin(), plan_comms.end(), t.call->comm) == plan_comms.end()) plan_comms.push_back(t.call->comm);
+  for (int c : plan_comms) {
+    std::vector<Task> plan;
+    for (const Task& t : tasks)
+      if (t.call->comm == c) plan.push_back(t);
+    const CommState& comm = comms_.at(c);
+    if (api_events && comm.profile.profiled && (mask & kKernelLaunch)) {  // no descendants
+      Event e;
+      e.type = kKernelLaunch;
+      e.parent = group_api;
+      e.stream = commStream(c);
+      if (void* launch = api->startEvent(comm.profile.context, e)) api->stopEvent(launch);  // captured: "recorded"
+    }
+    if (group.graph_captured) {
+      // Graph replay: hostStreamPlanTask runs in a cudaLaunchHostFunc callback.
+      host_callback_.post([this, &group, plan, mask] { launchPlan(group, plan, mask); });
+    } else {
+      launchPlan(group, plan, mask);
+    }
+  }
+  if (group_api != nullptr) api->stopEvent(group_api);
+  // Replay the graph before the next group, so op order per communicator stays program order.
+  if (group.graph_captured) host_callback_.drain();
+}
+
+void RankPlayer::launchPlan(const RankGroup& group, const std::vector<Task>& plan, int mask) {
+  CommState& comm = comms_.at(plan.front().call->comm);
+  const ProfilerApi* api = host_.api();
+  bool network = false;
+  for (const Task& t : plan) network |= !t.call->net.empty();
+  // A captured plan gets a host callback only when it has proxy work: network peers or
+  // KernelCh (issue #1805). Without one, no Group/Coll/P2p event ever fires.
+  const bool callback = !group.graph_captured || network || (mask & kKernelCh);
+  const bool profiled = api != nullptr && comm.profile.profiled && callback;
+
+  void* group_handle = nullptr;
+  if (profiled && (mask & kGroupFamily)) group_handle = api->startEvent(comm.profile.context, Event{.type = kGroup});
+  std::vector<void*> handles;
+  for (const Task& t : plan) handles.push_back(startTask(comm, t, group_handle, mask, profiled, group.graph_captured));
+  // ncclProfilerStopTaskEvents: stop means "handed to the proxy", not completed.
+  for (void* h : handles)
+    if (h != nullptr) api->stopEvent(h);
+  if (group_handle != nullptr) api->stopEvent(group_handle);
+  if (mask & kTaskChildren) postGpuWork(comm, plan, handles, mask);
+}
+
+void* RankPlayer::startTask(CommState& comm, const Task& t, void* group_handle, int mask, bool profiled, bool captured) {
+  const ProfilerApi* api = host_.api();
+  const RankCall& call = *t.call;
+  Event e;
+  e.parent = api != nullptr && api->hasApiEvents() ? t.api_handle : group_handle;  // v4 (2.27): the Group
+  e.parent_group = group_handle;
+  e.rank = comm.comm_rank;
+  e.func = funcName(call.task_func);
+  e.count = call.count;
+  e.datatype = call.datatype->descr_name;
+  e.n_channels = call.n_channels;
+  e.user_tag = call.user_tag;
+  if (!isCollective(call.task_func)) {
+    if (!profiled || !(mask & kP2pFamily)) return nullptr;
+    e.type = kP2p;
+    e.recv_buff = fakeDeviceAddress(call.comm, 3);
+    e.peer = call.peer;
+    ++stats_.p2p_events;
+    return api->startEvent(comm.profile.context, e);
+  }
+  uint64_t& seq = comm.seq[static_cast<int>(call.task_func)];
+  void* handle = nullptr;
+  if (profiled && (mask & kCollFamily)) {
+    e.type = kColl;
+    e.seq_number = seq;
+    e.send_buff = fakeDeviceAddress(call.comm, 1);
+    e.recv_buff = fakeDeviceAddress(call.comm, 2);
+    e.root = call.root;
+    // NCCL rewrites AllGather and Broadcast tasks to bytes of ncclInt8.
+    if (call.task_func == Func::kAllGather || call.task_func == Func::kBroadcast) {
+      e.count = call.count * call.datatype->size;
+      e.datatype = kInt8.descr_name;
+    }
+    e.n_warps = call.n_warps;
+    e.algo = call.algo;
+    e.proto = call.proto;
+    handle = api->startEvent(comm.profile.context, e);
+    ++stats_.coll_events;
+  }
+  // seqNumber moves even without a plugin (RAS uses it), but skips graph-captured
+  // collectives unless KernelCh forces proxy events and the Group or CollApi was tracked.
+  if (!captured || ((group_handle != nullptr || t.api_handle != nullptr) && (mask & kKernelCh))) ++seq;
+  return handle;
+}
+
+void RankPlayer::postGpuWork(const CommState& comm, const std::vector<Task>& plan, const std::vector<void*>& handles, int mask) {
+  std::vector<size_t> order(plan.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // The proxy sees kernels finish in GPU completion order.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return plan[a].call->stop_sim_ns < plan[b].call->stop_sim_ns; });
+  for (size_t i : order) {
+    if (handles[i] == nullptr) continue;  // untracked: NCCL emits no children
+    const RankCall& call = *plan[i].call;
+    GpuWork work{comm.profile.context, handles[i], mask, comm.comm_rank, call.chunk_size, call.stop_sim_ns, call.channels, call.net};
+    proxy_.post([this, work = std::move(work)] { runGpuWork(work); });
+  }
+}
+
+void RankPlayer::runGpuWork(const GpuWork& work) {
+  const ProfilerApi* api = host_.api();
+  paceTo(work.stop_sim_ns);
+  if (gpu_works_.fetch_add(1, std::memory_order_relaxed) % kProxyCtrlEvery == 0)
+    emitProxyCtrl(work.context, static_cast<int>(work.net.size() * work.channels.size()));
+  for (size_t c = 0; c < work.channels.size(); ++c) {
+    void* channel = nullptr;
+    if (work.mask & kKernelCh) {
+      Event e;
+      e.type = kKernelCh;
+      e.parent = work.task;
+      e.channel_id = static_cast<uint8_t>(c);
+      e.p_timer = work.channels[c].start_ptimer;
+      channel = api->startEvent(work.context, e);
+      kernel_ch_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (work.mask & kProxyOpFamily)
+      for (const NetTransfer& transfer : work.net) emitProxyOp(work, static_cast<int>(c), transfer);
+    if (channel != nullptr) {
+      StateArgs args{};
+      args.kernel_ch.p_timer = work.channels[c].stop_ptimer;
+      api->recordEventState(channel, kKernelChStop, &args);
+      api->stopEvent(channel);
+    }
+  }
+}
+
+void RankPlayer::emitProxyOp(const GpuWork& work, int channel, const NetTransfer& transfer) {
+  const ProfilerApi* api = host_.api();
+  const uint64_t n_channels = work.channels.size();
+  const uint64_t bytes = transfer.bytes / n_channels + (static_cast<uint64_t>(channel) < transfer.bytes % n_channels ? 1 : 0);
+  if (bytes == 0) return;
+  const uint64_t chunk = static_cast<uint64_t>(work.chunk_size);
+  const uint64_t steps = std::clamp<uint64_t>((bytes + chunk - 1) / chunk, 1, kMaxProxySteps);
+  Event e;
+  e.type = kProxyOp;
+  e.parent = work.task;
+  e.rank = work.comm_rank;
+  e.pid = static_cast<int32_t>(getpid());
+  e.channel_id = static_cast<uint8_t>(channel);
+  e.peer = transfer.peer_comm_rank;
+  e.n_steps = static_cast<int>(steps);
+  e.chunk_size = work.chunk_size;
+  e.is_send = transfer.is_send ? 1 : 0;
+  void* op = api->startEvent(work.context, e);
+  proxy_ops_.fetch_add(1, std::memory_order_relaxed);
+  if (op == nullptr) return;
+  StateArgs none{};
+  api->recordEventState(op, kProxyOpInProgress, &none);
+  if (work.mask & kProxyStepFamily) {
+    static constexpr EventState kSendStates[] = {kProxyStepSendGpuWait, kProxyStepSendPeerWait, kProxyStepSendWait};
+    static constexpr EventState kRecvStates[] = {kProxyStepRecvWait, kProxyStepRecvFlushWait, kProxyStepRecvGpuWait};
+    for (uint64_t k = 0; k < steps; ++k) {
+      // Equal steps, the remainder on the first ones: the steps' sizes add up to the bytes.
+      const uint64_t size = bytes / steps + (k < bytes % steps ? 1 : 0);
+      Event s;
+      s.type = kProxyStep;
+      s.parent = op;
+      s.rank = work.comm_rank;
+      s.step = static_cast<int>(k);
+      void* step = api->startEvent(work.context, s);
+      proxy_steps_.fetch_add(1, std::memory_order_relaxed);
+      if (step == nullptr) continue;
+      for (EventState state : transfer.is_send ? kSendStates : kRecvStates) {
+        StateArgs args{};
+        args.proxy_step.trans_size = size;
+        api->recordEventState(step, state, &args);
+      }
+      api->stopEvent(step);
+    }
+  }
+  api->stopEvent(op);
+}
+
+void RankPlayer::emitProxyCtrl(void* context, int appended) const {
+  const ProfilerApi* api = host_.api();
+  // ProxyCtrl follows the live mask, not the op's snapshot.
+  if (!(host_.mask() & kProxyCtrl)) return;
+  void* ctrl = api->startEvent(context, Event{.type = kProxyCtrl});
+  if (ctrl == nullptr) return;
+  StateArgs args{};
+  args.proxy_ctrl.appended_proxy_ops = appended;
+  api->recordEventState(ctrl, kProxyCtrlAppend, &args);
+  api->recordEventState(ctrl, kProxyCtrlAppendEnd, &args);
+  api->stopEvent(ctrl);
+}
+
+}  // namespace commtrace::driver
