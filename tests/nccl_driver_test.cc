@@ -487,7 +487,8 @@ TEST(Descriptors, V5HierarchyOfOneCollective) {
   for (const FakeCall& c : p.log)
     if (c.kind != "init" && std::stol(c["tid"]) == p.user_tid) user.push_back(c);
   ASSERT_GE(user.size(), 12u);
-  // GroupApi -> 23 -> CollApi start/stop -> 24 -> KernelLaunch -> Group -> Coll -> stops.
+  // An ungrouped call: GroupApi -> 23 -> CollApi -> 24 -> KernelLaunch -> Group -> Coll ->
+  // stops, the CollApi's last: NCCL ends the implicit group inside the call.
   const auto h = [&](size_t i) { return ptrField(user[i], "handle"); };
   EXPECT_TRUE(user[0].isStart(kGroupApi));
   EXPECT_EQ(user[0].at<int>(offsetof(EventDescrV5, u.group_api.group_depth)), 1);
@@ -497,23 +498,22 @@ TEST(Descriptors, V5HierarchyOfOneCollective) {
   EXPECT_EQ(ptrField(user[2], "parent"), h(0));
   EXPECT_EQ(user[2]["func"], "AllReduce");
   EXPECT_EQ(user[2].at<size_t>(offsetof(EventDescrV5, u.coll_api.count)), 1048576u);
-  EXPECT_EQ(user[3].kind, "stop");
-  EXPECT_EQ(h(3), h(2));
-  EXPECT_EQ(user[4].kind + user[4]["state"], "state24");
-  EXPECT_TRUE(user[5].isStart(kKernelLaunch));
-  EXPECT_EQ(ptrField(user[5], "parent"), h(0));
-  EXPECT_EQ(user[6].kind, "stop");
-  EXPECT_TRUE(user[7].isStart(kGroup));
-  EXPECT_EQ(ptrField(user[7], "parent"), 0u);
-  EXPECT_TRUE(user[8].isStart(kColl));
-  EXPECT_EQ(ptrField(user[8], "parent"), h(2)) << "Coll's parent is its CollApi";
-  EXPECT_EQ(user[8].at<uintptr_t>(offsetof(EventDescrV5, u.coll.parent_group)), h(7));
-  EXPECT_EQ(user[8].at<uint64_t>(offsetof(EventDescrV5, type)), kColl) << "v5 type is 64 bits";
-  EXPECT_EQ(user[8]["algo"], "RING");
-  EXPECT_EQ(user[8]["proto"], "SIMPLE");
-  EXPECT_EQ(user[8].at<uint8_t>(offsetof(EventDescrV5, u.coll.v4.n_channels)), 8);
-  EXPECT_EQ(user[9].kind + std::to_string(h(9) == h(8)), "stop1");
-  EXPECT_EQ(user[10].kind + std::to_string(h(10) == h(7)), "stop1");
+  EXPECT_EQ(user[3].kind + user[3]["state"], "state24");
+  EXPECT_TRUE(user[4].isStart(kKernelLaunch));
+  EXPECT_EQ(ptrField(user[4], "parent"), h(0));
+  EXPECT_EQ(user[5].kind, "stop");
+  EXPECT_TRUE(user[6].isStart(kGroup));
+  EXPECT_EQ(ptrField(user[6], "parent"), 0u);
+  EXPECT_TRUE(user[7].isStart(kColl));
+  EXPECT_EQ(ptrField(user[7], "parent"), h(2)) << "Coll's parent is its CollApi";
+  EXPECT_EQ(user[7].at<uintptr_t>(offsetof(EventDescrV5, u.coll.parent_group)), h(6));
+  EXPECT_EQ(user[7].at<uint64_t>(offsetof(EventDescrV5, type)), kColl) << "v5 type is 64 bits";
+  EXPECT_EQ(user[7]["algo"], "RING");
+  EXPECT_EQ(user[7]["proto"], "SIMPLE");
+  EXPECT_EQ(user[7].at<uint8_t>(offsetof(EventDescrV5, u.coll.v4.n_channels)), 8);
+  EXPECT_EQ(user[8].kind + std::to_string(h(8) == h(7)), "stop1");
+  EXPECT_EQ(user[9].kind + std::to_string(h(9) == h(6)), "stop1");
+  EXPECT_EQ(user[10].kind + std::to_string(h(10) == h(2)), "stop1") << "the CollApi returns after the launch";
   EXPECT_EQ(user[11].kind + std::to_string(h(11) == h(0)), "stop1");
   EXPECT_EQ(p.stats.coll_events, p.timeline.ranks[0].planted_colls);
   EXPECT_EQ(p.stats.p2p_events, p.timeline.ranks[0].planted_p2ps);

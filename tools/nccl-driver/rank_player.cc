@@ -122,6 +122,11 @@ void RankPlayer::playGroup(const RankGroup& group) {
   }
   if (group_api != nullptr) api->recordEventState(group_api, kGroupStartApiStop, nullptr);
 
+  // An ungrouped call ends NCCL's implicit group inside the call (ncclEnqueueCheck ->
+  // ncclGroupEndInternal), so its Coll/P2p start and stop before its CollApi/P2pApi stops.
+  // In a user group, or when only recorded into a graph, the API returns first.
+  const bool launched_inside_call = group.depth == 1 && !group.graph_captured;
+  std::vector<void*> api_handles_to_stop;
   std::vector<Task> tasks;
   for (const RankCall& call : group.calls) {
     ++stats_.calls;
@@ -141,7 +146,8 @@ void RankPlayer::playGroup(const RankGroup& group) {
       e.user_tag = call.user_tag;
       handle = api->startEvent(comm.profile.context, e);
     }
-    if (handle != nullptr) api->stopEvent(handle);  // API return: enqueued, not completed
+    if (handle != nullptr && launched_inside_call) api_handles_to_stop.push_back(handle);
+    else if (handle != nullptr) api->stopEvent(handle);  // API return: enqueued, not completed
     if (call.has_task) tasks.push_back({&call, handle});
   }
   if (group_api != nullptr) api->recordEventState(group_api, kGroupEndApiStart, nullptr);
@@ -169,6 +175,7 @@ void RankPlayer::playGroup(const RankGroup& group) {
       launchPlan(group, plan, mask);
     }
   }
+  for (void* handle : api_handles_to_stop) api->stopEvent(handle);
   if (group_api != nullptr) api->stopEvent(group_api);
   // Replay the graph before the next group, so op order per communicator stays program order.
   if (group.graph_captured) host_callback_.drain();
