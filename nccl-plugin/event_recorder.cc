@@ -127,6 +127,24 @@ bool adoptApiParent(OpSlot& op, void* op_handle, const void* api_parent, SharedS
   return true;
 }
 
+// Fills what an op record takes from its API parent (v5+), or, without one (v4), makes the
+// op time itself. True with `api` filled when the parent was found.
+template <class OpRecord>
+bool takeApiFields(OpSlot& s, void* handle, const void* api_parent, OpRecord& r, SharedSnapshot& api) {
+  if (!adoptApiParent(s, handle, api_parent, api)) {
+    r.cpu_start_ns = nowNs();  // v4: the op's own start and stop are all we have
+    s.own_cpu_times.store(true, std::memory_order_relaxed);
+    s.pending.fetch_sub(1, std::memory_order_relaxed);  // no API stop to wait for
+    return false;
+  }
+  r.stream = api.stream;
+  r.graph_captured = api.graph_captured;
+  r.cpu_start_ns = api.cpu_start_ns;
+  if (api.user_tag != 0) r.user_tag = api.user_tag;
+  if (api.func != r.func) r.parent_func = api.func;  // AlltoAll / Gather / Scatter pieces
+  return true;
+}
+
 constexpr uint64_t kApiStopped = ~uint64_t{0};  // no valid handle: its magic byte is 0xFF
 
 void stopApi(OpSlot& s, uint64_t tag) {
@@ -304,19 +322,9 @@ void* startColl(CommContext& comm, const CollView& coll) {
   OpPool::setPending(s, generationOf(pool().handleAfterPublish(index)), 2 + kernel_ch);  // own, KernelCh, API stops
   void* handle = pool().publish(index);
   SharedSnapshot api;
-  if (adoptApiParent(s, handle, coll.api_parent, api)) {
-    CollRecord& r = s.draft.coll;
-    r.count = api.count;
-    r.datatype = api.datatype;
-    r.stream = api.stream;
-    r.graph_captured = api.graph_captured;
-    r.cpu_start_ns = api.cpu_start_ns;
-    if (api.user_tag != 0) r.user_tag = api.user_tag;
-    if (api.func != func) r.parent_func = api.func;
-  } else {
-    s.draft.coll.cpu_start_ns = nowNs();  // v4: the Coll's own start and stop are all we have
-    s.own_cpu_times.store(true, std::memory_order_relaxed);
-    s.pending.fetch_sub(1, std::memory_order_relaxed);
+  if (takeApiFields(s, handle, coll.api_parent, s.draft.coll, api)) {
+    s.draft.coll.count = api.count;  // the user's, where NCCL rewrote AllGather/Broadcast
+    s.draft.coll.datatype = api.datatype;
   }
   return handle;
 }
@@ -346,18 +354,7 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
   OpPool::setPending(s, generationOf(pool().handleAfterPublish(index)), 2 + kernel_ch);
   void* handle = pool().publish(index);
   SharedSnapshot api;
-  if (adoptApiParent(s, handle, p2p.api_parent, api)) {
-    P2pRecord& r = s.draft.p2p;
-    r.stream = api.stream;
-    r.graph_captured = api.graph_captured;
-    r.cpu_start_ns = api.cpu_start_ns;
-    if (api.user_tag != 0) r.user_tag = api.user_tag;
-    if (api.func != func) r.parent_func = api.func;  // AlltoAll / Gather / Scatter
-  } else {
-    s.draft.p2p.cpu_start_ns = nowNs();
-    s.own_cpu_times.store(true, std::memory_order_relaxed);
-    s.pending.fetch_sub(1, std::memory_order_relaxed);
-  }
+  takeApiFields(s, handle, p2p.api_parent, s.draft.p2p, api);
   return handle;
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/run_program.h"
 #include "tests/sink_test_support.h"
 
 namespace commtrace {
@@ -21,37 +22,11 @@ struct CliResult {
   std::vector<std::string> out, err;  // lines
 };
 
-std::vector<std::string> lines(const std::vector<uint8_t>& bytes) {
-  std::vector<std::string> out;
-  std::istringstream in(std::string(bytes.begin(), bytes.end()));
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-// Runs bin/commtrace with args, stdout and stderr into files of dir.
+// Runs bin/commtrace with args, stdout and stderr split into lines.
 CliResult runCli(const TempDir& dir, std::vector<std::string> args) {
-  const std::string out_path = testing::pathIn(dir, "stdout"), err_path = testing::pathIn(dir, "stderr");
   args.insert(args.begin(), COMMTRACE_CLI);
-  const pid_t child = fork();
-  if (child == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0) _exit(126);
-    dup2(out, STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  CliResult r;
-  int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return r;
-  r.exit_code = WEXITSTATUS(status);
-  r.out = lines(testing::readFile(out_path));
-  r.err = lines(testing::readFile(err_path));
-  return r;
+  const testutil::ProgramResult r = testutil::runProgram(std::move(args), dir.path());
+  return CliResult{r.exit_code, testutil::linesOf(r.out), testutil::linesOf(r.err)};
 }
 
 std::string joined(const std::vector<std::string>& v) {

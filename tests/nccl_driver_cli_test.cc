@@ -17,6 +17,7 @@
 #include "nccl-plugin/profiler_abi.h"
 #include "sink/reader.h"
 #include "tests/fake_profiler_log.h"
+#include "tests/run_program.h"
 #include "tests/temp_dir.h"
 
 namespace commtrace {
@@ -26,43 +27,12 @@ namespace fs = std::filesystem;
 using testutil::FakeCall;
 using testutil::TempDir;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+using Result = testutil::ProgramResult;
 
 // Runs args with the environment changed by env (nullopt: unset), stdout and stderr captured.
-Result run(std::vector<std::string> args, const std::map<std::string, std::optional<std::string>>& env, const TempDir& scratch) {
-  const std::string out_path = scratch.path() + "/stdout", err_path = scratch.path() + "/stderr";
-  const pid_t child = fork();
-  if (child == 0) {
-    for (const auto& [name, value] : env) {
-      if (value) setenv(name.c_str(), value->c_str(), 1);
-      else unsetenv(name.c_str());
-    }
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0) _exit(126);
-    dup2(out, STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  Result r;
-  int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) return r;
-  r.exit_code = WEXITSTATUS(status);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  return r;
+Result run(std::vector<std::string> args, const std::map<std::string, std::optional<std::string>>& env,
+           const TempDir& scratch) {
+  return testutil::runProgram(std::move(args), scratch.path(), env);
 }
 
 const std::string kTiny = COMMTRACE_SCENARIO_DIR "/tiny.json";
@@ -100,7 +70,7 @@ TEST(DriverCli, OneProcessPerRankWithTorchrunsEnvironment) {
   EXPECT_NE(r.out.find("rank 1/2 done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bound as ncclProfiler_v7"), std::string::npos) << r.out;
 
-  const auto truth = nlohmann::json::parse(slurp(dir.path() + "/run/ground-truth.json"));
+  const auto truth = nlohmann::json::parse(testutil::readText(dir.path() + "/run/ground-truth.json"));
   EXPECT_EQ(truth["scenario"], "tiny");
   const auto logs = logsByRank(dir);
   ASSERT_EQ(logs.size(), 2u);
@@ -145,7 +115,7 @@ TEST(DriverCli, ForcedVersionAndRanksOnly) {
   ASSERT_EQ(logs.size(), 1u);
   EXPECT_EQ(logs.begin()->first, 1);
   EXPECT_EQ(logs.begin()->second.front()["v"], "4");
-  const auto truth = nlohmann::json::parse(slurp(dir.path() + "/run/ground-truth.json"));
+  const auto truth = nlohmann::json::parse(testutil::readText(dir.path() + "/run/ground-truth.json"));
   EXPECT_EQ(truth["ranks"], 2) << "the ground truth still covers the whole job";
 }
 
@@ -217,7 +187,7 @@ TEST(Demo, RecordsCarryThePlantedIdentitiesAndGpuTimes) {
   const std::string demo_dir = dir.path() + "/demo";
   const Result r = run({COMMTRACE_CLI, "demo", "--dir", demo_dir}, {{"COMMTRACE_DIR", std::nullopt}}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto truth = nlohmann::json::parse(slurp(demo_dir + "/ground-truth.json"));
+  const auto truth = nlohmann::json::parse(testutil::readText(demo_dir + "/ground-truth.json"));
   std::map<std::tuple<uint64_t, std::string, uint64_t>, const nlohmann::json*> planted;  // (comm, func, seq)
   for (const auto& c : truth["collectives"]) planted[{c["comm_id"], c["func"], c["seq"]}] = &c;
 
@@ -260,7 +230,7 @@ TEST(Demo, LeavesADirectoryWithOtherFilesAlone) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("commtrace: " + dir.path() + " holds "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("which no demo wrote"), std::string::npos) << r.err;
-  EXPECT_EQ(slurp(dir.path() + "/notes.txt"), "mine");
+  EXPECT_EQ(testutil::readText(dir.path() + "/notes.txt"), "mine");
 }
 
 TEST(Demo, ABadScenarioExits2) {

@@ -16,12 +16,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "nccl-plugin/profiler_abi.h"
 #include "sink/reader.h"
+#include "tests/run_program.h"
 #include "tests/temp_dir.h"
 
 using namespace commtrace;
@@ -98,39 +101,14 @@ int runChild(const std::string& mode) {
   return 0;
 }
 
-struct ChildResult {
-  int exit_code = -1;
-  std::string stderr_text;
-};
-
-// Runs this binary's child mode with extra environment, capturing its stderr.
-ChildResult runInChild(const std::string& mode, const std::string& dir, std::vector<std::string> env) {
-  const std::string err_path = dir + "/child.stderr";
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setenv(kChildMode, mode.c_str(), 1);
-    setenv("COMMTRACE_DIR", dir.c_str(), 1);
-    unsetenv("NCCL_PROFILER_PLUGIN");
-    for (const std::string& kv : env) putenv(strdup(kv.c_str()));
-    if (freopen(err_path.c_str(), "w", stderr) == nullptr || freopen("/dev/null", "w", stdout) == nullptr) _exit(99);
-    char self[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) _exit(98);
-    self[n] = '\0';
-    const std::string filter = "--gtest_filter=PluginLoadingChild.Run";
-    execl(self, self, filter.c_str(), static_cast<char*>(nullptr));
-    _exit(97);
-  }
-  ChildResult result;
-  int status = 0;
-  if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  std::ifstream in(err_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  result.stderr_text = text.str();
-  std::filesystem::remove(err_path);
-  return result;
+// Runs this binary's child mode in `mode`, with the run directory and extra environment.
+testutil::ProgramResult runInChild(const std::string& mode, const std::string& dir,
+                                   std::map<std::string, std::optional<std::string>> env) {
+  env[kChildMode] = mode;
+  env["COMMTRACE_DIR"] = dir;
+  env.try_emplace("NCCL_PROFILER_PLUGIN", std::nullopt);
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  return testutil::runProgram({self, "--gtest_filter=PluginLoadingChild.Run"}, dir, env);
 }
 
 // Communicator ids and Coll records in the one trace file of the run directory.
@@ -168,8 +146,8 @@ TEST(PluginLoadingChild, Run) {
 
 TEST(PluginLoadingTest, ByAbsolutePath) {
   testutil::TempDir dir;
-  const ChildResult child = runInChild("path", dir.path(), {});
-  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  const testutil::ProgramResult child = runInChild("path", dir.path(), {});
+  ASSERT_EQ(child.exit_code, 0) << child.err;
   const TraceSummary run = readRun(dir.path());
   EXPECT_EQ(run.comm_ids, (std::vector<uint64_t>{0x10AD01, 0x10AD02}));
   EXPECT_EQ(run.colls, 2u);
@@ -177,24 +155,24 @@ TEST(PluginLoadingTest, ByAbsolutePath) {
 
 TEST(PluginLoadingTest, ByProfilerNameOnTheLibraryPath) {
   testutil::TempDir dir;
-  const ChildResult child = runInChild("name", dir.path(), {"LD_LIBRARY_PATH=" + libraryDir()});
-  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  const testutil::ProgramResult child = runInChild("name", dir.path(), {{"LD_LIBRARY_PATH", libraryDir()}});
+  ASSERT_EQ(child.exit_code, 0) << child.err;
   EXPECT_EQ(readRun(dir.path()).colls, 2u);
 }
 
 TEST(PluginLoadingTest, PreloadedWithStaticPlugin) {
   testutil::TempDir dir;
-  const ChildResult child = runInChild("static", dir.path(),
-                                       {std::string("LD_PRELOAD=") + kLibrary, "NCCL_PROFILER_PLUGIN=STATIC_PLUGIN"});
-  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  const testutil::ProgramResult child = runInChild("static", dir.path(),
+                                       {{"LD_PRELOAD", kLibrary}, {"NCCL_PROFILER_PLUGIN", "STATIC_PLUGIN"}});
+  ASSERT_EQ(child.exit_code, 0) << child.err;
   EXPECT_EQ(readRun(dir.path()).colls, 2u);
-  EXPECT_EQ(child.stderr_text.find("commtrace: NCCL_PROFILER_PLUGIN"), std::string::npos) << "it was set";
+  EXPECT_EQ(child.err.find("commtrace: NCCL_PROFILER_PLUGIN"), std::string::npos) << "it was set";
 }
 
 TEST(PluginLoadingTest, DlcloseAndReloadKeepRecordingIntoOneFile) {
   testutil::TempDir dir;
-  const ChildResult child = runInChild("reload", dir.path(), {});
-  ASSERT_EQ(child.exit_code, 0) << child.stderr_text;
+  const testutil::ProgramResult child = runInChild("reload", dir.path(), {});
+  ASSERT_EQ(child.exit_code, 0) << child.err;
   const TraceSummary run = readRun(dir.path());
   EXPECT_EQ(run.comm_ids.size(), 5u);
   EXPECT_EQ(run.colls, 5u);
@@ -204,13 +182,13 @@ TEST(PluginLoadingTest, DlcloseAndReloadKeepRecordingIntoOneFile) {
 // and says so once.
 TEST(PluginLoadingTest, PreloadSetsNcclProfilerPluginWhenUnset) {
   testutil::TempDir dir;
-  const ChildResult child = runInChild("preload-env", dir.path(), {std::string("LD_PRELOAD=") + kLibrary});
+  const testutil::ProgramResult child = runInChild("preload-env", dir.path(), {{"LD_PRELOAD", kLibrary}});
   EXPECT_EQ(child.exit_code, 0) << "the child's NCCL_PROFILER_PLUGIN is not the library's real path";
   char real[PATH_MAX];
   ASSERT_NE(realpath(kLibrary, real), nullptr);
-  EXPECT_NE(child.stderr_text.find(std::string("commtrace: NCCL_PROFILER_PLUGIN was unset; set it to ") + real),
+  EXPECT_NE(child.err.find(std::string("commtrace: NCCL_PROFILER_PLUGIN was unset; set it to ") + real),
             std::string::npos)
-      << child.stderr_text;
+      << child.err;
 }
 
 }  // namespace
