@@ -197,6 +197,20 @@ struct KernelPhaseV7 {
   uint64_t p_timer;
 };
 
+// The part of a union member that every version shares: later versions embed the earlier
+// one as `v5` / `v4`, so core(d.u.coll) is the CollV4 inside any version's Coll, and
+// core(d.u.coll_api) the CollApiV5 inside v5's or v7's. Const follows the argument.
+template <class Member>
+constexpr auto& core(Member& m) {
+  if constexpr (requires { m.v5; }) {
+    return core(m.v5);
+  } else if constexpr (requires { m.v4; }) {
+    return m.v4;
+  } else {
+    return m;
+  }
+}
+
 // --- descriptors: a 24-byte header, then the union ---
 
 // TypeField is uint8_t in v4 and uint64_t from v5 on (an ABI break).

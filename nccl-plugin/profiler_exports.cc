@@ -11,19 +11,7 @@ namespace {
 
 using namespace nccl;
 
-// Each version's structures embed the previous version's: reach the common part and the
-// v7 user tag whatever the version.
-const CollV4& base(const CollV4& c) { return c; }
-const CollV4& base(const CollV5& c) { return c.v4; }
-const CollV4& base(const CollV7& c) { return c.v5.v4; }
-const P2pV4& base(const P2pV4& p) { return p; }
-const P2pV4& base(const P2pV5& p) { return p.v4; }
-const P2pV4& base(const P2pV7& p) { return p.v5.v4; }
-const CollApiV5& base(const CollApiV5& a) { return a; }
-const CollApiV5& base(const CollApiV7& a) { return a.v5; }
-const P2pApiV5& base(const P2pApiV5& a) { return a; }
-const P2pApiV5& base(const P2pApiV7& a) { return a.v5; }
-
+// The v7 user tag, whatever the version (0 before v7).
 template <class T>
 uint64_t userTag(const T& member) {
   if constexpr (requires { member.user_tag; }) {
@@ -38,7 +26,7 @@ constexpr bool kHasApiEvents = !std::is_same_v<Descr, EventDescrV4>;
 
 template <class Descr>
 CollView collView(const Descr& d) {
-  const CollV4& c = base(d.u.coll);
+  const CollV4& c = core(d.u.coll);
   return CollView{.api_parent = kHasApiEvents<Descr> ? d.parent_obj : nullptr,
                   .seq_number = c.seq_number,
                   .func = c.func,
@@ -54,7 +42,7 @@ CollView collView(const Descr& d) {
 
 template <class Descr>
 P2pView p2pView(const Descr& d) {
-  const P2pV4& p = base(d.u.p2p);
+  const P2pV4& p = core(d.u.p2p);
   return P2pView{.api_parent = kHasApiEvents<Descr> ? d.parent_obj : nullptr,
                  .func = p.func,
                  .count = p.count,
@@ -79,12 +67,12 @@ void* startTyped(CommContext& comm, const Descr& d) {
     switch (static_cast<uint64_t>(d.type)) {
       case kGroupApi: return startGroupApi(comm, d.u.group_api.group_depth);
       case kCollApi: {
-        const CollApiV5& a = base(d.u.coll_api);
+        const CollApiV5& a = core(d.u.coll_api);
         return startApi(comm, ApiView{false, a.func, a.count, a.datatype, a.root, a.stream, a.graph_captured,
                                       userTag(d.u.coll_api)});
       }
       case kP2pApi: {
-        const P2pApiV5& a = base(d.u.p2p_api);
+        const P2pApiV5& a = core(d.u.p2p_api);
         return startApi(comm, ApiView{true, a.func, a.count, a.datatype, -1, a.stream, a.graph_captured,
                                       userTag(d.u.p2p_api)});
       }

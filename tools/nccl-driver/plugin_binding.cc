@@ -15,33 +15,9 @@ using namespace commtrace::nccl;
 // set. We fill this byte first so a plugin that reads such a field reads visible junk.
 constexpr unsigned char kStackGarbage = 0xA5;
 
-// The members each version nests differently, found by what the union has.
-template <class U>
-CollV4& collCore(U& u) {
-  if constexpr (requires { u.coll.v5.v4; }) return u.coll.v5.v4;
-  else if constexpr (requires { u.coll.v4; }) return u.coll.v4;
-  else return u.coll;
-}
-template <class U>
-P2pV4& p2pCore(U& u) {
-  if constexpr (requires { u.p2p.v5.v4; }) return u.p2p.v5.v4;
-  else if constexpr (requires { u.p2p.v4; }) return u.p2p.v4;
-  else return u.p2p;
-}
-template <class U>
-CollApiV5& collApiCore(U& u) {
-  if constexpr (requires { u.coll_api.v5; }) return u.coll_api.v5;
-  else return u.coll_api;
-}
-template <class U>
-P2pApiV5& p2pApiCore(U& u) {
-  if constexpr (requires { u.p2p_api.v5; }) return u.p2p_api.v5;
-  else return u.p2p_api;
-}
-
 template <class U>
 void fillColl(U& u, const Event& e) {
-  CollV4& c = collCore(u);
+  CollV4& c = core(u.coll);
   c.seq_number = e.seq_number;
   c.func = e.func;
   c.send_buff = e.send_buff;
@@ -64,7 +40,7 @@ void fillColl(U& u, const Event& e) {
 
 template <class U>
 void fillP2p(U& u, const Event& e) {
-  P2pV4& p = p2pCore(u);
+  P2pV4& p = core(u.p2p);
   p.func = e.func;
   p.buff = e.recv_buff;
   p.datatype = e.datatype;
@@ -90,7 +66,7 @@ void fillApi(U& u, const Event& e) {
         u.group_api.group_depth = e.group_depth;
         break;
       case kCollApi: {
-        CollApiV5& c = collApiCore(u);
+        CollApiV5& c = core(u.coll_api);
         c.func = e.func;
         c.count = e.count;
         c.datatype = e.datatype;
@@ -101,7 +77,7 @@ void fillApi(U& u, const Event& e) {
         break;
       }
       case kP2pApi: {
-        P2pApiV5& p = p2pApiCore(u);
+        P2pApiV5& p = core(u.p2p_api);
         p.func = e.func;
         p.count = e.count;
         p.datatype = e.datatype;
