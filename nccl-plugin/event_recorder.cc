@@ -25,6 +25,9 @@ constexpr uint32_t kOpRoles = roleBit(Role::kColl) | roleBit(Role::kP2p);
 // forked child.
 std::atomic<int> g_pid{0};
 
+// Interned once at the first init, so the hot path never meets a static's init guard.
+std::atomic<StringId> g_group_name{0};
+
 OpPool& pool() { return OpPool::global(); }
 StringId name(const char* s) { return NameCache::global().intern(s); }
 
@@ -217,6 +220,7 @@ CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_n
   static std::once_flag once;
   std::call_once(once, [] {
     g_pid.store(getpid(), std::memory_order_relaxed);
+    g_group_name.store(StringTable::global().intern("ncclGroup"), std::memory_order_relaxed);
     pthread_atfork(nullptr, nullptr, [] { g_pid.store(getpid(), std::memory_order_relaxed); });
   });
   auto* comm = new (std::nothrow) CommContext(comm_id, n_ranks, rank);
@@ -266,30 +270,27 @@ void* startGroupApi(CommContext& comm, int group_depth) {
   const uint32_t index = pool().claim(Role::kGroupApi);
   if (index == OpPool::kNoSlot) return nullptr;
   OpSlot& s = pool().slot(index);
-  static const StringId kGroupName = StringTable::global().intern("ncclGroup");
   s.draft.api_span = ApiSpanRecord{.comm_id = comm.comm_id,
                                    .arg = static_cast<uint64_t>(group_depth),
                                    .cpu_start_ns = nowNs(),
-                                   .name = kGroupName};
+                                   .name = g_group_name.load(std::memory_order_relaxed)};
   return pool().publish(index);
 }
 
 void* startApi(CommContext& comm, const ApiView& api) {
   const uint32_t index = pool().claim(Role::kApi);
   if (index == OpPool::kNoSlot) return nullptr;
-  SharedFields& f = pool().slot(index).shared;
-  constexpr auto relaxed = std::memory_order_relaxed;
-  f.comm_id.store(comm.comm_id, relaxed);
-  f.count.store(api.count, relaxed);
-  f.stream.store(reinterpret_cast<uint64_t>(api.stream), relaxed);
-  f.user_tag.store(api.user_tag, relaxed);
-  f.func.store(name(api.func), relaxed);
-  f.datatype.store(name(api.datatype), relaxed);
-  f.root_or_peer.store(api.root, relaxed);
-  f.graph_captured.store(api.graph_captured, relaxed);
-  f.cpu_start_ns.store(nowNs(), relaxed);
   OpSlot& s = pool().slot(index);
-  s.child.store(reinterpret_cast<uint64_t>(pool().handleAfterPublish(index)), relaxed);
+  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id,
+                                .count = api.count,
+                                .stream = reinterpret_cast<uint64_t>(api.stream),
+                                .user_tag = api.user_tag,
+                                .cpu_start_ns = nowNs(),
+                                .func = name(api.func),
+                                .datatype = name(api.datatype),
+                                .root_or_peer = api.root,
+                                .graph_captured = api.graph_captured});
+  s.child.store(reinterpret_cast<uint64_t>(pool().handleAfterPublish(index)), std::memory_order_relaxed);
   return pool().publish(index);
 }
 
@@ -298,8 +299,7 @@ void* startColl(CommContext& comm, const CollView& coll) {
   if (index == OpPool::kNoSlot) return nullptr;
   OpSlot& s = pool().slot(index);
   const uint64_t op_index = comm.coll_ops.fetch_add(1, std::memory_order_relaxed);
-  s.shared.comm_id.store(comm.comm_id, std::memory_order_relaxed);
-  s.shared.op_index.store(op_index, std::memory_order_relaxed);
+  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id, .op_index = op_index});
   const StringId func = name(coll.func);
   const StringId datatype = name(coll.datatype);
   // AllGather/Broadcast Coll events carry NCCL's rewritten task: count in bytes with
@@ -336,8 +336,7 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
   const StringId func = name(p2p.func);
   const bool is_recv = p2p.func != nullptr && p2p.func[0] == 'R';
   const uint64_t op_index = comm.p2pCounter(is_recv, p2p.peer).fetch_add(1, std::memory_order_relaxed);
-  s.shared.comm_id.store(comm.comm_id, std::memory_order_relaxed);
-  s.shared.op_index.store(op_index, std::memory_order_relaxed);
+  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id, .op_index = op_index});
   const StringId datatype = name(p2p.datatype);
   s.draft.p2p = P2pRecord{.comm_id = comm.comm_id,
                           .op_index = op_index,
@@ -369,20 +368,16 @@ void* startKernelCh(const void* parent, uint8_t channel, uint64_t p_timer) {
 }
 
 void* startProxyOp(CommContext& comm, const void* parent, const nccl::ProxyOpDescr& op) {
-  SharedSnapshot parent_fields{};
-  parent_fields.comm_id = comm.comm_id;
-  parent_fields.op_index = ~uint64_t{0};
+  SharedSnapshot parent_fields{.comm_id = comm.comm_id, .op_index = ~uint64_t{0}};  // parent unknown
   // PXN: a ProxyOp created by another process names a parent in that process's memory.
   if (op.pid == g_pid.load(std::memory_order_relaxed)) pool().snapshot(parent, kOpRoles, parent_fields);
   const uint32_t index = pool().claim(Role::kProxyOp);
   if (index == OpPool::kNoSlot) return nullptr;
-  SharedFields& f = pool().slot(index).shared;
-  constexpr auto relaxed = std::memory_order_relaxed;
-  f.comm_id.store(parent_fields.comm_id, relaxed);
-  f.op_index.store(parent_fields.op_index, relaxed);
-  f.root_or_peer.store(op.peer, relaxed);
-  f.channel.store(op.channel_id, relaxed);
-  f.is_send.store(op.is_send != 0, relaxed);
+  pool().slot(index).shared.store(SharedSnapshot{.comm_id = parent_fields.comm_id,
+                                                 .op_index = parent_fields.op_index,
+                                                 .root_or_peer = op.peer,
+                                                 .channel = op.channel_id,
+                                                 .is_send = static_cast<uint8_t>(op.is_send != 0)});
   return pool().publish(index);
 }
 

@@ -62,10 +62,9 @@ void* OpPool::handleAfterPublish(uint32_t index, uint8_t channel) const {
 
 void* OpPool::publish(uint32_t index) {
   OpSlot& s = slots_[index];
-  void* handle = handleAfterPublish(index);
   const uint32_t sequence = SlotTag::sequence(s.tag.load(std::memory_order_relaxed)) + 1;
   s.tag.store(SlotTag::make(sequence, SlotState::kLive), std::memory_order_release);
-  return handle;
+  return OpHandle::make(s.role.load(std::memory_order_relaxed), index, sequence);
 }
 
 OpSlot* OpPool::resolve(const void* handle, uint32_t roles, uint64_t* tag_out) {
@@ -92,13 +91,10 @@ bool OpPool::snapshot(const void* handle, uint32_t roles, SharedSnapshot& out) {
   const OpSlot& s = slots_[h.index()];
   const uint32_t before = SlotTag::sequence(s.tag.load(std::memory_order_acquire));
   if ((before & OpHandle::kGenerationMask) != h.generation()) return false;  // odd or another generation
-  const SharedFields& f = s.shared;
-  constexpr auto relaxed = std::memory_order_relaxed;
-  out = SharedSnapshot{f.comm_id.load(relaxed),   f.op_index.load(relaxed),     f.count.load(relaxed),
-                       f.stream.load(relaxed),    f.user_tag.load(relaxed),     f.cpu_start_ns.load(relaxed),
-                       f.func.load(relaxed),      f.datatype.load(relaxed),     f.root_or_peer.load(relaxed),
-                       f.graph_captured.load(relaxed), f.channel.load(relaxed), f.is_send.load(relaxed)};
-  return stillCurrent(handle);
+  const SharedSnapshot copy = s.shared.load();
+  if (!stillCurrent(handle)) return false;  // torn: the slot was reclaimed meanwhile
+  out = copy;
+  return true;
 }
 
 bool OpPool::completeOne(OpSlot& s, uint32_t generation, bool all) {

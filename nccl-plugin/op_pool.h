@@ -37,8 +37,17 @@ struct SlotTag {
   static constexpr SlotState state(uint64_t tag) { return static_cast<SlotState>(tag & 0xFF); }
 };
 
+// A plain copy of SharedFields.
+struct SharedSnapshot {
+  uint64_t comm_id, op_index, count, stream, user_tag, cpu_start_ns;
+  StringId func, datatype;
+  int32_t root_or_peer;
+  uint8_t graph_captured, channel, is_send;
+};
+
 // Fields another thread reads through a handle (a Coll reading its CollApi parent, a
 // ProxyStep reading its ProxyOp): relaxed atomics, made consistent by the slot's sequence.
+// The owner stores them all at once before publishing; readers load them all at once.
 struct SharedFields {
   std::atomic<uint64_t> comm_id{0};
   std::atomic<uint64_t> op_index{0};
@@ -52,14 +61,29 @@ struct SharedFields {
   std::atomic<uint8_t> graph_captured{0};
   std::atomic<uint8_t> channel{0};
   std::atomic<uint8_t> is_send{0};
-};
 
-// A plain copy of SharedFields, taken under the sequence lock.
-struct SharedSnapshot {
-  uint64_t comm_id, op_index, count, stream, user_tag, cpu_start_ns;
-  StringId func, datatype;
-  int32_t root_or_peer;
-  uint8_t graph_captured, channel, is_send;
+  void store(const SharedSnapshot& v) {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    comm_id.store(v.comm_id, relaxed);
+    op_index.store(v.op_index, relaxed);
+    count.store(v.count, relaxed);
+    stream.store(v.stream, relaxed);
+    user_tag.store(v.user_tag, relaxed);
+    cpu_start_ns.store(v.cpu_start_ns, relaxed);
+    func.store(v.func, relaxed);
+    datatype.store(v.datatype, relaxed);
+    root_or_peer.store(v.root_or_peer, relaxed);
+    graph_captured.store(v.graph_captured, relaxed);
+    channel.store(v.channel, relaxed);
+    is_send.store(v.is_send, relaxed);
+  }
+  SharedSnapshot load() const {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    return SharedSnapshot{comm_id.load(relaxed),        op_index.load(relaxed), count.load(relaxed),
+                          stream.load(relaxed),         user_tag.load(relaxed), cpu_start_ns.load(relaxed),
+                          func.load(relaxed),           datatype.load(relaxed), root_or_peer.load(relaxed),
+                          graph_captured.load(relaxed), channel.load(relaxed),  is_send.load(relaxed)};
+  }
 };
 
 struct alignas(64) OpSlot {
@@ -131,8 +155,8 @@ class OpPool {
   // and of the slot's current generation; nullptr otherwise. *tag gets the tag it matched.
   OpSlot* resolve(const void* handle, uint32_t roles, uint64_t* tag = nullptr);
 
-  // Copies a slot's SharedFields, whatever its state, false if the handle's generation is
-  // gone before or during the copy.
+  // Copies a slot's SharedFields into out, whatever the slot's state; false, with out
+  // untouched, if the handle's generation is gone before or during the copy.
   bool snapshot(const void* handle, uint32_t roles, SharedSnapshot& out);
 
   // True if the slot still carries the handle's generation (checked after reading a field).

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ringbuffer.h"
 
@@ -781,6 +782,43 @@ TEST_F(PluginConcurrency, GroupedCollWhoseStoppedApiSlotIsReclaimedStillComplete
   // are dropped and counted, which is not what this test is about. Lost completions are.
   EXPECT_EQ(colls - completed, 0u) << "ops written only by finalize: their completion was lost";
   EXPECT_EQ(completed + dropped, static_cast<uint64_t>(kOps));
+}
+
+// A child reads its stopped parent while another thread reclaims the parent's slot: the
+// copy is all or nothing. (It once wrote the torn copy into `out` and then said false, and
+// a ProxyOp that ignored the answer took a stranger's communicator and op index.)
+TEST_F(PluginConcurrency, SnapshotOfAReclaimedParentIsAllOrNothing) {
+  const Comm comm = initComm(0xC0DE0000000000D5ull);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  constexpr uint64_t kApis = 200'000;
+#else
+  constexpr uint64_t kApis = 2'000'000;  // before the fix: a torn copy in most runs
+#endif
+  constexpr uint64_t kUntouched = ~uint64_t{0};
+  std::atomic<bool> done{false};
+  std::thread claimer([&] {
+    Descr d{};
+    d.type = cn::kProxyOp;
+    d.u.proxy_op.pid = 1;  // PXN: never reads its parent
+    while (!done.load(std::memory_order_relaxed)) stop(start(comm, d));
+  });
+  uint64_t torn = 0, read = 0;
+  for (uint64_t k = 1; k <= kApis; ++k) {
+    void* api = start(comm, collApi(nullptr, k, false));
+    stop(api);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      plugin::SharedSnapshot out{};
+      out.count = kUntouched;
+      const bool ok = plugin::OpPool::global().snapshot(api, plugin::roleBit(plugin::Role::kApi), out);
+      read += ok;
+      torn += ok ? out.count != k : out.count != kUntouched;
+    }
+  }
+  done.store(true, std::memory_order_release);
+  claimer.join();
+  EXPECT_EQ(torn, 0u) << "copies that were neither the parent's nor untouched";
+  EXPECT_GT(read, 0u);
+  EXPECT_EQ(ncclProfiler_v5.finalize(comm.context), cn::kSuccess);
 }
 
 }  // namespace
