@@ -116,6 +116,41 @@ TEST(DumpCli, TextHasOneLinePerRecord) {
   EXPECT_NE(r.err[0].find("(" + std::to_string(recordCount(built)) + " records)"), std::string::npos) << r.err[0];
 }
 
+// Drop summaries are cumulative: the summary takes the latest per (thread, kind), adds them
+// up, and names events the plugin could not follow only when there were some.
+TEST(DumpCli, SummaryCountsWhatNeverReachedTheFile) {
+  auto drop = [](uint32_t thread, RecordKind kind, uint64_t ring_full, uint64_t sink_failed, uint64_t untracked) {
+    RecordSlot s{};
+    s.kind = RecordKind::kDropSummary;
+    s.payload.drop_summary = DropSummaryRecord{.ring_full = ring_full,
+                                               .sink_failed = sink_failed,
+                                               .cpu_ns = 1,
+                                               .thread = thread,
+                                               .dropped_kind = static_cast<uint8_t>(kind),
+                                               .untracked = untracked};
+    return s;
+  };
+  TempDir dir;
+  const std::string path = testing::pathIn(dir, "drops.ctrace");
+  testing::writeFile(path, testing::buildTrace({{drop(7, RecordKind::kColl, 3, 0, 0), drop(0, RecordKind::kColl, 0, 2, 4)},
+                                                {drop(7, RecordKind::kColl, 5, 0, 0), drop(8, RecordKind::kP2p, 1, 0, 0),
+                                                 drop(0, RecordKind::kColl, 0, 2, 9)}})
+                               .bytes);
+  CliResult r = runCli(dir, {"dump", path});
+  ASSERT_EQ(r.exit_code, 0) << joined(r.err);
+  ASSERT_EQ(r.err.size(), 1u) << joined(r.err);
+  EXPECT_NE(r.err[0].find("dropped before the file: 6 (ring full), 2 (write failed); "
+                          "NCCL events not followed: 9 (plugin op pool full)"),
+            std::string::npos)
+      << r.err[0];
+
+  testing::writeFile(path, testing::buildTrace({{drop(7, RecordKind::kColl, 3, 0, 0)}}).bytes);
+  r = runCli(dir, {"dump", path});
+  ASSERT_EQ(r.err.size(), 1u) << joined(r.err);
+  EXPECT_NE(r.err[0].find("dropped before the file: 3 (ring full), 0 (write failed)"), std::string::npos) << r.err[0];
+  EXPECT_EQ(r.err[0].find("not followed"), std::string::npos) << r.err[0];
+}
+
 TEST(DumpCli, JsonLinesHoldTheValuesWritten) {
   TempDir dir;
   const BuiltTrace built = sampleTrace();

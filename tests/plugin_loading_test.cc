@@ -115,6 +115,7 @@ testutil::ProgramResult runInChild(const std::string& mode, const std::string& d
 struct TraceSummary {
   std::vector<uint64_t> comm_ids;
   size_t colls = 0;
+  trace::v1::FileHeader header;
 };
 
 TraceSummary readRun(const std::string& dir) {
@@ -128,6 +129,7 @@ TraceSummary readRun(const std::string& dir) {
   TraceReader reader;
   std::string error;
   EXPECT_TRUE(reader.open(files[0], error)) << error;
+  summary.header = reader.header();
   DecodedChunk chunk;
   while (reader.next(chunk)) {
     for (const RecordSlot& s : chunk.records) {
@@ -151,6 +153,24 @@ TEST(PluginLoadingTest, ByAbsolutePath) {
   const TraceSummary run = readRun(dir.path());
   EXPECT_EQ(run.comm_ids, (std::vector<uint64_t>{0x10AD01, 0x10AD02}));
   EXPECT_EQ(run.colls, 2u);
+}
+
+// The file header says who the process is in its job (torchrun's variables) and the
+// flusher period COMMTRACE_FLUSH_MS asked for.
+TEST(PluginLoadingTest, FileHeaderTakesLauncherIdentityAndSettings) {
+  testutil::TempDir dir;
+  const auto child = runInChild("path", dir.path(),
+                                {{"RANK", "5"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"},
+                                 {"TORCHELASTIC_RUN_ID", "job-42"}, {"TORCHELASTIC_RESTART_COUNT", "2"},
+                                 {"COMMTRACE_FLUSH_MS", "50"}});
+  ASSERT_EQ(child.exit_code, 0) << child.err;
+  const trace::v1::FileHeader header = readRun(dir.path()).header;
+  EXPECT_EQ(header.rank(), 5);
+  EXPECT_EQ(header.local_rank(), 1);
+  EXPECT_EQ(header.world_size(), 8);
+  EXPECT_EQ(header.job_id(), "job-42");
+  EXPECT_EQ(header.restart_count(), 2u);
+  EXPECT_EQ(header.flush_period_ms(), 50u);
 }
 
 TEST(PluginLoadingTest, ByProfilerNameOnTheLibraryPath) {
