@@ -54,10 +54,10 @@ uint32_t OpPool::claim(Role role) {
   return kNoSlot;
 }
 
-void* OpPool::handleAfterPublish(uint32_t index, uint8_t channel) const {
+void* OpPool::handleAfterPublish(uint32_t index) const {
   const OpSlot& s = slots_[index];
   const uint32_t sequence = SlotTag::sequence(s.tag.load(std::memory_order_relaxed)) + 1;
-  return OpHandle::make(s.role.load(std::memory_order_relaxed), index, sequence, channel);
+  return OpHandle::make(s.role.load(std::memory_order_relaxed), index, sequence);
 }
 
 void* OpPool::publish(uint32_t index) {

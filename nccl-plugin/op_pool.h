@@ -146,7 +146,7 @@ class OpPool {
   static constexpr uint32_t kNoSlot = ~0u;
   uint32_t claim(Role role);
   // The handle the claimed slot will have once published (to store in the slot before).
-  void* handleAfterPublish(uint32_t index, uint8_t channel = 0) const;
+  void* handleAfterPublish(uint32_t index) const;
   void* publish(uint32_t index);
 
   OpSlot& slot(uint32_t index) { return slots_[index]; }
