@@ -34,6 +34,7 @@ FileIdentity launcherIdentity() {
   id.local_rank = firstInt({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
   id.world_size = firstInt({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
   id.job_id = firstString({"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"});
+  id.nccl_host_id = firstString({"NCCL_HOSTID"});
   const int32_t restarts = firstInt({"TORCHELASTIC_RESTART_COUNT"});
   id.restart_count = restarts > 0 ? static_cast<uint32_t>(restarts) : 0;
   return id;

@@ -29,6 +29,7 @@ wire::Bytes encodeFileHeader(const FileHeaderFields& h) {
   wire::putStringField(out, 13, COMMTRACE_VERSION);
   wire::putVarintField(out, 14, h.ring_records);
   wire::putVarintField(out, 15, h.flush_period_ms);
+  wire::putStringField(out, 16, h.identity.nccl_host_id);
   return out;
 }
 

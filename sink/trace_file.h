@@ -17,6 +17,7 @@ struct FileIdentity {
   int32_t world_size = -1;
   std::string job_id;
   uint32_t restart_count = 0;
+  std::string nccl_host_id;  // NCCL_HOSTID: NCCL's "same host" key, which can differ from the host name
 };
 
 struct FileHeaderFields {

@@ -155,14 +155,14 @@ TEST(PluginLoadingTest, ByAbsolutePath) {
   EXPECT_EQ(run.colls, 2u);
 }
 
-// The file header says who the process is in its job (torchrun's variables) and the
-// flusher period COMMTRACE_FLUSH_MS asked for.
+// The file header says who the process is in its job (torchrun's variables, NCCL's host
+// identity) and the flusher period COMMTRACE_FLUSH_MS asked for.
 TEST(PluginLoadingTest, FileHeaderTakesLauncherIdentityAndSettings) {
   testutil::TempDir dir;
   const auto child = runInChild("path", dir.path(),
                                 {{"RANK", "5"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"},
                                  {"TORCHELASTIC_RUN_ID", "job-42"}, {"TORCHELASTIC_RESTART_COUNT", "2"},
-                                 {"COMMTRACE_FLUSH_MS", "50"}});
+                                 {"NCCL_HOSTID", "rack3-node7"}, {"COMMTRACE_FLUSH_MS", "50"}});
   ASSERT_EQ(child.exit_code, 0) << child.err;
   const trace::v1::FileHeader header = readRun(dir.path()).header;
   EXPECT_EQ(header.rank(), 5);
@@ -170,6 +170,7 @@ TEST(PluginLoadingTest, FileHeaderTakesLauncherIdentityAndSettings) {
   EXPECT_EQ(header.world_size(), 8);
   EXPECT_EQ(header.job_id(), "job-42");
   EXPECT_EQ(header.restart_count(), 2u);
+  EXPECT_EQ(header.nccl_host_id(), "rack3-node7");
   EXPECT_EQ(header.flush_period_ms(), 50u);
 }
 
