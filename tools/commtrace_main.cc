@@ -1,10 +1,39 @@
-// The commtrace command. Subcommands grow with the project: dump and demo today; report and
-// export later.
+// The commtrace command: dump one trace file, play the demo job, report on a run, export a
+// run for the Perfetto UI.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <map>
 
 #include "tools/demo.h"
 #include "tools/dump.h"
+#include "tools/report_command.h"
+
+namespace {
+
+using commtrace::tools::ProgressMode;
+using commtrace::tools::ReportFormat;
+
+const std::map<std::string, ReportFormat> kFormats = {
+    {"text", ReportFormat::kText}, {"json", ReportFormat::kJson}, {"csv", ReportFormat::kCsv}, {"html", ReportFormat::kHtml}};
+const std::map<std::string, ProgressMode> kProgressModes = {
+    {"auto", ProgressMode::kAuto}, {"always", ProgressMode::kAlways}, {"never", ProgressMode::kNever}};
+
+// CLI11's enum transformer would print the enum's numbers in --help and accept them: the
+// options take names, mapped after parsing.
+template <class Enum>
+CLI::Option* addNamedOption(CLI::App* cmd, const std::string& flag, std::string& name, const std::map<std::string, Enum>& names,
+                            const std::string& help) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : names) keys.push_back(key);
+  return cmd->add_option(flag, name, help)->check(CLI::IsMember(keys))->capture_default_str();
+}
+
+void addProgressOption(CLI::App* cmd, std::string& mode) {
+  addNamedOption(cmd, "--progress", mode, kProgressModes,
+                 "a progress line on stderr while the files are read: auto (when stderr is a terminal), always, never");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"commtrace: NCCL communication tracer — read and analyse trace files"};
@@ -32,6 +61,37 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(4, 7));
   demo->add_option("--plugin", demo_options.plugin, "profiler plugin to load instead of ../lib/libcommtrace.so next to this binary");
 
+  commtrace::tools::ReportOptions report_options;
+  std::string report_format = "text", report_progress = "auto";
+  CLI::App* report = app.add_subcommand(
+      "report", "Analyse a run (every rank's trace files in RUN_DIR): findings, bandwidth, matrix, stragglers, mismatches, overlap");
+  report->footer(
+      "The text report starts with the top findings (straggler, slow link, exposed communication, lowest bandwidth), then the "
+      "run's summary (files, damaged files, missing ranks, dropped records, clock alignment), communicators, the bandwidth table "
+      "(nccl-tests algBw/busBw), stragglers, links, the heaviest rank pairs of the communication matrix, mismatches and hangs, and "
+      "compute/communication overlap. Long tables are cut; json, csv and html hold every row.\n"
+      "Exit status: 0 when the run was analysed (damaged or missing files are reported in it), 1 when nothing could be analysed "
+      "or the output could not be written, 2 for usage errors.");
+  report->add_option("run_dir", report_options.dir, "directory holding the run's trace files (*.ctrace)")->required();
+  addNamedOption(report, "--format", report_format, kFormats,
+                 "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
+                 "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
+  report->add_option("--out", report_options.out, "write to this file (text, json, html) or directory (csv) instead of stdout");
+  addProgressOption(report, report_progress);
+
+  commtrace::tools::ExportOptions export_options;
+  std::string export_progress = "auto";
+  CLI::App* export_cmd = app.add_subcommand("export", "Write a run in another tool's format");
+  bool perfetto = false;  // the only export format so far, hence required
+  export_cmd
+      ->add_flag("--perfetto", perfetto,
+                 "a Chrome trace-event JSON file for the Perfetto UI (ui.perfetto.dev) or chrome://tracing: a process per rank, a "
+                 "track per CUDA stream, every op a slice with its fields as args, on the aligned timeline")
+      ->required();
+  export_cmd->add_option("run_dir", export_options.dir, "directory holding the run's trace files (*.ctrace)")->required();
+  export_cmd->add_option("--out", export_options.out, "file to write (default: RUN_DIR.perfetto.json, next to the run directory)");
+  addProgressOption(export_cmd, export_progress);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -50,5 +110,14 @@ int main(int argc, char** argv) {
     return commtrace::tools::dump(dump_path, format, std::cout, std::cerr);
   }
   if (*demo) return commtrace::tools::runDemo(demo_options, std::cout, std::cerr);
+  if (*report) {
+    report_options.format = kFormats.at(report_format);
+    report_options.progress = kProgressModes.at(report_progress);
+    return commtrace::tools::runReport(report_options, std::cout, std::cerr);
+  }
+  if (*export_cmd) {
+    export_options.progress = kProgressModes.at(export_progress);
+    return commtrace::tools::runExport(export_options, std::cout, std::cerr);
+  }
   return 0;
 }

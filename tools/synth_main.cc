@@ -2,6 +2,9 @@
 // per-thread rings and the flusher into a .ctrace file), fed by the FSDP-like synthetic
 // stream instead of NCCL. It stands in for a real job until the NCCL driver and the demo
 // exist (issue 3). Links the capture code statically, not libcommtrace.so.
+// With --run-dir it instead writes a whole multi-rank run at full speed (one file per
+// rank, encoded directly; see tools/synthetic/run_writer.h): the input of the report
+// benchmarks.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <chrono>
@@ -11,6 +14,25 @@
 #include "ringbuffer/ringbuffer.h"
 #include "sink/flusher.h"
 #include "tools/synthetic/fsdp_stream.h"
+#include "tools/synthetic/run_writer.h"
+
+namespace {
+
+int writeRun(const commtrace::synthetic::SyntheticRunOptions& options) {
+  commtrace::synthetic::SyntheticRunTruth truth;
+  std::string error;
+  if (!commtrace::synthetic::writeSyntheticRun(options, truth, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  std::printf("wrote %s: %llu files, %llu collective records (%llu instances), %llu p2p records, %llu bytes\n",
+              options.dir.c_str(), static_cast<unsigned long long>(truth.files),
+              static_cast<unsigned long long>(truth.coll_records), static_cast<unsigned long long>(truth.coll_instances),
+              static_cast<unsigned long long>(truth.p2p_records), static_cast<unsigned long long>(truth.bytes_written));
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"commtrace-synth: write a synthetic FSDP-like trace through the real rings and flusher"};
@@ -22,7 +44,14 @@ int main(int argc, char** argv) {
   app.add_option("--rank", rank, "rank written in the file header")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--world-size", world, "ranks in the job")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--threads", threads, "producer threads, each with its own stream")->check(CLI::Range(1, 64))->capture_default_str();
+  commtrace::synthetic::SyntheticRunOptions run;
+  app.add_option("--run-dir", run.dir, "write a whole multi-rank run into this directory instead");
+  app.add_option("--ranks", run.ranks, "--run-dir: ranks (one file each)")->check(CLI::Range(1, 65536))->capture_default_str();
+  app.add_option("--ranks-per-node", run.ranks_per_node, "--run-dir: ranks per node")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--collectives", run.collectives_per_rank, "--run-dir: collectives per rank")->capture_default_str();
+  app.add_option("--straggler-rank", run.straggler_rank, "--run-dir: the rank that arrives late (-1: none)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!run.dir.empty()) return writeRun(run);
 
   commtrace::FlusherOptions options;
   options.dir = dir;

@@ -20,20 +20,32 @@ void TraceTally::add(const DecodedChunk& chunk) {
   }
 }
 
+uint64_t TraceTally::records() const {
+  uint64_t total = 0;
+  for (uint64_t n : per_kind_) total += n;
+  return total;
+}
+
+uint64_t TraceTally::droppedRingFull() const {
+  uint64_t total = 0;
+  for (const auto& [key, counts] : drops_) total += counts.first;
+  return total;
+}
+
+uint64_t TraceTally::droppedSinkFailed() const {
+  uint64_t total = 0;
+  for (const auto& [key, counts] : drops_) total += counts.second;
+  return total;
+}
+
 std::string TraceTally::summary() const {
-  uint64_t ring_full = 0, sink_failed = 0, total = 0;
-  for (const auto& [key, counts] : drops_) {
-    ring_full += counts.first;
-    sink_failed += counts.second;
-  }
   std::string out = std::to_string(chunks_) + " chunks";
   for (const schema::Table& t : schema::allTables()) {
     const uint64_t n = per_kind_[static_cast<int>(t.kind)];
-    total += n;
     if (n > 0) out += ", " + std::string(t.name) + ' ' + std::to_string(n);
   }
-  out += " (" + std::to_string(total) + " records); dropped before the file: " + std::to_string(ring_full) +
-         " (ring full), " + std::to_string(sink_failed) + " (write failed)";
+  out += " (" + std::to_string(records()) + " records); dropped before the file: " + std::to_string(droppedRingFull()) +
+         " (ring full), " + std::to_string(droppedSinkFailed()) + " (write failed)";
   if (untracked_ > 0) out += "; NCCL events not followed: " + std::to_string(untracked_) + " (plugin op pool full)";
   return out;
 }

@@ -22,6 +22,10 @@ class TraceTally {
   void add(const DecodedChunk& chunk);
   uint64_t chunks() const { return chunks_; }
   uint64_t records(RecordKind kind) const { return per_kind_[static_cast<int>(kind)]; }
+  uint64_t records() const;  // all kinds
+  uint64_t droppedRingFull() const;
+  uint64_t droppedSinkFailed() const;
+  uint64_t untracked() const { return untracked_; }
   // "2 chunks, coll 12, p2p 3 (15 records); dropped before the file: 0 (ring full), 0 (write
   // failed)", then "; NCCL events not followed: N (plugin op pool full)" when N > 0.
   std::string summary() const;

@@ -1,0 +1,188 @@
+#include "tools/report/analyses/comm_matrix.h"
+
+#include <cstdio>
+#include <map>
+
+#include "tools/report/analyses/edge_model.h"
+#include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/rank_index.h"
+
+namespace commtrace::report {
+namespace {
+
+struct CellSum {
+  uint64_t bytes = 0;
+  uint64_t p2p_bytes = 0;
+  uint64_t timed_bytes = 0;  // bytes of the ops that had a transfer time
+  uint64_t time_ns = 0;
+};
+
+// One slice's sums, dense over its ranks (global ranks, or one communicator's comm ranks:
+// a big run has many small communicators); global[i] is the global rank of index i.
+class Grid {
+ public:
+  explicit Grid(std::vector<int> global) : ranks_(static_cast<int>(global.size())), global_(std::move(global)),
+                                           cells_(static_cast<size_t>(ranks_) * ranks_) {}
+  void add(int src, int dst, uint64_t bytes, uint64_t transfer_ns, bool p2p) {
+    CellSum& c = cells_[static_cast<size_t>(src) * ranks_ + dst];
+    c.bytes += bytes;
+    if (p2p) c.p2p_bytes += bytes;
+    if (transfer_ns == 0) return;
+    c.timed_bytes += bytes;
+    c.time_ns += transfer_ns;
+  }
+  const CellSum& at(int src, int dst) const { return cells_[static_cast<size_t>(src) * ranks_ + dst]; }
+  int ranks() const { return ranks_; }
+  int global(int i) const { return global_[i]; }
+
+ private:
+  int ranks_;
+  std::vector<int> global_;
+  std::vector<CellSum> cells_;
+};
+
+MatrixCell cellOf(int src, int dst, const CellSum& sum) {
+  MatrixCell cell;
+  cell.src = src;
+  cell.dst = dst;
+  cell.bytes = sum.bytes;
+  cell.p2p_bytes = sum.p2p_bytes;
+  cell.time_us = static_cast<double>(sum.time_ns) / 1e3;
+  cell.gbs = gbPerS(static_cast<double>(sum.timed_bytes), sum.time_ns);
+  cell.measured = sum.p2p_bytes == sum.bytes;
+  return cell;
+}
+
+MatrixSlice sliceOf(const Grid& grid, std::string label, uint64_t comm, std::string func) {
+  MatrixSlice slice{std::move(label), comm, std::move(func), {}};
+  for (int s = 0; s < grid.ranks(); ++s)
+    for (int d = 0; d < grid.ranks(); ++d)
+      if (grid.at(s, d).bytes != 0) slice.cells.push_back(cellOf(grid.global(s), grid.global(d), grid.at(s, d)));
+  return slice;
+}
+
+std::string commLabel(const RunModel& run, const Communicator& comm) {
+  char id[24];
+  std::snprintf(id, sizeof id, "0x%016llx", static_cast<unsigned long long>(comm.id));
+  const std::string_view name = run.name(comm.name);
+  return "comm " + (name.empty() ? std::string() : std::string(name) + " ") + "(" + id + ")";
+}
+
+std::vector<int> worldRanks(const RunModel& run) {
+  std::vector<int> global(rankSlots(run));
+  for (size_t r = 0; r < global.size(); ++r) global[r] = static_cast<int>(r);
+  return global;
+}
+
+std::vector<int> membersOf(const RunModel& run, const Communicator& comm) {
+  std::vector<int> global(comm.size);
+  for (int r = 0; r < comm.size; ++r) global[r] = globalRankOf(run, comm, r);
+  return global;
+}
+
+// Sums every op into the whole-run grid and its communicator's and func's grids.
+class MatrixBuilder {
+ public:
+  explicit MatrixBuilder(const RunModel& run)
+      : run_(run), world_(worldRanks(run)), ranks_(static_cast<int>(world_.size())), all_(world_) {}
+
+  void addCollectives() {
+    std::vector<ModelEdge> edges;
+    for (const CollInstance& c : run_.collectives) {
+      if (c.bytes == 0) {
+        ++unsized_ops_;
+        continue;
+      }
+      edges.clear();
+      modelEdges(run_.name(c.func), run_.name(c.algo), static_cast<int>(c.n_members), c.root, c.bytes, edges);
+      const uint64_t ns = transferNs(run_, c);
+      for (const ModelEdge& e : edges) add(c.comm, c.func, e.src, e.dst, e.bytes, ns, false);
+    }
+  }
+
+  void addTransfers() {
+    for (const P2pTransfer& t : run_.transfers) {
+      if (t.bytes == 0) {
+        ++unsized_ops_;
+        continue;
+      }
+      add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, t.bytes, transferNs(t), true);
+    }
+  }
+
+  CommMatrix finish() {
+    CommMatrix m;
+    m.ranks = ranks_;
+    m.bytes.assign(ranks_, std::vector<uint64_t>(ranks_, 0));
+    m.p2p_bytes = m.bytes;
+    m.time_us.assign(ranks_, std::vector<double>(ranks_, 0.0));
+    for (int s = 0; s < ranks_; ++s)
+      for (int d = 0; d < ranks_; ++d) {
+        m.bytes[s][d] = all_.at(s, d).bytes;
+        m.p2p_bytes[s][d] = all_.at(s, d).p2p_bytes;
+        m.time_us[s][d] = static_cast<double>(all_.at(s, d).time_ns) / 1e3;
+      }
+    m.slices.push_back(sliceOf(all_, "all", 0, ""));
+    for (const auto& [comm, grid] : per_comm_)
+      m.slices.push_back(sliceOf(grid, commLabel(run_, run_.comms[comm]), run_.comms[comm].id, ""));
+    for (const auto& [func, grid] : per_func_) {
+      const std::string name(run_.name(func));
+      m.slices.push_back(sliceOf(grid, name, 0, name));
+    }
+    m.model = std::string(kEdgeModel) + "; point-to-point cells are measured" + leftOut();
+    return m;
+  }
+
+ private:
+  void add(uint32_t comm, NameId func, int src_comm_rank, int dst_comm_rank, uint64_t bytes, uint64_t ns, bool p2p) {
+    const int src = globalRank(comm, src_comm_rank), dst = globalRank(comm, dst_comm_rank);
+    if (src < 0 || dst < 0) {
+      unattributed_bytes_ += bytes;
+      return;
+    }
+    all_.add(src, dst, bytes, ns, p2p);
+    gridOf(per_comm_, comm, [&] { return membersOf(run_, run_.comms[comm]); }).add(src_comm_rank, dst_comm_rank, bytes, ns, p2p);
+    gridOf(per_func_, func, [&] { return world_; }).add(src, dst, bytes, ns, p2p);
+  }
+
+  // The slice's grid, made on first use with the global ranks ranks() names.
+  template <class Key, class Ranks>
+  static Grid& gridOf(std::map<Key, Grid>& grids, Key key, Ranks ranks) {
+    auto it = grids.find(key);
+    if (it == grids.end()) it = grids.emplace(key, Grid(ranks())).first;
+    return it->second;
+  }
+
+  int globalRank(uint32_t comm, int comm_rank) const {
+    const Communicator& c = run_.comms[comm];
+    return comm_rank < c.size ? globalRankOf(run_, c, comm_rank) : -1;
+  }
+
+  std::string leftOut() const {
+    std::string out;
+    if (unsized_ops_ != 0) out += "; " + std::to_string(unsized_ops_) + " ops of unrecorded size left out";
+    if (unattributed_bytes_ != 0)
+      out += "; " + std::to_string(unattributed_bytes_) + " bytes between ranks of unknown global rank left out";
+    return out;
+  }
+
+  const RunModel& run_;
+  std::vector<int> world_;
+  int ranks_;
+  Grid all_;
+  std::map<uint32_t, Grid> per_comm_;
+  std::map<NameId, Grid> per_func_;
+  uint64_t unsized_ops_ = 0;
+  uint64_t unattributed_bytes_ = 0;
+};
+
+}  // namespace
+
+CommMatrix communicationMatrix(const RunModel& run) {
+  MatrixBuilder builder(run);
+  builder.addCollectives();
+  builder.addTransfers();
+  return builder.finish();
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,16 @@
+// The communication matrix: bytes, time and bandwidth per (sender, receiver) global rank,
+// for the whole run, per communicator and per func. Point-to-point cells are measured;
+// collectives are decomposed by edge_model.h.
+#pragma once
+
+#include "tools/report/report.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// A cell's time is the summed transfer time (op_metrics.h) of the ops that crossed it.
+// Ops whose size was not recorded add nothing, and ranks whose global rank is unknown have
+// no row; CommMatrix::model says how many of either there were.
+CommMatrix communicationMatrix(const RunModel& run);
+
+}  // namespace commtrace::report

@@ -1,0 +1,47 @@
+#include "tools/report/analyses/lateness.h"
+
+#include <algorithm>
+
+#include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/rank_index.h"
+
+namespace commtrace::report {
+
+bool arrivalsOf(const RunModel& run, const CollInstance& c, InstanceArrivals& out) {
+  out.members.clear();
+  out.total_wait_ns = out.first_lateness_ns = 0;
+  if (!isSynchronizing(run.name(c.func))) return false;
+  const Communicator& comm = run.comms[c.comm];
+  const MemberView* m = run.membersOf(c);
+  uint64_t shortest = UINT64_MAX, longest = 0;
+  for (uint32_t i = 0; i < c.n_members; ++i) {
+    const uint64_t d = m[i].gpuDuration();
+    if (d == 0) continue;
+    MemberArrival a;
+    a.comm_rank = static_cast<int>(i);
+    a.rank = globalRankOf(run, comm, a.comm_rank);
+    a.process = m[i].process;
+    a.gpu_start_ns = m[i].gpu_start_ns;
+    a.duration_ns = d;
+    out.members.push_back(a);
+    shortest = std::min(shortest, d);
+    longest = std::max(longest, d);
+  }
+  if (out.members.size() < 2) {
+    out.members.clear();
+    return false;
+  }
+  int tied_last = 0;
+  for (MemberArrival& a : out.members) {
+    a.wait_ns = a.duration_ns - shortest;
+    a.lateness_ns = longest - a.duration_ns;
+    out.total_wait_ns += a.wait_ns;
+    if (a.wait_ns < kTieNs) ++tied_last;
+  }
+  for (MemberArrival& a : out.members)
+    if (a.wait_ns < kTieNs) a.last_share = 1.0 / tied_last;
+  out.first_lateness_ns = longest - shortest;
+  return true;
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,159 @@
+#include "tools/report/analyses/mismatches.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "tools/report/analyses/rank_index.h"
+
+namespace commtrace::report {
+namespace {
+
+// The member's rank as MismatchRow prints it: global when every one is known, else comm ranks.
+void setRanks(const RunModel& run, const Communicator& comm, const std::vector<int>& comm_ranks, MismatchRow& row) {
+  std::vector<int> global;
+  for (int r : comm_ranks) global.push_back(globalRankOf(run, comm, r));
+  row.comm_ranks = std::find(global.begin(), global.end(), -1) != global.end();
+  row.missing_ranks = row.comm_ranks ? comm_ranks : global;
+}
+
+bool hasFile(const Communicator& comm, int comm_rank) {
+  return static_cast<size_t>(comm_rank) < comm.processes.size() && comm.processes[comm_rank] >= 0;
+}
+
+bool unfinished(const MemberView& m, bool others_have_gpu_ends) {
+  if (m.process < 0 || m.gpu_end_ns != 0) return false;
+  return m.gpu_start_ns != 0 || (m.cpu_start_ns != 0 && others_have_gpu_ends);
+}
+
+class MismatchFinder {
+ public:
+  explicit MismatchFinder(const RunModel& run) : run_(run) {}
+
+  void collectives() {
+    // (comm, comm rank) -> the last op index it recorded
+    std::map<std::pair<uint32_t, int>, uint64_t> last_recorded;
+    for (const CollInstance& c : run_.collectives)
+      for (uint32_t r = 0; r < c.n_members; ++r)
+        if (run_.membersOf(c)[r].process >= 0) last_recorded[{c.comm, static_cast<int>(r)}] = c.op_index;
+    for (const CollInstance& c : run_.collectives) collective(c, last_recorded);
+  }
+
+  void transfers() {
+    // (comm, sender, receiver, side) -> the last transfer index that side recorded
+    std::map<std::tuple<uint32_t, int, int, bool>, uint64_t> last_recorded;
+    for (const P2pTransfer& t : run_.transfers) {
+      if (t.send.process >= 0) last_recorded[{t.comm, t.send.comm_rank, t.recv.comm_rank, true}] = t.op_index;
+      if (t.recv.process >= 0) last_recorded[{t.comm, t.send.comm_rank, t.recv.comm_rank, false}] = t.op_index;
+    }
+    for (const P2pTransfer& t : run_.transfers)
+      for (const bool send : {true, false}) transferSide(t, send, last_recorded);
+  }
+
+  // The file ends first (one per rank and communicator, so few), then the rest up to the cap.
+  std::vector<MismatchRow> finish(uint64_t& total) {
+    total = file_ends_.size() + rows_.size() + dropped_;
+    std::vector<MismatchRow> out;
+    for (auto& [key, row] : file_ends_) out.push_back(std::move(row));
+    const size_t room = kMaxMismatchRows > out.size() ? kMaxMismatchRows - out.size() : 0;
+    rows_.resize(std::min(rows_.size(), room));
+    std::stable_sort(rows_.begin(), rows_.end(), [](const MismatchRow& a, const MismatchRow& b) {
+      return std::tie(a.comm, a.seq) < std::tie(b.comm, b.seq);
+    });
+    for (MismatchRow& row : rows_) out.push_back(std::move(row));
+    return out;
+  }
+
+ private:
+  MismatchRow rowFor(uint32_t comm_index, NameId func, uint64_t seq, const std::string& kind) const {
+    const Communicator& comm = run_.comms[comm_index];
+    MismatchRow row;
+    row.comm = comm.id;
+    row.comm_name = std::string(run_.name(comm.name));
+    row.func = std::string(run_.name(func));
+    row.seq = seq;
+    row.kind = kind;
+    return row;
+  }
+
+  void keep(MismatchRow row) {
+    if (rows_.size() < kMaxMismatchRows) rows_.push_back(std::move(row));
+    else ++dropped_;
+  }
+
+  void collective(const CollInstance& c, const std::map<std::pair<uint32_t, int>, uint64_t>& last_recorded) {
+    const Communicator& comm = run_.comms[c.comm];
+    const MemberView* m = run_.membersOf(c);
+    std::vector<int> missing, open;
+    bool others_ended = false;
+    for (uint32_t r = 0; r < c.n_members; ++r) others_ended |= m[r].gpu_end_ns != 0;
+    for (uint32_t r = 0; r < c.n_members; ++r) {
+      const int rank = static_cast<int>(r);
+      if (unfinished(m[r], others_ended)) open.push_back(rank);
+      if (m[r].process >= 0 || !hasFile(comm, rank)) continue;
+      const auto last = last_recorded.find({c.comm, rank});
+      if (last != last_recorded.end() && last->second > c.op_index) missing.push_back(rank);
+      else fileEnds(c.comm, c.func, c.seq, rank, "its trace stops before op index " + std::to_string(c.op_index));
+    }
+    const std::string where = " (op index " + std::to_string(c.op_index) + ")";
+    if (!missing.empty()) addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where);
+    if (!open.empty()) addRow(c, open, "unfinished", "started but never finished on these ranks" + where);
+  }
+
+  void addRow(const CollInstance& c, const std::vector<int>& comm_ranks, const std::string& kind, const std::string& detail) {
+    MismatchRow row = rowFor(c.comm, c.func, c.seq, kind);
+    setRanks(run_, run_.comms[c.comm], comm_ranks, row);
+    row.detail = detail;
+    keep(std::move(row));
+  }
+
+  void transferSide(const P2pTransfer& t, bool send,
+                    const std::map<std::tuple<uint32_t, int, int, bool>, uint64_t>& last_recorded) {
+    const Communicator& comm = run_.comms[t.comm];
+    const MemberView& side = send ? t.send : t.recv;
+    const MemberView& other = send ? t.recv : t.send;
+    const std::string what = std::string(send ? "send" : "receive") + " #" + std::to_string(t.op_index) + " of c" +
+                             std::to_string(t.send.comm_rank) + " -> c" + std::to_string(t.recv.comm_rank);
+    if (unfinished(side, other.gpu_end_ns != 0)) {
+      MismatchRow row = rowFor(t.comm, t.func, t.op_index, "unfinished");
+      setRanks(run_, comm, {side.comm_rank}, row);
+      row.detail = what + " started but never finished";
+      keep(std::move(row));
+    }
+    if (side.process >= 0 || !hasFile(comm, side.comm_rank)) return;
+    const auto last = last_recorded.find({t.comm, t.send.comm_rank, t.recv.comm_rank, send});
+    if (last != last_recorded.end() && last->second > t.op_index) {
+      MismatchRow row = rowFor(t.comm, t.func, t.op_index, "missing");
+      setRanks(run_, comm, {side.comm_rank}, row);
+      row.detail = what + " never recorded although later ones were";
+      keep(std::move(row));
+    } else {
+      fileEnds(t.comm, t.func, t.op_index, side.comm_rank, "its trace stops before " + what);
+    }
+  }
+
+  // One row per (communicator, rank): the first instance its file stops before.
+  void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
+    if (file_ends_.count({comm, comm_rank}) != 0) return;
+    MismatchRow row = rowFor(comm, func, seq, "file ends");
+    setRanks(run_, run_.comms[comm], {comm_rank}, row);
+    row.detail = detail;
+    file_ends_.emplace(std::make_pair(comm, comm_rank), std::move(row));
+  }
+
+  const RunModel& run_;
+  std::vector<MismatchRow> rows_;
+  uint64_t dropped_ = 0;
+  std::map<std::pair<uint32_t, int>, MismatchRow> file_ends_;
+};
+
+}  // namespace
+
+std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total) {
+  MismatchFinder finder(run);
+  finder.collectives();
+  finder.transfers();
+  return finder.finish(total);
+}
+
+}  // namespace commtrace::report

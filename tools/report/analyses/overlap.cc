@@ -1,0 +1,276 @@
+#include "tools/report/analyses/overlap.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+
+#include "tools/report/analyses/process_ops.h"
+
+namespace commtrace::report {
+namespace {
+
+constexpr const char* kNoComputeReason = "no compute-kernel records: CUPTI was not attached";
+constexpr const char* kNoCommReason = "no communication kernel with GPU times recorded";
+
+// A span of one process's GPU clock, [start_ns, end_ns).
+struct Window {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// One op of a process, as step inference and step windows need it.
+struct RankOp {
+  uint64_t issue_ns = 0;  // CPU start (program order), the GPU start when no CPU time was recorded
+  uint64_t gpu_start_ns = 0;
+  uint64_t gpu_end_ns = 0;  // 0: no GPU interval
+  uint32_t key = 0;         // dense id of (comm, func, bytes, side): equal keys are "the same op"
+};
+
+// Dense ids for (comm, func, bytes, side), so that op sequences compare as integers. Computed
+// once per instance and transfer side, not once per member.
+struct OpKeys {
+  std::vector<uint32_t> collective;  // per RunModel::collectives
+  std::vector<uint32_t> send, recv;  // per RunModel::transfers
+
+  explicit OpKeys(const RunModel& run) {
+    std::map<std::tuple<uint32_t, NameId, uint64_t, int32_t>, uint32_t> ids;
+    auto id = [&](uint32_t comm, NameId func, uint64_t bytes, int32_t side) {
+      return ids.try_emplace({comm, func, bytes, side}, static_cast<uint32_t>(ids.size())).first->second;
+    };
+    for (const CollInstance& c : run.collectives) collective.push_back(id(c.comm, c.func, c.bytes, 0));
+    for (const P2pTransfer& t : run.transfers) {
+      send.push_back(id(t.comm, t.func, t.bytes, ProcessOp::kSendSide));
+      recv.push_back(id(t.comm, t.func, t.bytes, ProcessOp::kRecvSide));
+    }
+  }
+  uint32_t of(const ProcessOp& op) const {
+    if (op.isCollective()) return collective[op.index];
+    return op.slot == ProcessOp::kSendSide ? send[op.index] : recv[op.index];
+  }
+};
+
+RankOp rankOp(const RunModel& run, const ProcessOp& op, const OpKeys& keys) {
+  const MemberView& m = memberOf(run, op);
+  const bool has_gpu = m.gpuDuration() > 0;
+  return RankOp{.issue_ns = m.cpu_start_ns != 0 ? m.cpu_start_ns : m.gpu_start_ns,
+                .gpu_start_ns = has_gpu ? m.gpu_start_ns : 0,
+                .gpu_end_ns = has_gpu ? m.gpu_end_ns : 0,
+                .key = keys.of(op)};
+}
+
+// Sorted, disjoint intervals: the union of the input.
+std::vector<GpuInterval> unionOf(std::vector<GpuInterval> v) {
+  std::sort(v.begin(), v.end(), [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });
+  std::vector<GpuInterval> merged;
+  for (const GpuInterval& i : v) {
+    if (i.end_ns <= i.start_ns) continue;
+    if (!merged.empty() && i.start_ns <= merged.back().end_ns) merged.back().end_ns = std::max(merged.back().end_ns, i.end_ns);
+    else merged.push_back(i);
+  }
+  return merged;
+}
+
+// The intervals of a sorted, disjoint list that reach into w.
+std::span<const GpuInterval> within(const std::vector<GpuInterval>& v, Window w) {
+  auto first = std::partition_point(v.begin(), v.end(), [&](const GpuInterval& i) { return i.end_ns <= w.start_ns; });
+  auto last = std::partition_point(first, v.end(), [&](const GpuInterval& i) { return i.start_ns < w.end_ns; });
+  return {first, last};
+}
+
+uint64_t clippedLength(std::span<const GpuInterval> v, Window w) {
+  uint64_t total = 0;
+  for (const GpuInterval& i : v) total += std::min(i.end_ns, w.end_ns) - std::max(i.start_ns, w.start_ns);
+  return total;
+}
+
+// Length of (a ∩ b ∩ w) for two sorted, disjoint lists.
+uint64_t intersectionLength(std::span<const GpuInterval> a, std::span<const GpuInterval> b, Window w) {
+  uint64_t total = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    const uint64_t lo = std::max({a[i].start_ns, b[j].start_ns, w.start_ns});
+    const uint64_t hi = std::min({a[i].end_ns, b[j].end_ns, w.end_ns});
+    if (hi > lo) total += hi - lo;
+    if (a[i].end_ns < b[j].end_ns) ++i;
+    else ++j;
+  }
+  return total;
+}
+
+struct Coverage {
+  uint64_t comm_ns = 0;
+  uint64_t overlapped_ns = 0;
+  uint64_t idle_ns = 0;  // neither communication nor compute
+};
+
+Coverage coverage(const std::vector<GpuInterval>& comm, const std::vector<GpuInterval>& compute, Window w) {
+  const auto c = within(comm, w);
+  const auto k = within(compute, w);
+  Coverage cov;
+  cov.comm_ns = clippedLength(c, w);
+  cov.overlapped_ns = intersectionLength(c, k, w);
+  const uint64_t busy = cov.comm_ns + clippedLength(k, w) - cov.overlapped_ns;
+  cov.idle_ns = w.end_ns - w.start_ns - busy;
+  return cov;
+}
+
+// Step names usually carry the step number ("step 12", "iter_12"): digits are folded so that
+// the occurrences of one range repeat under one key.
+std::string foldDigits(std::string_view name) {
+  std::string key;
+  for (char ch : name) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(ch)) != 0;
+    if (!digit) key += ch;
+    else if (key.empty() || key.back() != '#') key += '#';
+  }
+  return key;
+}
+
+// Steps from NVTX: the most frequent range name at the shallowest depth where some name repeats,
+// its occurrences mapped from the CPU clock to the GPU clock with the process's clock samples.
+std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline& timeline, const NamePool& names) {
+  if (!process.gpu_from_cpu.valid || timeline.phases.empty()) return {};
+  std::map<std::pair<uint16_t, std::string>, size_t> occurrences;  // (depth, folded name)
+  for (const PhaseSpan& ph : timeline.phases) ++occurrences[{ph.depth, foldDigits(names[ph.name])}];
+  std::optional<std::pair<uint16_t, std::string>> best;
+  size_t best_count = 1;
+  for (const auto& [key, count] : occurrences) {
+    if (best && key.first > best->first) break;  // ordered by depth: a shallower repeating range wins
+    if (count > best_count) best = key, best_count = count;
+  }
+  if (!best) return {};
+  std::vector<Window> steps;
+  auto toGpu = [&](uint64_t cpu_ns) { return static_cast<uint64_t>(std::max(0.0, process.gpu_from_cpu.apply(static_cast<double>(cpu_ns)))); };
+  for (const PhaseSpan& ph : timeline.phases) {
+    if (ph.depth != best->first || foldDigits(names[ph.name]) != best->second) continue;
+    const Window w{toGpu(ph.cpu_start_ns), toGpu(ph.cpu_end_ns)};
+    if (w.end_ns > w.start_ns) steps.push_back(w);
+  }
+  return steps;
+}
+
+// Knuth–Morris–Pratt failure function: pi[i] = length of the longest proper border of s[0..i].
+std::vector<size_t> prefixFunction(const std::vector<uint32_t>& s) {
+  std::vector<size_t> pi(s.size(), 0);
+  for (size_t i = 1; i < s.size(); ++i) {
+    size_t k = pi[i - 1];
+    while (k > 0 && s[i] != s[k]) k = pi[k - 1];
+    pi[i] = s[i] == s[k] ? k + 1 : k;
+  }
+  return pi;
+}
+
+// Where steps begin in an op sequence (indices), from its smallest repeating period: the
+// whole sequence repeating (the last step may be cut short), else its longest repeating
+// tail of at least half the sequence (warm-up ops before it belong to no step). At least two
+// repetitions; nothing when the sequence does not repeat.
+std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys) {
+  const size_t n = keys.size();
+  // The prefixes of the reversed sequence are its suffixes; a period survives reversal.
+  const std::vector<size_t> pi = prefixFunction(std::vector<uint32_t>(keys.rbegin(), keys.rend()));
+  for (size_t len = n; len >= 2 && 2 * len >= n; --len) {
+    const size_t period = len - pi[len - 1];
+    if (len < 2 * period) continue;
+    const size_t first = len == n ? 0 : n - len / period * period;
+    std::vector<size_t> starts;
+    for (size_t s = first; s < n; s += period) starts.push_back(s);
+    return starts;
+  }
+  return {};
+}
+
+// Step windows from the repeating op pattern: a step runs from its first op's GPU start to
+// the next step's, the last one to the end of its last op.
+std::vector<Window> inferredSteps(const std::vector<RankOp>& ops) {
+  std::vector<uint32_t> keys;
+  keys.reserve(ops.size());
+  for (const RankOp& op : ops) keys.push_back(op.key);
+  const std::vector<size_t> starts = inferredStepStarts(keys);
+  std::vector<Window> steps;
+  for (size_t s = 0; s < starts.size(); ++s) {
+    const size_t end = s + 1 < starts.size() ? starts[s + 1] : ops.size();
+    Window w{UINT64_MAX, 0};
+    for (size_t i = starts[s]; i < end; ++i) {
+      if (ops[i].gpu_end_ns == 0) continue;
+      w.start_ns = std::min(w.start_ns, ops[i].gpu_start_ns);
+      w.end_ns = std::max(w.end_ns, ops[i].gpu_end_ns);
+    }
+    if (w.end_ns != 0) steps.push_back(w);  // else no op of this step has GPU times
+  }
+  // A step ends where the next begins (a kernel still running then counts in the next step).
+  for (size_t s = 0; s + 1 < steps.size(); ++s) steps[s].end_ns = std::max(steps[s].start_ns, steps[s + 1].start_ns);
+  return steps;
+}
+
+double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// OverlapRow or StepOverlap. Without compute records only the communication time is known.
+template <class Row>
+void fillFromCoverage(const Coverage& cov, bool available, Row& row) {
+  row.comm_us = us(cov.comm_ns);
+  if (!available) return;
+  row.overlapped_us = us(cov.overlapped_ns);
+  row.exposed_us = us(cov.comm_ns - cov.overlapped_ns);
+  row.idle_us = us(cov.idle_ns);
+}
+
+OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<RankOp>& ops) {
+  static const ProcessTimeline kNoTimeline;
+  const ProcessTimeline& timeline = p < run.timelines.size() ? run.timelines[p] : kNoTimeline;
+  OverlapRow row;
+  row.rank = run.processes[p].rank;
+  row.step_source = "none";
+  std::vector<GpuInterval> comm_kernels;
+  for (const RankOp& op : ops)
+    if (op.gpu_end_ns != 0) comm_kernels.push_back({op.gpu_start_ns, op.gpu_end_ns});
+  const std::vector<GpuInterval> comm = unionOf(std::move(comm_kernels));
+  if (comm.empty()) {
+    row.reason = kNoCommReason;
+    return row;
+  }
+  row.available = timeline.has_kernel_records;
+  if (!row.available) row.reason = kNoComputeReason;
+  const std::vector<GpuInterval> compute = unionOf(timeline.compute);
+
+  const Window span{comm.front().start_ns, comm.back().end_ns};
+  fillFromCoverage(coverage(comm, compute, span), row.available, row);
+  if (row.available && row.comm_us > 0) row.overlap_pct = 100.0 * row.overlapped_us / row.comm_us;
+
+  std::vector<Window> steps = nvtxSteps(run.processes[p], timeline, run.names);
+  row.step_source = "nvtx";
+  if (steps.empty()) {
+    steps = inferredSteps(ops);
+    row.step_source = steps.empty() ? "none" : "inferred";
+  }
+  for (size_t s = 0; s < steps.size(); ++s) {
+    StepOverlap step;
+    step.step = static_cast<int>(s);
+    step.start_us = static_cast<double>(static_cast<int64_t>(steps[s].start_ns - span.start_ns)) / 1e3;  // may be < 0 (NVTX)
+    fillFromCoverage(coverage(comm, compute, steps[s]), row.available, step);
+    row.steps.push_back(step);
+  }
+  return row;
+}
+
+}  // namespace
+
+std::vector<OverlapRow> computeOverlap(const RunModel& run) {
+  const std::vector<std::vector<ProcessOp>> refs = opsByProcess(run);
+  const OpKeys keys(run);
+  std::vector<OverlapRow> rows;
+  rows.reserve(run.processes.size());
+  for (size_t p = 0; p < run.processes.size(); ++p) {
+    std::vector<RankOp> ops;
+    ops.reserve(refs[p].size());
+    for (const ProcessOp& ref : refs[p]) ops.push_back(rankOp(run, ref, keys));
+    // Program order: the order the rank issued its ops, which repeats from step to step.
+    std::stable_sort(ops.begin(), ops.end(), [](const RankOp& a, const RankOp& b) { return a.issue_ns < b.issue_ns; });
+    rows.push_back(overlapOfProcess(run, p, ops));
+  }
+  return rows;
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,20 @@
+// How much of each rank's communication ran under compute, and how much the GPU sat idle.
+// Communication is the union of the rank's collective and point-to-point kernel intervals;
+// compute the union of its CUPTI compute kernels; both on the rank's own GPU clock, so no
+// clock alignment is involved. Per step as well: steps are the repeating top-level NVTX
+// range when the process recorded phases and clock samples (to put CPU-clock phases on the
+// GPU clock), else the smallest repeating period of its op sequence.
+#pragma once
+
+#include <vector>
+
+#include "tools/report/report.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// One row per process. Without compute-kernel records the row is not available (the reason
+// says why) but still carries comm_us and the steps' comm_us.
+std::vector<OverlapRow> computeOverlap(const RunModel& run);
+
+}  // namespace commtrace::report

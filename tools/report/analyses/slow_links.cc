@@ -1,0 +1,135 @@
+#include "tools/report/analyses/slow_links.h"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+#include "tools/report/analyses/edge_model.h"
+#include "tools/report/analyses/evidence_text.h"
+#include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/rank_index.h"
+#include "tools/report/analyses/stats.h"
+
+namespace commtrace::report {
+namespace {
+
+struct LinkSamples {
+  double best_gbs = 0;
+  uint64_t ops = 0;
+  uint64_t direct_ops = 0;  // ops that crossed this pair only (p2p, collectives of two members)
+};
+
+class LinkCollector {
+ public:
+  explicit LinkCollector(const RunModel& run) : run_(run), slots_(rankSlots(run)) {}
+
+  void addCollectives() {
+    std::vector<ModelEdge> edges;
+    std::vector<std::pair<int, int>> pairs;
+    for (const CollInstance& c : run_.collectives) {
+      const uint64_t ns = transferNs(run_, c);
+      if (ns == 0 || c.bytes == 0) continue;
+      const std::string_view func = run_.name(c.func);
+      const int n = static_cast<int>(c.n_members);
+      const double bus = gbPerS(static_cast<double>(ncclTestsBytes(func, c.bytes, n)), ns) * busBwFactor(func, n);
+      edges.clear();
+      modelEdges(func, run_.name(c.algo), n, c.root, c.bytes, edges);
+      pairs.clear();
+      for (const ModelEdge& e : edges)  // an op counts once per pair, whichever way its edges go
+        if (e.bytes >= kMinLinkBytes) pairs.push_back(std::minmax(e.src, e.dst));
+      std::sort(pairs.begin(), pairs.end());
+      pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+      for (const auto& [a, b] : pairs) add(c.comm, a, b, bus, pairs.size() == 1);
+    }
+  }
+
+  void addTransfers() {
+    for (const P2pTransfer& t : run_.transfers) {
+      const uint64_t ns = transferNs(t);
+      if (ns != 0 && t.bytes >= kMinLinkBytes)
+        add(t.comm, t.send.comm_rank, t.recv.comm_rank, gbPerS(static_cast<double>(t.bytes), ns), true);
+    }
+  }
+
+  // (a, b) with a < b -> samples
+  const std::unordered_map<uint64_t, LinkSamples>& links() const { return links_; }
+  int slots() const { return slots_; }
+
+ private:
+  void add(uint32_t comm, int src_comm_rank, int dst_comm_rank, double gbs, bool direct) {
+    const Communicator& c = run_.comms[comm];
+    int a = globalRankOf(run_, c, src_comm_rank), b = globalRankOf(run_, c, dst_comm_rank);
+    if (a < 0 || b < 0 || a == b || a >= slots_ || b >= slots_) return;
+    if (a > b) std::swap(a, b);
+    LinkSamples& s = links_[static_cast<uint64_t>(a) * slots_ + b];
+    s.best_gbs = std::max(s.best_gbs, gbs);
+    ++s.ops;
+    if (direct) ++s.direct_ops;
+  }
+
+  const RunModel& run_;
+  int slots_;
+  std::unordered_map<uint64_t, LinkSamples> links_;
+};
+
+void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) {
+  const std::string kind = row.inter_host ? "inter-host" : "intra-host";
+  if (peers < static_cast<size_t>(kMinLinksOfAKind) || median <= 0) {
+    row.evidence = "best " + fixed(row.achieved_gbs, 2) + " GB/s over " + std::to_string(s.ops) + " ops; only " +
+                   std::to_string(peers) + " " + kind + " links measured, too few to say what is normal";
+    return;
+  }
+  const double ratio = row.achieved_gbs / median;
+  row.flagged = ratio < kSlowLinkRatio;
+  // 0 at the threshold, 1 as the bandwidth falls to nothing; fewer than 3 ops, or only
+  // collectives that also crossed other pairs, make it weaker evidence.
+  const double depth = std::clamp(1.0 - ratio / kSlowLinkRatio, 0.0, 1.0);
+  const double repeat = std::min(1.0, static_cast<double>(s.ops) / 3.0);
+  row.confidence = row.flagged ? depth * repeat * (s.direct_ops > 0 ? 1.0 : 0.75) : 0.0;
+  row.evidence = "best " + fixed(row.achieved_gbs, 2) + " GB/s over " + std::to_string(s.ops) + " ops (" +
+                 std::to_string(s.direct_ops) + " on this pair alone), " + fixed(100.0 * ratio, 0) + "% of the " +
+                 fixed(median, 2) + " GB/s median of " + std::to_string(peers) + " " + kind + " links";
+}
+
+}  // namespace
+
+std::vector<SlowLinkRow> slowLinks(const RunModel& run) {
+  LinkCollector collector(run);
+  collector.addCollectives();
+  collector.addTransfers();
+  const std::vector<std::string> hosts = hostsByRank(run);
+  std::vector<SlowLinkRow> rows;
+  std::vector<const LinkSamples*> samples;
+  std::vector<double> intra, inter;
+  for (const auto& [key, s] : collector.links()) {
+    SlowLinkRow row;
+    row.a = static_cast<int>(key / collector.slots());
+    row.b = static_cast<int>(key % collector.slots());
+    const std::string &ha = hosts[row.a], &hb = hosts[row.b];
+    if (ha.empty() || hb.empty()) continue;  // its kind is unknown: nothing to compare with
+    row.hosts = ha + " <-> " + hb;
+    row.inter_host = ha != hb;
+    row.achieved_gbs = s.best_gbs;
+    row.ops = s.ops;
+    (row.inter_host ? inter : intra).push_back(s.best_gbs);
+    rows.push_back(std::move(row));
+    samples.push_back(&s);
+  }
+  const double intra_median = median(intra), inter_median = median(inter);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SlowLinkRow& row = rows[i];
+    row.peer_median_gbs = row.inter_host ? inter_median : intra_median;
+    judge(row, *samples[i], row.peer_median_gbs, row.inter_host ? inter.size() : intra.size());
+  }
+  auto ratio = [](const SlowLinkRow& r) { return r.peer_median_gbs > 0 ? r.achieved_gbs / r.peer_median_gbs : 1.0; };
+  std::sort(rows.begin(), rows.end(), [&](const SlowLinkRow& x, const SlowLinkRow& y) {
+    if (x.flagged != y.flagged) return x.flagged;
+    if (ratio(x) != ratio(y)) return ratio(x) < ratio(y);
+    return std::tie(x.a, x.b) < std::tie(y.a, y.b);
+  });
+  const auto flagged = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const SlowLinkRow& r) { return r.flagged; }));
+  rows.resize(std::min(rows.size(), std::max(flagged, kMaxLinkRows)));
+  return rows;
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,135 @@
+#include "tools/report/build_report.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "tools/report/analyses/bandwidth.h"
+#include "tools/report/analyses/comm_matrix.h"
+#include "tools/report/analyses/mismatches.h"
+#include "tools/report/analyses/overlap.h"
+#include "tools/report/analyses/stragglers.h"
+#include "tools/report/load/run_summary.h"
+
+namespace commtrace::report {
+namespace {
+
+std::string sentence(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string sentence(const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  std::string out(static_cast<size_t>(std::max(0, std::vsnprintf(nullptr, 0, format, args))), '\0');
+  std::vsnprintf(out.data(), out.size() + 1, format, again);
+  va_end(again);
+  va_end(args);
+  return out;
+}
+
+std::string ms(double us) { return sentence("%.2f ms", us / 1000.0); }
+
+void addStragglerFinding(const StragglerReport& s, std::vector<std::string>& out) {
+  const auto flagged = std::find_if(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
+  if (flagged == s.ranks.end()) {
+    if (!s.ranks.empty())
+      out.push_back(sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %.0f%% of its "
+                             "%llu collectives).",
+                             s.ranks.front().rank, 100.0 * s.ranks.front().late_fraction,
+                             static_cast<unsigned long long>(s.ranks.front().instances)));
+    return;
+  }
+  const StragglerRow& r = *flagged;
+  out.push_back(sentence("Straggler: rank %d (%s) was last in %.0f%% of its %llu collectives and kept the others waiting "
+                         "%s in all (mean lateness %s); cause: %s, confidence %.2f. Evidence: %s.",
+                         r.rank, r.host.c_str(), 100.0 * r.late_fraction, static_cast<unsigned long long>(r.instances),
+                         ms(r.wait_caused_us).c_str(), ms(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
+                         r.evidence.c_str()));
+}
+
+void addLinkFinding(const StragglerReport& s, std::vector<std::string>& out) {
+  const auto flagged = std::find_if(s.links.begin(), s.links.end(), [](const SlowLinkRow& l) { return l.flagged; });
+  if (flagged == s.links.end()) return;
+  const SlowLinkRow& l = *flagged;
+  out.push_back(sentence("Slow link: rank %d <-> rank %d (%s) reached at best %.1f GB/s over %llu ops, against a median of "
+                         "%.1f GB/s for %s links.",
+                         l.a, l.b, l.hosts.c_str(), l.achieved_gbs, static_cast<unsigned long long>(l.ops),
+                         l.peer_median_gbs, l.inter_host ? "inter-host" : "intra-host"));
+}
+
+void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::string>& out) {
+  const OverlapRow* worst = nullptr;
+  for (const OverlapRow& r : rows)
+    if (r.available && (worst == nullptr || r.exposed_us > worst->exposed_us)) worst = &r;
+  if (worst != nullptr) {
+    out.push_back(sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%.0f%%) not hidden "
+                           "behind compute.",
+                           worst->rank, ms(worst->comm_us).c_str(), ms(worst->exposed_us).c_str(),
+                           worst->comm_us > 0 ? 100.0 * worst->exposed_us / worst->comm_us : 0.0));
+  } else if (!rows.empty()) {
+    out.push_back("Overlap of communication with compute: not available (" + rows.front().reason + ").");
+  }
+}
+
+// The group with the lowest busBw among those moving at least 1 MiB (small ops are
+// latency-bound, and their busBw says little about the links).
+void addBandwidthFinding(const std::vector<BandwidthRow>& rows, std::vector<std::string>& out) {
+  const BandwidthRow* worst = nullptr;
+  for (const BandwidthRow& r : rows)
+    if (r.bytes >= (1u << 20) && r.busbw_gbs_p50 > 0 && (worst == nullptr || r.busbw_gbs_p50 < worst->busbw_gbs_p50)) worst = &r;
+  if (worst == nullptr) return;
+  out.push_back(sentence("Lowest bandwidth: %s on %s (%s, %s/%s): busBw %.1f GB/s at p50 over %llu instances (p50 time %s).",
+                         worst->func.c_str(), worst->comm_name.c_str(), worst->bucket.c_str(), worst->algo.c_str(),
+                         worst->proto.c_str(), worst->busbw_gbs_p50, static_cast<unsigned long long>(worst->count),
+                         ms(worst->time_us_p50).c_str()));
+}
+
+void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
+  if (r.mismatches_total == 0) return;
+  const MismatchRow& m = r.mismatches.front();
+  std::string ranks;
+  for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+  out.push_back(sentence("Mismatches: %llu ops were not recorded by every member; first: %s #%llu on %s, %s on rank(s) %s.",
+                         static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),
+                         static_cast<unsigned long long>(m.seq), m.comm_name.c_str(), m.kind.c_str(), ranks.c_str()));
+}
+
+void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
+  if (!run.missing_ranks.empty()) {
+    std::string ranks;
+    for (int rank : run.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+    out.push_back("Missing: no trace file for rank(s) " + ranks + "; the report covers the others.");
+  }
+  if (run.damaged_files > 0)
+    out.push_back(sentence("Damaged: %d of %d files had unreadable parts; what could be read is included.", run.damaged_files,
+                           run.files));
+  if (run.dropped_records > 0 || run.untracked_events > 0)
+    out.push_back(sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
+                           "followed; counts and sums are lower bounds.",
+                           static_cast<unsigned long long>(run.dropped_records),
+                           static_cast<unsigned long long>(run.untracked_events)));
+}
+
+}  // namespace
+
+Report buildReport(const RunModel& run, const ClockAlignment& clocks) {
+  Report report;
+  report.run = summarizeRun(run);
+  report.clocks = clocks.summary;
+  report.communicators = communicatorRows(run);
+  report.bandwidth = bandwidthTable(run);
+  report.matrix = communicationMatrix(run);
+  report.overlap = computeOverlap(run);
+  report.stragglers = rankStragglers(run, clocks);
+  report.mismatches = findMismatches(run, report.mismatches_total);
+
+  addStragglerFinding(report.stragglers, report.findings);
+  addLinkFinding(report.stragglers, report.findings);
+  addOverlapFinding(report.overlap, report.findings);
+  addBandwidthFinding(report.bandwidth, report.findings);
+  addMismatchFinding(report, report.findings);
+  addRunFindings(report.run, report.findings);
+  return report;
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,230 @@
+#include "tools/report/load/clock_align.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "tools/report/load/linear_fit.h"
+
+namespace commtrace::report {
+namespace {
+
+constexpr size_t kMaxAnchorsPerProcess = 4096;  // plenty for two parameters; bounds memory
+constexpr size_t kMinAnchors = 8;               // fewer only when nothing better is on offer
+constexpr double kOutlierFloorNs = 2000;        // two globaltimer ticks of quantization never count as outliers
+constexpr double kMaxDriftStderrPpm = 1.0;      // a slope less certain than this is noise: held at 1
+
+// Completions are simultaneous only where every rank waits for every other to the end.
+// Broadcast and Reduce let a root finish before the others; p2p pairs are only two ranks.
+bool synchronizes(std::string_view func) {
+  return func == "AllReduce" || func == "AllGather" || func == "ReduceScatter";
+}
+
+// A process's anchors: a uniform sample of at most kMaxAnchorsPerProcess (reservoir
+// sampling). Random rather than every n-th, because ops repeat with the step: a regular
+// stride can land on the same phase of the 1024 ns globaltimer tick every time.
+class AnchorSet {
+ public:
+  void add(FitPoint p) {
+    ++seen_;
+    if (points_.size() < kMaxAnchorsPerProcess) {
+      points_.push_back(p);
+      return;
+    }
+    const uint64_t slot = random_() % seen_;
+    if (slot < kMaxAnchorsPerProcess) points_[slot] = p;
+  }
+  std::vector<FitPoint>& points() { return points_; }
+
+ private:
+  std::vector<FitPoint> points_;
+  uint64_t seen_ = 0;
+  std::minstd_rand random_{20260611};  // fixed seed: the same run aligns the same way every time
+};
+
+// Time on the reference's GPU clock, in ns since its first op:
+// slope * (own GPU time - origin) + intercept.
+struct RelativeMap {
+  uint64_t origin = 0;
+  LineFit fit;
+  double at(uint64_t gpu_ns) const { return fit.at(static_cast<double>(static_cast<int64_t>(gpu_ns - origin))); }
+};
+
+class ClockAligner {
+ public:
+  explicit ClockAligner(const RunModel& run);
+  ClockAlignment align();
+
+ private:
+  int chooseReference() const;
+  std::vector<AnchorSet> collectAnchors() const;
+  bool alignRound();
+  bool alignSameGpu();
+  void fit(size_t p, std::vector<FitPoint>& anchors);
+  ClockSummary summarize() const;
+
+  const RunModel& run_;
+  std::vector<bool> anchor_instance_;
+  std::vector<std::optional<RelativeMap>> maps_;  // per process, once aligned
+  std::vector<ClockFit> fits_;
+  std::vector<double> residuals_ns_;  // of every anchor kept, all processes
+  int reference_ = -1;
+};
+
+ClockAligner::ClockAligner(const RunModel& run)
+    : run_(run), maps_(run.processes.size()), fits_(run.processes.size()) {
+  anchor_instance_.reserve(run.collectives.size());
+  for (const CollInstance& c : run.collectives) anchor_instance_.push_back(c.n_members > 1 && synchronizes(run.name(c.func)));
+  for (size_t p = 0; p < run.processes.size(); ++p) {
+    fits_[p].rank = run.processes[p].rank;
+    fits_[p].host = run.processes[p].host;
+  }
+}
+
+// The lowest global rank (its first restart generation) with GPU times.
+int ClockAligner::chooseReference() const {
+  int best = -1;
+  for (size_t p = 0; p < run_.processes.size(); ++p) {
+    const ProcessInfo& info = run_.processes[p];
+    if (info.first_gpu_ns == 0) continue;
+    const ProcessInfo* b = best < 0 ? nullptr : &run_.processes[static_cast<size_t>(best)];
+    const auto key = [](const ProcessInfo& i) { return std::make_pair(i.rank < 0 ? INT32_MAX : i.rank, i.restart_count); };
+    if (b == nullptr || key(info) < key(*b)) best = static_cast<int>(p);
+  }
+  return best;
+}
+
+// Per unaligned process: (its completion time, the mean completion of the already aligned
+// members on the reference timeline) for each instance it shares with them.
+std::vector<AnchorSet> ClockAligner::collectAnchors() const {
+  std::vector<AnchorSet> anchors(run_.processes.size());
+  for (size_t i = 0; i < run_.collectives.size(); ++i) {
+    if (!anchor_instance_[i]) continue;
+    const CollInstance& c = run_.collectives[i];
+    const MemberView* members = run_.membersOf(c);
+    double sum = 0;
+    int aligned = 0;
+    for (uint32_t m = 0; m < c.n_members; ++m) {
+      const MemberView& v = members[m];
+      if (v.process < 0 || v.gpu_end_ns == 0 || !maps_[static_cast<size_t>(v.process)]) continue;
+      sum += maps_[static_cast<size_t>(v.process)]->at(v.gpu_end_ns);
+      ++aligned;
+    }
+    if (aligned == 0) continue;
+    for (uint32_t m = 0; m < c.n_members; ++m) {
+      const MemberView& v = members[m];
+      const size_t p = static_cast<size_t>(v.process);
+      if (v.process < 0 || v.gpu_end_ns == 0 || maps_[p]) continue;
+      const uint64_t origin = run_.processes[p].first_gpu_ns;
+      anchors[p].add({static_cast<double>(static_cast<int64_t>(v.gpu_end_ns - origin)), sum / aligned});
+    }
+  }
+  return anchors;
+}
+
+// Fits the processes best tied to the aligned ones: at least half as many anchors as the
+// best tied has. The others wait a round, when more of their partners are aligned and
+// give them more anchors. Rounds go breadth first from the reference, so chains of
+// communicators reach every connected process.
+bool ClockAligner::alignRound() {
+  std::vector<AnchorSet> anchors = collectAnchors();
+  size_t most = 0;
+  for (AnchorSet& a : anchors) most = std::max(most, a.points().size());
+  const size_t enough = std::max(std::min(kMinAnchors, most), most / 2);
+  if (enough == 0) return false;
+  for (size_t p = 0; p < anchors.size(); ++p) {
+    if (anchors[p].points().size() >= enough) fit(p, anchors[p].points());
+  }
+  return true;
+}
+
+void ClockAligner::fit(size_t p, std::vector<FitPoint>& anchors) {
+  LineFit line = fitRobust(anchors, true, kOutlierFloorNs);
+  uint64_t outliers = line.outliers;
+  const bool drift_known = line.slope_fitted && line.kept > 2 && line.slope_stderr * 1e6 < kMaxDriftStderrPpm;
+  if (!drift_known) {
+    line = fitRobust(anchors, false, kOutlierFloorNs);
+    outliers += line.outliers;
+  }
+  for (double r : residuals(anchors, line)) residuals_ns_.push_back(std::abs(r));
+  const RelativeMap map{run_.processes[p].first_gpu_ns, line};
+  maps_[p] = map;
+  ClockFit& f = fits_[p];
+  f.aligned = true;
+  f.anchors = anchors.size();
+  f.outliers = outliers;
+  f.residual_us = line.rms / 1e3;
+  f.drift_fitted = drift_known;
+  f.drift_ppm = drift_known ? (1.0 / line.slope - 1.0) * 1e6 : 0.0;
+  // Own clock minus the reference's at the reference's first op (where map.at() is 0).
+  const uint64_t ref_origin = maps_[static_cast<size_t>(reference_)]->origin;
+  f.offset_us = (static_cast<double>(static_cast<int64_t>(map.origin - ref_origin)) - line.intercept / line.slope) / 1e3;
+}
+
+// A process restarted on the same host and GPU reads the same globaltimer as its previous
+// generation, even though the two share no communicator: it takes that generation's map.
+bool ClockAligner::alignSameGpu() {
+  bool any = false;
+  for (size_t p = 0; p < maps_.size(); ++p) {
+    const ProcessInfo& info = run_.processes[p];
+    if (maps_[p] || info.local_rank < 0 || info.first_gpu_ns == 0) continue;
+    for (size_t q = 0; q < maps_.size(); ++q) {
+      const ProcessInfo& other = run_.processes[q];
+      if (!maps_[q] || other.host != info.host || other.local_rank != info.local_rank) continue;
+      RelativeMap map = *maps_[q];
+      map.fit.intercept += map.fit.slope * static_cast<double>(static_cast<int64_t>(info.first_gpu_ns - map.origin));
+      map.origin = info.first_gpu_ns;
+      maps_[p] = map;
+      fits_[p] = fits_[q];
+      fits_[p].rank = info.rank;
+      fits_[p].anchors = 0;
+      fits_[p].outliers = 0;
+      any = true;
+      break;
+    }
+  }
+  return any;
+}
+
+ClockSummary ClockAligner::summarize() const {
+  ClockSummary s;
+  s.fits = fits_;
+  if (!residuals_ns_.empty()) {
+    std::vector<double> r = residuals_ns_;
+    const auto mid = r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2);
+    std::nth_element(r.begin(), mid, r.end());
+    s.residual_us_p50 = *mid / 1e3;
+    s.residual_us_max = *std::max_element(r.begin(), r.end()) / 1e3;
+  }
+  s.cpu_gpu_mapped = !run_.processes.empty() &&
+                     std::all_of(run_.processes.begin(), run_.processes.end(), [](const ProcessInfo& p) { return p.gpu_from_cpu.valid; });
+  return s;
+}
+
+ClockAlignment ClockAligner::align() {
+  reference_ = chooseReference();
+  if (reference_ >= 0) {
+    const size_t ref = static_cast<size_t>(reference_);
+    LineFit identity;
+    identity.valid = true;
+    maps_[ref] = RelativeMap{run_.processes[ref].first_gpu_ns, identity};
+    fits_[ref].aligned = true;
+    while (alignRound() || alignSameGpu()) {
+    }
+  }
+  ClockAlignment out;
+  out.ref_from_gpu.resize(maps_.size());
+  const uint64_t ref_origin = reference_ >= 0 ? maps_[static_cast<size_t>(reference_)]->origin : 0;
+  for (size_t p = 0; p < maps_.size(); ++p) {
+    if (maps_[p]) out.ref_from_gpu[p] = absoluteMap(maps_[p]->fit, maps_[p]->origin, ref_origin);
+  }
+  out.summary = summarize();
+  return out;
+}
+
+}  // namespace
+
+ClockAlignment alignClocks(const RunModel& run) { return ClockAligner(run).align(); }
+
+}  // namespace commtrace::report

@@ -1,0 +1,175 @@
+#include "tools/report/load/process_reader.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "tools/report/load/linear_fit.h"
+
+namespace commtrace::report {
+namespace {
+
+constexpr NameId kUnset = std::numeric_limits<NameId>::max();
+constexpr size_t kMaxIssuesKept = 10;  // a badly damaged file reports one line per bad frame
+
+MemberView viewOf(int process, uint64_t cpu_start, uint64_t cpu_end, uint64_t gpu_start, uint64_t gpu_end,
+                  uint64_t stream) {
+  MemberView v;
+  v.process = process;
+  v.cpu_start_ns = cpu_start;
+  v.cpu_end_ns = cpu_end;
+  v.gpu_start_ns = gpu_start;
+  v.gpu_end_ns = gpu_end;
+  v.stream = stream;
+  return v;
+}
+
+}  // namespace
+
+bool ProcessReader::open(const std::string& path, std::string& error) {
+  if (!reader_.open(path, error)) return false;
+  send_ = names_.intern("Send");
+  consumed_ = reader_.offset();
+  return true;
+}
+
+NameId ProcessReader::name(StringId id) {
+  if (id >= name_of_.size()) name_of_.resize(id + 1, kUnset);
+  if (name_of_[id] == kUnset) name_of_[id] = names_.intern(reader_.str(id));
+  return name_of_[id];
+}
+
+bool ProcessReader::next(RecordBatch& batch) {
+  batch.process = process_;
+  batch.comm_infos.clear();
+  batch.colls.clear();
+  batch.p2ps.clear();
+  const bool more = reader_.next(chunk_);
+  if (more) {
+    tally_.add(chunk_);
+    batch.colls.reserve(tally_.records(RecordKind::kColl) - colls_before_);
+    batch.p2ps.reserve(tally_.records(RecordKind::kP2p) - p2ps_before_);
+    colls_before_ = tally_.records(RecordKind::kColl);
+    p2ps_before_ = tally_.records(RecordKind::kP2p);
+    // The reader returns a chunk's kinds in table order, comm infos after the ops.
+    for (const RecordSlot& slot : chunk_.records) {
+      if (slot.kind == RecordKind::kCommInfo) project(slot, batch);
+    }
+    for (const RecordSlot& slot : chunk_.records) {
+      if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
+    }
+  }
+  const uint64_t at = more ? reader_.offset() : reader_.size();
+  batch.file_bytes = at - consumed_;
+  consumed_ = at;
+  return more;
+}
+
+void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
+  switch (slot.kind) {
+    case RecordKind::kCommInfo: {
+      const CommInfoRecord& c = slot.payload.comm_info;
+      batch.comm_infos.push_back({c.comm_id, name(c.comm_name), c.n_ranks, c.rank, c.global_rank, c.n_nodes});
+      break;
+    }
+    case RecordKind::kColl: {
+      const CollRecord& c = slot.payload.coll;
+      CollRow row{c.comm_id, c.seq, c.op_index, c.count, c.bytes, name(c.func), name(c.datatype), name(c.algo),
+                  name(c.proto), c.root, c.n_channels, c.graph_captured != 0,
+                  viewOf(process_, c.cpu_start_ns, c.cpu_end_ns, c.gpu_start_ns, c.gpu_end_ns, c.stream)};
+      noteGpuTimes(row.view);
+      batch.colls.push_back(row);
+      break;
+    }
+    case RecordKind::kP2p: {
+      const P2pRecord& p = slot.payload.p2p;
+      const std::string_view func = reader_.str(p.func);
+      P2pRow row{p.comm_id, p.op_index, p.count, p.bytes, p.parent_func != 0 ? name(p.parent_func) : send_,
+                 name(p.datatype), p.peer, func != "Recv", p.n_channels,
+                 viewOf(process_, p.cpu_start_ns, p.cpu_end_ns, p.gpu_start_ns, p.gpu_end_ns, p.stream)};
+      noteGpuTimes(row.view);
+      batch.p2ps.push_back(row);
+      break;
+    }
+    case RecordKind::kKernelActivity:
+      addCompute(slot.payload.kernel_activity);
+      break;
+    case RecordKind::kPhaseRange: {
+      const PhaseRangeRecord& r = slot.payload.phase_range;
+      phases_.push_back({name(r.name), r.cpu_start_ns, r.cpu_end_ns, r.depth});
+      break;
+    }
+    case RecordKind::kClockSample: {
+      const ClockSampleRecord& s = slot.payload.clock_sample;
+      if (s.gpu_ns != 0) cpu_gpu_samples_.emplace_back(s.monotonic_ns, s.gpu_ns);
+      if (s.gpu_ns != 0 && s.cupti_ns != 0) cupti_gpu_samples_.emplace_back(s.cupti_ns, s.gpu_ns);
+      break;
+    }
+    default:  // KernelCh, ProxyStep, ApiSpan: per-rank detail no analysis joins yet; drops: the tally
+      break;
+  }
+}
+
+// Compute is every kernel that is not NCCL's ("ncclDevKernel_*", "ncclKernel_*"). Memcpys
+// and memsets run on copy engines, not on the SMs that would hide communication, so they
+// are not compute here.
+void ProcessReader::addCompute(const KernelActivityRecord& k) {
+  if (k.activity != 1) return;
+  has_kernel_records_ = true;
+  if (reader_.str(k.name).starts_with("nccl") || k.end_ns <= k.start_ns) return;
+  compute_cupti_.push_back({k.start_ns, k.end_ns});
+}
+
+void ProcessReader::noteGpuTimes(const MemberView& v) {
+  if (v.gpu_start_ns != 0 && (first_gpu_ns_ == 0 || v.gpu_start_ns < first_gpu_ns_)) first_gpu_ns_ = v.gpu_start_ns;
+  last_gpu_ns_ = std::max(last_gpu_ns_, v.gpu_end_ns);
+}
+
+void describeProcess(const trace::v1::FileHeader& h, const std::string& path, ProcessInfo& info) {
+  info.path = path;
+  // A damaged header frame reads as an empty header (format_version 0): nothing in it is known.
+  const bool header_known = h.format_version() != 0;
+  // NCCL groups ranks into hosts by NCCL_HOSTID when it is set, so the report does too.
+  info.host = h.nccl_host_id().empty() ? h.host() : h.nccl_host_id();
+  info.pid = h.pid();
+  info.rank = header_known ? h.rank() : -1;
+  info.local_rank = header_known ? h.local_rank() : -1;
+  info.world_size = header_known ? h.world_size() : -1;
+  info.job_id = h.job_id();
+  info.restart_count = h.restart_count();
+}
+
+void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
+  describeProcess(reader_.header(), reader_.path(), info);
+  info.records = tally_.records();
+  info.dropped_records = tally_.droppedRingFull() + tally_.droppedSinkFailed();
+  info.untracked_events = tally_.untracked();
+  info.damaged = !reader_.issues().empty() || reader_.tornTail();
+  for (size_t i = 0; i < reader_.issues().size() && i < kMaxIssuesKept; ++i) {
+    info.issues.push_back(reader_.issues()[i].message);
+  }
+  if (reader_.issues().size() > kMaxIssuesKept) {
+    info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(reader_.issues().size() - kMaxIssuesKept) +
+                          " more damaged places not listed");
+  }
+  info.gpu_from_cpu = fitClockMap(cpu_gpu_samples_);
+  info.gpu_from_cupti = fitClockMap(cupti_gpu_samples_);
+  info.first_gpu_ns = first_gpu_ns_;
+  info.last_gpu_ns = last_gpu_ns_;
+
+  timeline.has_kernel_records = has_kernel_records_;
+  if (info.gpu_from_cupti.valid) {
+    for (const GpuInterval& k : compute_cupti_) {
+      const auto to_gpu = [&](uint64_t t) { return static_cast<uint64_t>(info.gpu_from_cupti.apply(static_cast<double>(t))); };
+      timeline.compute.push_back({to_gpu(k.start_ns), to_gpu(k.end_ns)});
+    }
+  } else {
+    timeline.unmapped_kernels = compute_cupti_.size();
+  }
+  std::sort(timeline.compute.begin(), timeline.compute.end(),
+            [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });
+  timeline.phases = std::move(phases_);
+  std::sort(timeline.phases.begin(), timeline.phases.end(),
+            [](const PhaseSpan& a, const PhaseSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; });
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,118 @@
+// Reads one trace file (one process) chunk by chunk on a loader thread and turns each
+// chunk into a RecordBatch: the few record kinds the report joins across ranks, projected
+// to compact rows with names interned into the run's NamePool. What belongs to the
+// process alone (header, record counts, drops, clock maps, compute kernels, phases) it
+// keeps itself and hands over at the end with finish().
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sink/reader.h"
+#include "tools/report/run_model.h"
+#include "tools/trace_tally.h"
+
+namespace commtrace::report {
+
+// The run's NamePool, shared by the loader threads.
+class SharedNames {
+ public:
+  explicit SharedNames(NamePool& pool) : pool_(pool) {}
+  NameId intern(std::string_view s) {
+    std::lock_guard lock(mutex_);
+    return pool_.intern(s);
+  }
+
+ private:
+  std::mutex mutex_;
+  NamePool& pool_;
+};
+
+struct CommInfoRow {
+  uint64_t comm_id = 0;
+  NameId name = 0;
+  int32_t size = 0;
+  int32_t rank = -1;         // in the communicator
+  int32_t global_rank = -1;  // -1: not known
+  int32_t n_nodes = 0;
+};
+
+// One CollRecord; `view` carries the rank's times (comm_rank is filled by the merger).
+struct CollRow {
+  uint64_t comm_id = 0;
+  uint64_t seq = 0;
+  uint64_t op_index = 0;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  NameId func = 0, datatype = 0, algo = 0, proto = 0;
+  int32_t root = -1;
+  uint8_t n_channels = 0;
+  bool graph_captured = false;
+  MemberView view;
+};
+
+struct P2pRow {
+  uint64_t comm_id = 0;
+  uint64_t op_index = 0;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  NameId api_func = 0;  // parent_func, else "Send"
+  NameId datatype = 0;
+  int32_t peer = -1;  // comm rank of the other side
+  bool is_send = false;
+  uint8_t n_channels = 0;
+  MemberView view;
+};
+
+// One chunk's rows of one process; comm infos first, so that a chunk's own ops can be placed.
+struct RecordBatch {
+  int process = -1;
+  uint64_t file_bytes = 0;  // of the file consumed since the previous batch (progress)
+  std::vector<CommInfoRow> comm_infos;
+  std::vector<CollRow> colls;
+  std::vector<P2pRow> p2ps;
+};
+
+// The file header's part of a ProcessInfo (who wrote the file).
+void describeProcess(const trace::v1::FileHeader& header, const std::string& path, ProcessInfo& info);
+
+class ProcessReader {
+ public:
+  ProcessReader(SharedNames& names, int process) : names_(names), process_(process) {}
+
+  // false with the reader's "commtrace: ..." message when the file is not a readable trace.
+  bool open(const std::string& path, std::string& error);
+  // The next chunk's rows; false at the end of the file.
+  bool next(RecordBatch& batch);
+  // Everything about the process once the file is read.
+  void finish(ProcessInfo& info, ProcessTimeline& timeline);
+
+  const trace::v1::FileHeader& header() const { return reader_.header(); }
+
+ private:
+  NameId name(StringId id);
+  void project(const RecordSlot& slot, RecordBatch& batch);
+  void addCompute(const KernelActivityRecord& k);
+  void noteGpuTimes(const MemberView& v);
+
+  SharedNames& names_;
+  const int process_;
+  TraceReader reader_;
+  DecodedChunk chunk_;
+  tools::TraceTally tally_;
+  std::vector<NameId> name_of_;  // reader string id -> run NameId (kUnset until first seen)
+  NameId send_ = 0;
+  uint64_t consumed_ = 0;
+  uint64_t colls_before_ = 0, p2ps_before_ = 0;  // tallied before this chunk: its rows are the rest
+  uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
+  std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock
+  bool has_kernel_records_ = false;
+  std::vector<PhaseSpan> phases_;
+};
+
+}  // namespace commtrace::report

@@ -1,0 +1,32 @@
+// "commtrace: reading file 12/64 (1.2 of 3.4 GB)", redrawn in place with \r at most ten
+// times a second, and ended with a newline. Silent when disabled (stderr not a terminal).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace commtrace::report {
+
+class ProgressLine {
+ public:
+  ProgressLine(std::ostream& out, bool enabled, int files, uint64_t total_bytes)
+      : out_(out), enabled_(enabled), files_(files), total_bytes_(total_bytes) {}
+
+  void update(int file, uint64_t bytes_done);
+  void done();
+
+ private:
+  void draw(int file, uint64_t bytes_done);
+
+  std::ostream& out_;
+  const bool enabled_;
+  const int files_;
+  const uint64_t total_bytes_;
+  std::chrono::steady_clock::time_point last_{};
+  size_t width_ = 0;  // of the line drawn last: a shorter one pads over it
+  bool drawn_ = false;
+};
+
+}  // namespace commtrace::report

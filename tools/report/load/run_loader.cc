@@ -1,0 +1,229 @@
+#include "tools/report/load/run_loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "tools/report/load/process_reader.h"
+#include "tools/report/load/progress_line.h"
+#include "tools/report/load/run_merger.h"
+
+namespace commtrace::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kBatchesInFlight = 8;  // per loader thread: bounds the rows waiting to be joined
+constexpr unsigned kMaxLoaderThreads = 4;
+
+struct TraceFileEntry {
+  std::string path;
+  uint64_t size = 0;
+};
+
+// The *.ctrace files of dir in name order; false with a message when there is nothing to read.
+bool listTraceFiles(const std::string& dir, std::vector<TraceFileEntry>& files, std::ostream& err) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    err << "commtrace: cannot access " << dir << ": " << ec.message() << '\n';
+    return false;
+  }
+  if (!fs::exists(status)) {
+    err << "commtrace: " << dir << ": no such directory\n";
+    return false;
+  }
+  if (!fs::is_directory(status)) {
+    err << "commtrace: " << dir << " is not a directory; give the run directory the trace files were written to\n";
+    return false;
+  }
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code file_ec;
+    if (it->path().extension() != ".ctrace" || !it->is_regular_file(file_ec)) continue;
+    files.push_back({it->path().string(), static_cast<uint64_t>(it->file_size(file_ec))});
+  }
+  if (ec) {
+    err << "commtrace: cannot read directory " << dir << ": " << ec.message() << '\n';
+    return false;
+  }
+  if (files.empty()) {
+    err << "commtrace: " << dir << " has no trace files (*.ctrace)\n";
+    return false;
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return true;
+}
+
+// Opens every file once for its header: the readable ones become the run's processes, in
+// file order; the others are listed with the reader's reason.
+std::vector<TraceFileEntry> admitFiles(const std::vector<TraceFileEntry>& files, RunModel& run,
+                                       std::vector<ProcessIdentity>& identities) {
+  std::vector<TraceFileEntry> admitted;
+  for (const TraceFileEntry& file : files) {
+    TraceReader reader;
+    std::string error;
+    if (!reader.open(file.path, error)) {
+      run.skipped_files.push_back(error);
+      continue;
+    }
+    ProcessInfo& info = run.processes.emplace_back();
+    describeProcess(reader.header(), file.path, info);
+    identities.push_back({info.rank, info.restart_count});
+    admitted.push_back(file);
+  }
+  return admitted;
+}
+
+// A file read to its end: what belongs to the process alone.
+struct FileDone {
+  int process = -1;
+  uint64_t file_bytes = 0;  // consumed after the last batch
+  bool opened = false;
+  std::string error;
+  ProcessInfo info;
+  ProcessTimeline timeline;
+};
+using LoadMessage = std::variant<RecordBatch, FileDone>;
+
+// Loader threads push, the joining thread pops; pushing waits while the queue is full, so
+// a slow join holds the readers back instead of piling up decoded rows.
+class MessageQueue {
+ public:
+  MessageQueue(size_t capacity, int producers) : capacity_(capacity), producers_(producers) {}
+
+  void push(LoadMessage message) {
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return messages_.size() < capacity_; });
+    messages_.push_back(std::move(message));
+    not_empty_.notify_one();
+  }
+  void producerDone() {
+    std::lock_guard lock(mutex_);
+    --producers_;
+    not_empty_.notify_one();
+  }
+  // false once every producer is done and nothing is left.
+  bool pop(LoadMessage& message) {
+    std::unique_lock lock(mutex_);
+    not_empty_.wait(lock, [&] { return !messages_.empty() || producers_ == 0; });
+    if (messages_.empty()) return false;
+    message = std::move(messages_.front());
+    messages_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+
+ private:
+  const size_t capacity_;
+  int producers_;
+  std::mutex mutex_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<LoadMessage> messages_;
+};
+
+void readFile(int process, const std::string& path, SharedNames& names, MessageQueue& queue) {
+  ProcessReader reader(names, process);
+  FileDone done;
+  done.process = process;
+  done.opened = reader.open(path, done.error);
+  if (done.opened) {
+    RecordBatch batch;
+    while (reader.next(batch)) {
+      queue.push(std::move(batch));
+      batch = RecordBatch{};
+    }
+    done.file_bytes = batch.file_bytes;
+    reader.finish(done.info, done.timeline);
+  }
+  queue.push(std::move(done));
+}
+
+void keepFile(FileDone& done, RunModel& run) {
+  ProcessInfo& info = run.processes[static_cast<size_t>(done.process)];
+  if (!done.opened) {  // readable a moment ago, when the run was listed
+    info.damaged = true;
+    info.issues.push_back(done.error);
+    return;
+  }
+  info = std::move(done.info);
+  run.timelines[static_cast<size_t>(done.process)] = std::move(done.timeline);
+}
+
+// Member views are most of the model: one per collective record (plus the seats of ranks
+// that recorded nothing). Once the first file is in, the run's records are extrapolated
+// from the bytes read so far and reserved at once, so that the vector need not double
+// (and copy) its way up to hundreds of MB.
+void reserveMembers(RunModel& run, uint64_t coll_rows, uint64_t bytes_done, uint64_t total_bytes) {
+  if (bytes_done == 0) return;
+  const double expected = static_cast<double>(coll_rows) * static_cast<double>(total_bytes) / static_cast<double>(bytes_done);
+  run.members.reserve(std::max(run.members.size(), static_cast<size_t>(expected * 1.05)));
+}
+
+// Loader threads decode the files (most of the work: as many threads as cores, up to
+// kMaxLoaderThreads); this thread joins what they deliver, in the order it arrives.
+void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes, RunMerger& merger, RunModel& run,
+                 ProgressLine& progress) {
+  const int n_files = static_cast<int>(files.size());
+  const int cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads));
+  const int loaders = std::min(cores, n_files);
+  SharedNames names(run.names);
+  MessageQueue queue(kBatchesInFlight * static_cast<size_t>(loaders), loaders);
+  std::atomic<int> next_file{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < loaders; ++t) {
+    workers.emplace_back([&] {
+      for (int f = next_file++; f < n_files; f = next_file++) readFile(f, files[static_cast<size_t>(f)].path, names, queue);
+      queue.producerDone();
+    });
+  }
+  uint64_t bytes_done = 0, coll_rows = 0;
+  bool reserved = false;
+  for (LoadMessage message; queue.pop(message);) {
+    if (auto* batch = std::get_if<RecordBatch>(&message)) {
+      merger.add(*batch);
+      bytes_done += batch->file_bytes;
+      coll_rows += batch->colls.size();
+    } else {
+      FileDone& done = std::get<FileDone>(message);
+      bytes_done += done.file_bytes;
+      keepFile(done, run);
+      if (!reserved) reserveMembers(run, coll_rows, bytes_done, total_bytes);
+      reserved = true;
+    }
+    progress.update(std::min(next_file.load(), n_files), bytes_done);
+  }
+  for (std::thread& w : workers) w.join();
+}
+
+}  // namespace
+
+bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
+  run = RunModel{};
+  run.dir = options.dir;
+  std::vector<TraceFileEntry> files;
+  if (!listTraceFiles(options.dir, files, err)) return false;
+  std::vector<ProcessIdentity> identities;
+  const std::vector<TraceFileEntry> admitted = admitFiles(files, run, identities);
+  if (admitted.empty()) {
+    for (const std::string& why : run.skipped_files) err << why << '\n';
+    err << "commtrace: none of the " << files.size() << " trace files in " << options.dir << " could be read\n";
+    return false;
+  }
+  run.timelines.resize(run.processes.size());
+  uint64_t total_bytes = 0;
+  for (const TraceFileEntry& f : admitted) total_bytes += f.size;
+  ProgressLine progress(err, options.progress, static_cast<int>(admitted.size()), total_bytes);
+  RunMerger merger(run, std::move(identities));
+  readAndJoin(admitted, total_bytes, merger, run, progress);
+  progress.done();
+  merger.finish();
+  return true;
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,17 @@
+// The run in a few numbers (files, ranks, hosts, ops, drops, what was wrong with the
+// input) and one row per communicator: the head of every report format.
+#pragma once
+
+#include <vector>
+
+#include "tools/report/report.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+RunSummary summarizeRun(const RunModel& run);
+
+// In the run's communicator order (restart generation, then id).
+std::vector<CommunicatorRow> communicatorRows(const RunModel& run);
+
+}  // namespace commtrace::report

@@ -1,0 +1,82 @@
+#include "tools/report/output/format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+
+namespace commtrace::report::fmt {
+namespace {
+
+// Three significant digits at most, without trailing zeros after the point.
+std::string compact(double value) {
+  const int decimals = value >= 100 ? 0 : value >= 10 ? 1 : 2;
+  std::string s = fixed(value, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string hexId(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+std::string bytes(uint64_t n) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(n);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) value /= 1024, ++unit;
+  return compact(value) + ' ' + kUnits[unit];
+}
+
+std::string duration(double us) {
+  const double magnitude = std::fabs(us);
+  if (magnitude < 1) return compact(us * 1e3) + " ns";
+  if (magnitude < 1e3) return compact(us) + " us";
+  if (magnitude < 1e6) return compact(us / 1e3) + " ms";
+  return compact(us / 1e6) + " s";
+}
+
+std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + '%'; }
+
+std::string bandwidth(double value) {
+  if (value > 0 && value < 0.01) {  // a few bytes: "0.00" would read as nothing moved
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2g", value);
+    return buf;
+  }
+  return fixed(value, 2);
+}
+
+std::string gbs(double value) { return bandwidth(value) + " GB/s"; }
+
+std::string counted(uint64_t n, const std::string& noun, const std::string& plural) {
+  return std::to_string(n) + ' ' + (n == 1 ? noun : plural.empty() ? noun + 's' : plural);
+}
+
+std::string rankList(const std::vector<int>& ranks, const std::string& prefix) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (ranks[i] >= 0 && j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += ranks[i] < 0 ? "?" : prefix + std::to_string(ranks[i]);
+    if (j > i + 1) out += '-' + prefix + std::to_string(ranks[j]);
+    else if (j == i + 1) out += ',' + prefix + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace commtrace::report::fmt

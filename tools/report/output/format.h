@@ -1,0 +1,24 @@
+// How the human-facing writers (text, HTML) spell numbers, sizes, durations and rank lists,
+// so that both say the same thing the same way. JSON and CSV print raw numbers instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commtrace::report::fmt {
+
+std::string hexId(uint64_t id);                // "0x1a2b..." (communicator ids)
+std::string fixed(double value, int decimals);  // "12.35"
+std::string bytes(uint64_t n);                  // "512 B", "4 KiB", "1.5 MiB"
+std::string duration(double us);                // "830 ns", "12.4 us", "3.21 ms", "1.50 s"
+std::string percent(double fraction);           // 0.125 -> "12.5%"
+std::string bandwidth(double gbs);              // "23.41"; "0.0035" below 0.01 (not "0.00")
+std::string gbs(double gbs);                    // bandwidth + " GB/s"
+// "1 host", "2 hosts"; plural: when not noun + "s" ("processes").
+std::string counted(uint64_t n, const std::string& noun, const std::string& plural = "");
+// Ascending runs collapse: {0,1,2,3,6} -> "0-3,6"; -1 (unknown) prints "?". prefix goes
+// before each number ("c" for communicator ranks: "c0-c3").
+std::string rankList(const std::vector<int>& ranks, const std::string& prefix = "");
+
+}  // namespace commtrace::report::fmt

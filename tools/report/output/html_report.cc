@@ -1,0 +1,158 @@
+#include "tools/report/output/html_report.h"
+
+#include <cmath>
+#include <map>
+
+#include "tools/report/output/format.h"
+#include "tools/report/output/report_tables.h"
+#include "tools/report/output/svg_charts.h"
+
+namespace commtrace::report {
+namespace {
+
+using svg::escape;
+
+constexpr const char* kStyle = R"(
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+.dir { color: #666; font-family: monospace; margin-top: 0.2em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 13px; }
+th, td { padding: 3px 9px; border-bottom: 1px solid #e4e4e4; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.findings li { margin: 0.3em 0; } .note { color: #555; }
+svg.chart { display: block; margin: 0.5em 0; } svg .tick { font-size: 10px; fill: #444; }
+svg .axis { font-size: 12px; fill: #222; } svg .title { font-size: 13px; font-weight: 600; }
+svg .frame { fill: none; stroke: #999; } svg .grid { stroke: #eee; }
+)";
+
+void writeTable(const Table& t, std::ostream& out) {
+  if (t.rows.empty()) return void(out << "<p class=\"note\">none</p>\n");
+  auto cls = [&](size_t c) { return t.columns[c].align == Table::Align::kRight ? " class=\"num\"" : ""; };
+  out << "<table><thead><tr>";
+  for (size_t c = 0; c < t.columns.size(); ++c) out << "<th" << cls(c) << '>' << escape(t.columns[c].header) << "</th>";
+  out << "</tr></thead><tbody>\n";
+  for (const auto& row : t.rows) {
+    out << "<tr>";
+    for (size_t c = 0; c < t.columns.size(); ++c) out << "<td" << cls(c) << '>' << escape(c < row.size() ? row[c] : "") << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+void writeNotes(const std::vector<std::string>& notes, std::ostream& out) {
+  for (const std::string& n : notes) out << "<p class=\"note\">" << escape(n) << "</p>\n";
+}
+
+void writeSummary(const Report& r, std::ostream& out) {
+  out << "<h2>Findings</h2>\n<ol class=\"findings\">\n";
+  for (const std::string& f : r.findings) out << "<li>" << escape(f) << "</li>\n";
+  out << "</ol>\n";
+  if (r.findings.empty()) out << "<p>None: no straggler, slow link, exposed communication or bandwidth outlier stood out.</p>\n";
+  out << "<h2>Run</h2>\n<table>\n";
+  for (const auto& [key, value] : tables::runFields(r)) out << "<tr><th>" << escape(key) << "</th><td>" << escape(value) << "</td></tr>\n";
+  out << "</table>\n";
+  if (!r.run.problems.empty()) out << "<p>Problems:</p>\n<ul>\n";
+  for (const std::string& p : r.run.problems) out << "<li><code>" << escape(p) << "</code></li>\n";
+  if (!r.run.problems.empty()) out << "</ul>\n";
+}
+
+std::vector<std::string> numberedLabels(size_t n, const std::function<std::string(size_t)>& label) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(label(i));
+  return out;
+}
+
+void writeMatrix(const CommMatrix& m, std::ostream& out) {
+  out << "<h2>Communication matrix</h2>\n<p class=\"note\">Bytes sent from the row's rank to the column's rank over the whole run. "
+      << escape(m.model) << "</p>\n";
+  svg::Heatmap h{.row_axis = "sender rank", .col_axis = "receiver rank", .log_scale = true,
+                 .format = [](double v) { return fmt::bytes(static_cast<uint64_t>(v)); }};
+  for (const auto& row : m.bytes) h.values.emplace_back(row.begin(), row.end());
+  h.row_labels = h.col_labels = numberedLabels(h.values.size(), [](size_t i) { return std::to_string(i); });
+  out << svg::heatmap(h);
+}
+
+void writeLateness(const LatenessHeatmap& lh, std::ostream& out) {
+  const bool by_time = lh.axis != "op order";
+  out << "<h2>Lateness over time</h2>\n<p class=\"note\">Mean lateness of each rank (its arrival after the first member's) per "
+      << (by_time ? escape(fmt::duration(lh.bin_us)) + " of the aligned timeline"
+                  : escape(fmt::fixed(lh.bin_ops, 0)) + " ops of each communicator (the clocks could not be aligned)")
+      << "; grey: no collective of that rank in the bin.</p>\n";
+  svg::Heatmap h{.row_axis = "rank", .col_axis = by_time ? "time" : "ops from", .format = [](double v) { return fmt::duration(v); }};
+  for (const std::vector<double>& row : lh.mean_lateness_us) {
+    h.values.emplace_back();
+    for (double v : row) h.values.back().push_back(v >= 0 ? v : NAN);  // -1: no instance in the bin
+  }
+  h.row_labels = numberedLabels(lh.ranks.size(), [&](size_t i) { return std::to_string(lh.ranks[i]); });
+  const size_t bins = lh.mean_lateness_us.empty() ? 0 : lh.mean_lateness_us[0].size();
+  h.col_labels = numberedLabels(bins, [&](size_t b) {
+    const double bin = static_cast<double>(b);
+    return by_time ? "+" + fmt::duration(lh.bin_us * bin) : fmt::fixed(lh.bin_ops * bin, 0);
+  });
+  out << svg::heatmap(h);
+}
+
+// One plot per func: busBw against the nccl-tests message size, one series per communicator.
+void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, std::ostream& out) {
+  out << "<h2>Bandwidth by message size</h2>\n";
+  std::map<std::string, std::map<std::string, svg::Series>> by_func;
+  for (const BandwidthRow& b : rows) {
+    if (!b.no_bandwidth.empty()) continue;
+    const std::string comm = tables::commLabel(b.comm, b.comm_name);
+    svg::Series& se = by_func[b.func][comm];
+    se.name = comm;
+    se.x.push_back(static_cast<double>(b.bytes));
+    se.y.push_back(b.busbw_gbs_p50);
+    se.tooltips.push_back(fmt::bytes(b.bytes) + ' ' + b.algo + '/' + b.proto + ", " + std::to_string(b.count) + " instances, busBw " +
+                          fmt::gbs(b.busbw_gbs_p50) + ", p50 " + fmt::duration(b.time_us_p50));
+  }
+  if (by_func.empty()) out << "<p class=\"note\">No op had a bandwidth.</p>\n";
+  for (auto& [func, series] : by_func) {
+    svg::ScatterPlot plot{.title = func, .x_axis = "message size (nccl-tests S)", .y_axis = "busBw GB/s",
+                          .x_tick = [](double x) { return fmt::bytes(static_cast<uint64_t>(std::llround(x))); }};
+    for (auto& [comm, se] : series) plot.series.push_back(std::move(se));
+    out << svg::scatterLogX(plot);
+  }
+}
+
+void writeTables(const Report& r, std::ostream& out) {
+  out << "<h2>Bandwidth</h2>\n";
+  writeTable(tables::bandwidth(r.bandwidth), out);
+  for (const std::string& reason : tables::noBandwidthReasons(r.bandwidth)) writeNotes({"- = " + reason}, out);
+  out << "<h2>Stragglers</h2>\n";
+  writeTable(tables::stragglers(r.stragglers.ranks), out);
+  for (const StragglerRow& s : r.stragglers.ranks)
+    if (s.flagged && !s.evidence.empty()) writeNotes({"rank " + std::to_string(s.rank) + ": " + s.evidence}, out);
+  out << "<h3>By host</h3>\n";
+  writeTable(tables::stragglerHosts(r.stragglers.hosts), out);
+  out << "<h3>By communicator</h3>\n";
+  writeTable(tables::stragglerComms(r.stragglers.comms), out);
+  out << "<h2>Links</h2>\n";
+  writeTable(tables::links(r.stragglers.links), out);
+  for (const SlowLinkRow& l : r.stragglers.links)
+    if (l.flagged && !l.evidence.empty()) writeNotes({std::to_string(l.a) + " <-> " + std::to_string(l.b) + ": " + l.evidence}, out);
+  out << "<h2>Overlap</h2>\n";
+  writeTable(tables::overlap(r.overlap), out);
+  for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
+  out << "<h2>Mismatches and hangs (" << r.mismatches_total << ")</h2>\n";
+  writeTable(tables::mismatches(r.mismatches), out);
+  out << "<h2>Communicators</h2>\n";
+  writeTable(tables::communicators(r.communicators), out);
+  out << "<h2>Clocks</h2>\n<p class=\"note\">" << escape(tables::clockLine(r.clocks)) << "</p>\n";
+  writeTable(tables::clocks(r.clocks), out);
+}
+
+}  // namespace
+
+void writeHtml(const Report& r, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>commtrace report: " << escape(r.run.dir)
+      << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>commtrace report</h1>\n<p class=\"dir\">" << escape(r.run.dir) << "</p>\n";
+  writeSummary(r, out);
+  writeMatrix(r.matrix, out);
+  writeLateness(r.stragglers.heatmap, out);
+  writeBandwidthPlots(r.bandwidth, out);
+  writeTables(r, out);
+  out << "</body>\n</html>\n";
+}
+
+}  // namespace commtrace::report

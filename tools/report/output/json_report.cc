@@ -1,0 +1,236 @@
+#include "tools/report/output/json_report.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "tools/report/output/format.h"
+
+namespace commtrace::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Ids are 64-bit hashes: a hex string survives every JSON parser (doubles do not).
+Json commId(uint64_t id) { return id == 0 ? Json(nullptr) : Json(fmt::hexId(id)); }
+
+Json runJson(const RunSummary& s) {
+  return {{"dir", s.dir},
+          {"ranks", s.ranks},
+          {"processes", s.processes},
+          {"hosts", s.hosts},
+          {"communicators", s.communicators},
+          {"ops", s.ops},
+          {"collective_instances", s.collective_instances},
+          {"p2p_transfers", s.p2p_transfers},
+          {"dropped_records", s.dropped_records},
+          {"untracked_events", s.untracked_events},
+          {"files", s.files},
+          {"damaged_files", s.damaged_files},
+          {"missing_ranks", s.missing_ranks},
+          {"problems", s.problems}};
+}
+
+Json clocksJson(const ClockSummary& c) {
+  Json fits = Json::array();
+  for (const ClockFit& f : c.fits)
+    fits.push_back({{"rank", f.rank},
+                    {"host", f.host},
+                    {"aligned", f.aligned},
+                    {"offset_us", f.offset_us},
+                    {"drift_ppm", f.drift_ppm},
+                    {"residual_us", f.residual_us},
+                    {"anchors", f.anchors},
+                    {"outliers", f.outliers},
+                    {"drift_fitted", f.drift_fitted}});
+  return {{"residual_us_p50", c.residual_us_p50}, {"residual_us_max", c.residual_us_max}, {"cpu_gpu_mapped", c.cpu_gpu_mapped}, {"fits", fits}};
+}
+
+Json communicatorsJson(const std::vector<CommunicatorRow>& rows) {
+  Json out = Json::array();
+  for (const CommunicatorRow& c : rows)
+    out.push_back({{"id", commId(c.id)}, {"name", c.name}, {"size", c.size}, {"ranks", c.ranks}, {"hosts", c.hosts}, {"instances", c.instances}});
+  return out;
+}
+
+// A figure that could not be measured is null, never 0.
+Json orNull(bool known, double value) { return known ? Json(value) : Json(nullptr); }
+
+Json bandwidthJson(const std::vector<BandwidthRow>& rows) {
+  Json out = Json::array();
+  for (const BandwidthRow& b : rows) {
+    const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
+    out.push_back({{"comm", commId(b.comm)},
+                   {"comm_name", b.comm_name},
+                   {"func", b.func},
+                   {"bytes", b.bytes},
+                   {"bucket", b.bucket},
+                   {"algo", b.algo},
+                   {"proto", b.proto},
+                   {"count", b.count},
+                   {"timed", b.timed},
+                   {"time_us_p50", orNull(timed, b.time_us_p50)},
+                   {"time_us_p90", orNull(timed, b.time_us_p90)},
+                   {"algbw_gbs_p50", orNull(has_bw, b.algbw_gbs_p50)},
+                   {"busbw_gbs_p50", orNull(has_bw, b.busbw_gbs_p50)},
+                   {"no_bandwidth", has_bw ? Json(nullptr) : Json(b.no_bandwidth)}});
+  }
+  return out;
+}
+
+Json matrixJson(const CommMatrix& m) {
+  Json slices = Json::array();
+  for (const MatrixSlice& s : m.slices) {
+    Json cells = Json::array();
+    for (const MatrixCell& c : s.cells)
+      cells.push_back({{"src", c.src},
+                       {"dst", c.dst},
+                       {"bytes", c.bytes},
+                       {"p2p_bytes", c.p2p_bytes},
+                       {"time_us", c.time_us},
+                       {"gbs", orNull(c.time_us > 0, c.gbs)},
+                       {"measured", c.measured}});
+    slices.push_back({{"label", s.label}, {"comm", commId(s.comm)}, {"func", s.func.empty() ? Json(nullptr) : Json(s.func)}, {"cells", cells}});
+  }
+  return {{"ranks", m.ranks}, {"bytes", m.bytes}, {"p2p_bytes", m.p2p_bytes}, {"time_us", m.time_us}, {"model", m.model}, {"slices", slices}};
+}
+
+// Without compute records only the communication time is known: the other fields are left
+// out rather than printed as zeros.
+template <class Row>
+Json overlapFields(const Row& row, bool available) {
+  Json out = Json::object();
+  if (available || row.comm_us > 0) out["comm_us"] = row.comm_us;
+  if (!available) return out;
+  out["overlapped_us"] = row.overlapped_us;
+  out["exposed_us"] = row.exposed_us;
+  out["idle_us"] = row.idle_us;
+  return out;
+}
+
+Json overlapJson(const std::vector<OverlapRow>& rows) {
+  Json out = Json::array();
+  for (const OverlapRow& o : rows) {
+    Json row = {{"rank", o.rank}, {"available", o.available}};
+    if (!o.available) row["reason"] = o.reason;
+    row.update(overlapFields(o, o.available));
+    if (o.available) row["overlap_pct"] = o.overlap_pct;
+    row["step_source"] = o.step_source;
+    Json steps = Json::array();
+    for (const StepOverlap& s : o.steps) {
+      Json step = {{"step", s.step}, {"start_us", s.start_us}};
+      step.update(overlapFields(s, o.available));
+      steps.push_back(step);
+    }
+    row["steps"] = steps;
+    out.push_back(row);
+  }
+  return out;
+}
+
+Json stragglersJson(std::vector<StragglerRow> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
+  Json out = Json::array();
+  for (const StragglerRow& s : rows)
+    out.push_back({{"rank", s.rank},
+                   {"host", s.host},
+                   {"instances", s.instances},
+                   {"wait_caused_us", s.wait_caused_us},
+                   {"late_fraction", s.late_fraction},
+                   {"mean_lateness_us", s.mean_lateness_us},
+                   {"class", s.cls},
+                   {"confidence", s.confidence},
+                   {"flagged", s.flagged},
+                   {"evidence", s.evidence}});
+  return out;
+}
+
+Json stragglerHostsJson(const std::vector<HostStragglerRow>& rows) {
+  Json out = Json::array();
+  for (const HostStragglerRow& h : rows)
+    out.push_back({{"host", h.host}, {"ranks", h.ranks}, {"wait_caused_us", h.wait_caused_us}, {"late_fraction", h.late_fraction}});
+  return out;
+}
+
+Json stragglerCommsJson(const std::vector<CommStragglerRow>& rows) {
+  Json out = Json::array();
+  for (const CommStragglerRow& c : rows)
+    out.push_back({{"comm", commId(c.comm)},
+                   {"comm_name", c.comm_name},
+                   {"worst_rank", c.worst_rank},
+                   {"wait_caused_us", c.wait_caused_us},
+                   {"total_wait_us", c.total_wait_us},
+                   {"instances", c.instances}});
+  return out;
+}
+
+Json linksJson(const std::vector<SlowLinkRow>& rows) {
+  Json out = Json::array();
+  for (const SlowLinkRow& l : rows)
+    out.push_back({{"a", l.a},
+                   {"b", l.b},
+                   {"hosts", l.hosts},
+                   {"inter_host", l.inter_host},
+                   {"achieved_gbs", l.achieved_gbs},
+                   {"peer_median_gbs", l.peer_median_gbs},
+                   {"ops", l.ops},
+                   {"confidence", l.confidence},
+                   {"flagged", l.flagged},
+                   {"evidence", l.evidence}});
+  return out;
+}
+
+// Bins where a rank had no instance (-1 in the Report) are null.
+Json heatmapJson(const LatenessHeatmap& h) {
+  Json grid = Json::array();
+  for (const std::vector<double>& row : h.mean_lateness_us) {
+    Json cells = Json::array();
+    for (double v : row) cells.push_back(orNull(v >= 0, v));
+    grid.push_back(std::move(cells));
+  }
+  const bool by_time = h.axis != "op order";
+  return {{"axis", h.axis},
+          {"ranks", h.ranks},
+          {"start_us", orNull(by_time, h.start_us)},
+          {"bin_us", orNull(by_time, h.bin_us)},
+          {"bin_ops", orNull(!by_time, h.bin_ops)},
+          {"mean_lateness_us", grid}};
+}
+
+Json mismatchesJson(const std::vector<MismatchRow>& rows) {
+  Json out = Json::array();
+  for (const MismatchRow& m : rows)
+    out.push_back({{"comm", commId(m.comm)},
+                   {"comm_name", m.comm_name},
+                   {"func", m.func},
+                   {"seq", m.seq},
+                   {"kind", m.kind},
+                   {"missing_ranks", m.missing_ranks},
+                   {"comm_ranks", m.comm_ranks},
+                   {"detail", m.detail}});
+  return out;
+}
+
+}  // namespace
+
+void writeJson(const Report& r, std::ostream& out) {
+  const Json doc = {{"schema", kReportSchema},
+                    {"generator", std::string("commtrace ") + COMMTRACE_VERSION},
+                    {"run", runJson(r.run)},
+                    {"findings", r.findings},
+                    {"clocks", clocksJson(r.clocks)},
+                    {"communicators", communicatorsJson(r.communicators)},
+                    {"bandwidth", bandwidthJson(r.bandwidth)},
+                    {"matrix", matrixJson(r.matrix)},
+                    {"overlap", overlapJson(r.overlap)},
+                    {"stragglers", stragglersJson(r.stragglers.ranks)},
+                    {"straggler_hosts", stragglerHostsJson(r.stragglers.hosts)},
+                    {"straggler_comms", stragglerCommsJson(r.stragglers.comms)},
+                    {"links", linksJson(r.stragglers.links)},
+                    {"lateness_heatmap", heatmapJson(r.stragglers.heatmap)},
+                    {"mismatches", mismatchesJson(r.mismatches)},
+                    {"mismatches_total", r.mismatches_total}};
+  // Host and communicator names come from the files: bytes that are not UTF-8 become U+FFFD.
+  out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,156 @@
+#include "tools/report/output/report_tables.h"
+
+#include <algorithm>
+
+#include "tools/report/output/format.h"
+
+namespace commtrace::report::tables {
+namespace {
+
+constexpr auto kRight = Table::Align::kRight;
+
+std::string yesNo(bool b) { return b ? "yes" : "no"; }
+
+}  // namespace
+
+std::string commLabel(uint64_t id, const std::string& name) { return name.empty() ? fmt::hexId(id) : name; }
+
+std::string clockLine(const ClockSummary& c) {
+  if (c.fits.empty()) return "not aligned (no process had collective completions to anchor on)";
+  const auto aligned = std::count_if(c.fits.begin(), c.fits.end(), [](const ClockFit& f) { return f.aligned; });
+  std::string line = std::to_string(aligned) + " of " + std::to_string(c.fits.size()) + " processes aligned";
+  if (aligned > 0) line += "; residual p50 " + fmt::duration(c.residual_us_p50) + ", max " + fmt::duration(c.residual_us_max);
+  line += c.cpu_gpu_mapped ? "; CPU times mapped onto the GPU timeline" : "; no clock samples: CPU times stay on their host's clock";
+  return line;
+}
+
+Fields runFields(const Report& r) {
+  const RunSummary& s = r.run;
+  return {{"files", std::to_string(s.files) + " read, " + std::to_string(s.damaged_files) + " damaged"},
+          {"ranks", std::to_string(s.ranks) + " in " + fmt::counted(s.processes, "process", "processes") + " on " + fmt::counted(s.hosts, "host") + ", " +
+                        fmt::counted(s.communicators, "communicator")},
+          {"ops", std::to_string(s.ops) + ": " + fmt::counted(s.collective_instances, "collective instance") + ", " +
+                      fmt::counted(s.p2p_transfers, "point-to-point transfer")},
+          {"missing ranks", s.missing_ranks.empty() ? "none" : fmt::rankList(s.missing_ranks) + " (no trace file)"},
+          {"records lost", std::to_string(s.dropped_records) + " dropped before the file (ring full or write failed), " +
+                               std::to_string(s.untracked_events) + " NCCL events not followed"},
+          {"clocks", clockLine(r.clocks)}};
+}
+
+Table clocks(const ClockSummary& c) {
+  Table t{{{"rank", kRight}, {"host"}, {"aligned"}, {"offset", kRight}, {"drift ppm", kRight}, {"residual", kRight}, {"anchors", kRight},
+           {"outliers", kRight}},
+          {}};
+  for (const ClockFit& f : c.fits) {
+    const std::string drift = !f.aligned ? "-" : f.drift_fitted ? fmt::fixed(f.drift_ppm, 2) : "not fitted";
+    t.rows.push_back({std::to_string(f.rank), f.host, yesNo(f.aligned), f.aligned ? fmt::duration(f.offset_us) : "-", drift,
+                      f.aligned ? fmt::duration(f.residual_us) : "-", std::to_string(f.anchors), std::to_string(f.outliers)});
+  }
+  return t;
+}
+
+Table communicators(const std::vector<CommunicatorRow>& rows) {
+  Table t{{{"id"}, {"name"}, {"size", kRight}, {"hosts", kRight}, {"ranks"}, {"instances", kRight}}, {}};
+  for (const CommunicatorRow& c : rows)
+    t.rows.push_back({fmt::hexId(c.id), c.name.empty() ? "-" : c.name, std::to_string(c.size), std::to_string(c.hosts), fmt::rankList(c.ranks),
+                      std::to_string(c.instances)});
+  return t;
+}
+
+Table bandwidth(const std::vector<BandwidthRow>& rows) {
+  Table t{{{"comm"}, {"func"}, {"size", kRight}, {"algo"}, {"proto"}, {"count", kRight}, {"time p50", kRight}, {"time p90", kRight},
+           {"algBw GB/s", kRight}, {"busBw GB/s", kRight}},
+          {}};
+  for (const BandwidthRow& b : rows) {
+    const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
+    t.rows.push_back({commLabel(b.comm, b.comm_name), b.func, fmt::bytes(b.bytes), b.algo, b.proto, std::to_string(b.count),
+                      timed ? fmt::duration(b.time_us_p50) : "-", timed ? fmt::duration(b.time_us_p90) : "-",
+                      has_bw ? fmt::bandwidth(b.algbw_gbs_p50) : "-", has_bw ? fmt::bandwidth(b.busbw_gbs_p50) : "-"});
+  }
+  return t;
+}
+
+std::vector<std::string> noBandwidthReasons(const std::vector<BandwidthRow>& rows) {
+  std::vector<std::string> reasons;
+  for (const BandwidthRow& b : rows)
+    if (!b.no_bandwidth.empty() && std::find(reasons.begin(), reasons.end(), b.no_bandwidth) == reasons.end()) reasons.push_back(b.no_bandwidth);
+  return reasons;
+}
+
+Table stragglers(std::vector<StragglerRow> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
+  Table t{{{"rank", kRight}, {"host"}, {"wait caused", kRight}, {"last in", kRight}, {"mean lateness", kRight}, {"class"},
+           {"confidence", kRight}, {"flagged"}},
+          {}};
+  for (const StragglerRow& s : rows)
+    t.rows.push_back({std::to_string(s.rank), s.host, fmt::duration(s.wait_caused_us), fmt::percent(s.late_fraction),
+                      fmt::duration(s.mean_lateness_us), s.cls, fmt::fixed(s.confidence, 2), yesNo(s.flagged)});
+  return t;
+}
+
+Table stragglerHosts(const std::vector<HostStragglerRow>& rows) {
+  Table t{{{"host"}, {"ranks"}, {"wait caused", kRight}, {"last in", kRight}}, {}};
+  for (const HostStragglerRow& h : rows)
+    t.rows.push_back({h.host, fmt::rankList(h.ranks), fmt::duration(h.wait_caused_us), fmt::percent(h.late_fraction)});
+  return t;
+}
+
+Table stragglerComms(const std::vector<CommStragglerRow>& rows) {
+  Table t{{{"comm"}, {"worst rank", kRight}, {"its wait caused", kRight}, {"all waiting", kRight}, {"instances", kRight}}, {}};
+  for (const CommStragglerRow& c : rows)
+    t.rows.push_back({commLabel(c.comm, c.comm_name), std::to_string(c.worst_rank), fmt::duration(c.wait_caused_us),
+                      fmt::duration(c.total_wait_us), std::to_string(c.instances)});
+  return t;
+}
+
+Table links(const std::vector<SlowLinkRow>& rows) {
+  Table t{{{"ranks"}, {"hosts"}, {"kind"}, {"achieved", kRight}, {"median of kind", kRight}, {"ops", kRight}, {"confidence", kRight},
+           {"flagged"}},
+          {}};
+  for (const SlowLinkRow& l : rows)
+    t.rows.push_back({std::to_string(l.a) + " <-> " + std::to_string(l.b), l.hosts, l.inter_host ? "inter-host" : "intra-host",
+                      fmt::gbs(l.achieved_gbs), fmt::gbs(l.peer_median_gbs), std::to_string(l.ops), fmt::fixed(l.confidence, 2), yesNo(l.flagged)});
+  return t;
+}
+
+Table heaviestPairs(const CommMatrix& m) {
+  Table t{{{"src", kRight}, {"dst", kRight}, {"bytes", kRight}, {"time", kRight}, {"achieved", kRight}, {"source"}}, {}};
+  const auto all = std::find_if(m.slices.begin(), m.slices.end(), [](const MatrixSlice& s) { return s.comm == 0 && s.func.empty(); });
+  if (all == m.slices.end()) return t;
+  std::vector<MatrixCell> cells = all->cells;
+  std::stable_sort(cells.begin(), cells.end(), [](const MatrixCell& a, const MatrixCell& b) { return a.bytes > b.bytes; });
+  for (const MatrixCell& c : cells)
+    t.rows.push_back({std::to_string(c.src), std::to_string(c.dst), fmt::bytes(c.bytes), c.time_us > 0 ? fmt::duration(c.time_us) : "-",
+                      c.time_us > 0 ? fmt::gbs(c.gbs) : "-", c.measured ? "measured" : "modelled"});
+  return t;
+}
+
+Table mismatches(const std::vector<MismatchRow>& rows) {
+  Table t{{{"comm"}, {"func"}, {"seq", kRight}, {"kind"}, {"ranks"}, {"detail"}}, {}};
+  for (const MismatchRow& m : rows)
+    t.rows.push_back({commLabel(m.comm, m.comm_name), m.func, std::to_string(m.seq), m.kind, fmt::rankList(m.missing_ranks, m.comm_ranks ? "c" : ""),
+                      m.detail});
+  return t;
+}
+
+Table overlap(const std::vector<OverlapRow>& rows) {
+  Table t{{{"rank", kRight}, {"comm", kRight}, {"overlapped", kRight}, {"exposed", kRight}, {"idle", kRight}, {"overlap", kRight}, {"steps"}}, {}};
+  for (const OverlapRow& o : rows) {
+    const std::string steps = o.steps.empty() ? "none found" : std::to_string(o.steps.size()) + " (" + o.step_source + ")";
+    if (o.available)
+      t.rows.push_back({std::to_string(o.rank), fmt::duration(o.comm_us), fmt::duration(o.overlapped_us), fmt::duration(o.exposed_us),
+                        fmt::duration(o.idle_us), fmt::fixed(o.overlap_pct, 1) + '%', steps});
+    else
+      t.rows.push_back({std::to_string(o.rank), o.comm_us > 0 ? fmt::duration(o.comm_us) : "-", "-", "-", "-", "-", steps});
+  }
+  return t;
+}
+
+std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows) {
+  std::vector<std::string> reasons;
+  for (const OverlapRow& o : rows)
+    if (!o.available && std::find(reasons.begin(), reasons.end(), o.reason) == reasons.end()) reasons.push_back(o.reason);
+  return reasons;
+}
+
+}  // namespace commtrace::report::tables

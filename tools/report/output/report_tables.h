@@ -1,0 +1,37 @@
+// The Report's tables as people read them (sizes in KiB/MiB, durations with units, rank
+// lists collapsed): one builder per table, shared by the text and HTML writers so that both
+// show the same columns and the same numbers.
+#pragma once
+
+#include <utility>
+
+#include "tools/report/output/table.h"
+#include "tools/report/report.h"
+
+namespace commtrace::report::tables {
+
+// The run in a few "name: value" lines: files, ranks, ops, missing ranks, losses, clocks.
+using Fields = std::vector<std::pair<std::string, std::string>>;
+Fields runFields(const Report& report);
+
+Table clocks(const ClockSummary& clocks);
+Table communicators(const std::vector<CommunicatorRow>& rows);
+// Rows without bandwidth show "-"; noBandwidthReasons lists each distinct reason once.
+Table bandwidth(const std::vector<BandwidthRow>& rows);
+std::vector<std::string> noBandwidthReasons(const std::vector<BandwidthRow>& rows);
+Table stragglers(std::vector<StragglerRow> rows);  // by wait caused, most first
+Table stragglerHosts(const std::vector<HostStragglerRow>& rows);
+Table stragglerComms(const std::vector<CommStragglerRow>& rows);
+Table links(const std::vector<SlowLinkRow>& rows);
+Table heaviestPairs(const CommMatrix& matrix);  // the whole-run slice, most bytes first
+Table mismatches(const std::vector<MismatchRow>& rows);
+// Rows without compute records show "-" for what was not measured; unavailableReasons
+// lists each distinct reason once, for a note under the table. (Mismatch ranks print "c<N>"
+// where they are communicator ranks.)
+Table overlap(const std::vector<OverlapRow>& rows);
+std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
+
+std::string commLabel(uint64_t id, const std::string& name);  // the name, else the hex id
+std::string clockLine(const ClockSummary& clocks);            // one sentence about alignment
+
+}  // namespace commtrace::report::tables

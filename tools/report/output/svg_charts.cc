@@ -1,0 +1,157 @@
+#include "tools/report/output/svg_charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <numeric>
+#include <sstream>
+
+#include "tools/report/output/format.h"
+
+namespace commtrace::report::svg {
+namespace {
+
+// Colour-blind-safe categorical palette (Okabe–Ito).
+constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"};
+constexpr const char* kNoData = "#d9d9d9";
+
+// Sequential white -> yellow -> red -> dark red for t in [0, 1].
+std::string heatColour(double t) {
+  static constexpr double kStops[][3] = {{255, 255, 255}, {254, 217, 118}, {240, 59, 32}, {128, 0, 38}};
+  t = std::clamp(t, 0.0, 1.0) * 3;
+  const int i = std::min(static_cast<int>(t), 2);
+  const double f = t - i;
+  char buf[8];
+  auto channel = [&](int c) { return static_cast<int>(std::lround(kStops[i][c] + f * (kStops[i + 1][c] - kStops[i][c]))); };
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", channel(0), channel(1), channel(2));
+  return buf;
+}
+
+std::string num(double v) { return fmt::fixed(v, 1); }
+
+// Every k-th label, so that labels (about 6 px a character at 10 px) never overlap.
+size_t labelStride(double cell_px, const std::vector<std::string>& labels) {
+  size_t longest = 1;
+  for (const std::string& l : labels) longest = std::max(longest, l.size());
+  return std::max<size_t>(1, static_cast<size_t>(std::ceil((6.0 * static_cast<double>(longest) + 8) / cell_px)));
+}
+
+}  // namespace
+
+std::string escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string heatmap(const Heatmap& h) {
+  const size_t rows = h.values.size();
+  const size_t cols = rows == 0 ? 0 : h.values[0].size();
+  if (rows == 0 || cols == 0) return "<p>no data</p>";
+  const double cell_w = std::clamp(720.0 / static_cast<double>(cols), 3.0, 28.0);
+  const double cell_h = std::clamp(720.0 / static_cast<double>(rows), 3.0, 28.0);
+  const double left = 70, top = 30, grid_w = cell_w * static_cast<double>(cols), grid_h = cell_h * static_cast<double>(rows);
+  const double width = std::max(left + grid_w + 20, left + 420), height = top + grid_h + 80;
+  double max_v = 0;
+  for (const auto& row : h.values)
+    for (double v : row)
+      if (std::isfinite(v)) max_v = std::max(max_v, v);
+  auto scaled = [&](double v) { return max_v <= 0 ? 0.0 : h.log_scale ? std::log1p(v) / std::log1p(max_v) : v / max_v; };
+  auto x = [&](size_t c) { return left + cell_w * static_cast<double>(c); };
+  auto y = [&](size_t r) { return top + cell_h * static_cast<double>(r); };
+
+  std::ostringstream s;
+  s << "<svg class=\"chart\" width=\"" << num(width) << "\" height=\"" << num(height) << "\" role=\"img\">\n";
+  const size_t col_step = labelStride(cell_w, h.col_labels), row_step = std::max<size_t>(1, static_cast<size_t>(std::ceil(12 / cell_h)));
+  for (size_t c = 0; c < cols; c += col_step)
+    s << "<text x=\"" << num(x(c) + cell_w / 2) << "\" y=\"" << num(top - 6) << "\" class=\"tick\" text-anchor=\"middle\">" << escape(h.col_labels.at(c))
+      << "</text>\n";
+  for (size_t r = 0; r < rows; r += row_step)
+    s << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y(r) + cell_h / 2 + 4) << "\" class=\"tick\" text-anchor=\"end\">" << escape(h.row_labels.at(r))
+      << "</text>\n";
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols && c < h.values[r].size(); ++c) {
+      const double v = h.values[r][c];
+      s << "<rect x=\"" << num(x(c)) << "\" y=\"" << num(y(r)) << "\" width=\"" << num(cell_w) << "\" height=\"" << num(cell_h) << "\" fill=\""
+        << (std::isfinite(v) ? heatColour(scaled(v)) : kNoData) << "\"><title>"
+        << escape(h.row_axis + ' ' + h.row_labels.at(r) + ", " + h.col_axis + ' ' + h.col_labels.at(c) + ": " +
+                  (std::isfinite(v) ? h.format(v) : "no data"))
+        << "</title></rect>\n";
+    }
+  const double axis_y = top + grid_h + 18;
+  s << "<text x=\"" << num(left) << "\" y=\"" << num(axis_y) << "\" class=\"axis\">rows: " << escape(h.row_axis) << "; columns: " << escape(h.col_axis)
+    << "</text>\n";
+  // Legend: the colour ramp from 0 to the largest value, and the colour of no data.
+  const double legend_y = axis_y + 10;
+  for (int i = 0; i < 100; ++i)
+    s << "<rect x=\"" << num(left + 2.0 * i) << "\" y=\"" << num(legend_y) << "\" width=\"2\" height=\"10\" fill=\"" << heatColour(i / 99.0) << "\"/>";
+  s << "\n<text x=\"" << num(left) << "\" y=\"" << num(legend_y + 24) << "\" class=\"tick\">0</text><text x=\"" << num(left + 200)
+    << "\" y=\"" << num(legend_y + 24) << "\" class=\"tick\" text-anchor=\"end\">" << escape(h.format(max_v))
+    << (h.log_scale ? " (log scale)" : "") << "</text><rect x=\"" << num(left + 230) << "\" y=\"" << num(legend_y)
+    << "\" width=\"10\" height=\"10\" fill=\"" << kNoData << "\"/><text x=\"" << num(left + 245) << "\" y=\"" << num(legend_y + 9)
+    << "\" class=\"tick\">no data</text>\n</svg>\n";
+  return s.str();
+}
+
+std::string scatterLogX(const ScatterPlot& p) {
+  double x_min = INFINITY, x_max = 0, y_max = 0;
+  for (const Series& se : p.series)
+    for (size_t i = 0; i < se.x.size(); ++i)
+      if (se.x[i] > 0) x_min = std::min(x_min, se.x[i]), x_max = std::max(x_max, se.x[i]), y_max = std::max(y_max, se.y[i]);
+  if (x_max <= 0) return "<p>no data</p>";
+  // A power of two of margin on each side, so that no point sits on the frame.
+  const double lo = std::floor(std::log2(x_min)) - 1, hi = std::ceil(std::log2(x_max)) + 1;
+  const double y_top = y_max > 0 ? y_max * 1.1 : 1;
+  const double left = 60, top = 30, w = 520, h = 240, width = left + w + 200, height = top + h + 50;
+  auto px = [&](double x) { return left + (std::log2(x) - lo) / (hi - lo) * w; };
+  auto py = [&](double y) { return top + h - y / y_top * h; };
+
+  std::ostringstream s;
+  s << "<svg class=\"chart\" width=\"" << num(width) << "\" height=\"" << num(height) << "\" role=\"img\">\n<text x=\"" << num(left) << "\" y=\"18\" class=\"title\">"
+    << escape(p.title) << "</text>\n<rect x=\"" << num(left) << "\" y=\"" << num(top) << "\" width=\"" << num(w) << "\" height=\"" << num(h)
+    << "\" class=\"frame\"/>\n";
+  const int x_step = std::max(1, static_cast<int>(std::ceil((hi - lo) / 8)));
+  for (double e = lo; e <= hi; e += x_step)
+    s << "<text x=\"" << num(px(std::exp2(e))) << "\" y=\"" << num(top + h + 16) << "\" class=\"tick\" text-anchor=\"middle\">"
+      << escape(p.x_tick(std::exp2(e))) << "</text>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double y = y_top * i / 4;
+    s << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + w) << "\" y1=\"" << num(py(y)) << "\" y2=\"" << num(py(y)) << "\" class=\"grid\"/>"
+      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(py(y) + 4) << "\" class=\"tick\" text-anchor=\"end\">" << fmt::fixed(y, 1) << "</text>\n";
+  }
+  s << "<text x=\"" << num(left + w / 2) << "\" y=\"" << num(top + h + 36) << "\" class=\"axis\" text-anchor=\"middle\">" << escape(p.x_axis)
+    << "</text>\n<text x=\"14\" y=\"" << num(top + h / 2) << "\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 14 " << num(top + h / 2)
+    << ")\">" << escape(p.y_axis) << "</text>\n";
+  for (size_t k = 0; k < p.series.size(); ++k) {
+    const Series& se = p.series[k];
+    const char* colour = kPalette[k % std::size(kPalette)];
+    std::vector<size_t> order(se.x.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::erase_if(order, [&](size_t i) { return se.x[i] <= 0; });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return se.x[a] < se.x[b]; });
+    s << "<polyline fill=\"none\" stroke=\"" << colour << "\" points=\"";
+    for (size_t i : order) s << num(px(se.x[i])) << ',' << num(py(se.y[i])) << ' ';
+    s << "\"/>\n";
+    for (size_t i : order)
+      s << "<circle cx=\"" << num(px(se.x[i])) << "\" cy=\"" << num(py(se.y[i])) << "\" r=\"3.5\" fill=\"" << colour << "\"><title>"
+        << escape(se.name + ": " + se.tooltips.at(i)) << "</title></circle>\n";
+    const double ly = top + 10 + 18.0 * static_cast<double>(k);
+    s << "<rect x=\"" << num(left + w + 16) << "\" y=\"" << num(ly - 9) << "\" width=\"10\" height=\"10\" fill=\"" << colour << "\"/><text x=\""
+      << num(left + w + 32) << "\" y=\"" << num(ly) << "\" class=\"tick\">" << escape(se.name) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace commtrace::report::svg

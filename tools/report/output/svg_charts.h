@@ -1,0 +1,35 @@
+// The HTML report's charts as inline SVG strings, generated here so that the page needs no
+// script library and fetches nothing: a heatmap (communication matrix, lateness over time)
+// and a scatter plot with a log x axis (bandwidth by message size). Every text is escaped.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace commtrace::report::svg {
+
+std::string escape(const std::string& text);  // for HTML text and attribute values
+
+struct Heatmap {
+  std::string row_axis, col_axis;  // "sender rank", "receiver rank"
+  std::vector<std::string> row_labels, col_labels;
+  std::vector<std::vector<double>> values;  // [row][col]; NaN: no data (drawn grey)
+  bool log_scale = false;                   // colour by log(1 + v): bytes span many decades
+  std::function<std::string(double)> format;  // a value in a cell's tooltip and the legend
+};
+std::string heatmap(const Heatmap& spec);
+
+struct Series {
+  std::string name;
+  std::vector<double> x, y;
+  std::vector<std::string> tooltips;  // one per point
+};
+struct ScatterPlot {
+  std::string title, x_axis, y_axis;
+  std::vector<Series> series;  // points joined in x order, one colour each
+  std::function<std::string(double)> x_tick;  // label of a tick on the log2 x axis
+};
+std::string scatterLogX(const ScatterPlot& spec);
+
+}  // namespace commtrace::report::svg

@@ -1,0 +1,25 @@
+// A table of already-formatted cells, built once (report_tables.h) and printed by the text
+// writer (padded columns, truncated) and the HTML writer (every row).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace commtrace::report {
+
+struct Table {
+  enum class Align { kLeft, kRight };
+  struct Column {
+    std::string header;
+    Align align = Align::kLeft;
+  };
+  std::vector<Column> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// Indented two spaces, each column padded to its widest shown cell, numbers right-aligned;
+// rows past max_rows become "(N more rows: --format json or csv for all)".
+void printTable(const Table& table, std::ostream& out, size_t max_rows);
+
+}  // namespace commtrace::report

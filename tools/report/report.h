@@ -1,0 +1,215 @@
+// The results of `commtrace report`: what the analyses compute from a RunModel and what the
+// text, JSON, CSV and HTML writers print. Plain data, no behaviour; times in microseconds,
+// bandwidths in GB/s (1e9 bytes/s, as nccl-tests prints them).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commtrace::report {
+
+struct RunSummary {
+  std::string dir;
+  int ranks = 0;      // distinct global ranks with a file
+  int processes = 0;  // files read (restarts make several per rank)
+  int hosts = 0;
+  int communicators = 0;
+  uint64_t ops = 0;  // collective instances + point-to-point transfers
+  uint64_t collective_instances = 0;
+  uint64_t p2p_transfers = 0;
+  uint64_t dropped_records = 0;
+  uint64_t untracked_events = 0;
+  int files = 0;          // trace files found
+  int damaged_files = 0;  // read with frames skipped or a torn tail
+  std::vector<std::string> problems;  // one line per unreadable/damaged/foreign file
+  std::vector<int> missing_ranks;     // global ranks with no file
+};
+
+// Per-process mapping of GPU clocks onto one timeline (reference: the lowest global rank).
+struct ClockFit {
+  int rank = -1;
+  std::string host;
+  double offset_us = 0;  // this GPU clock minus the reference at the start of the run
+  double drift_ppm = 0;
+  double residual_us = 0;  // RMS of anchor residuals after the fit
+  uint64_t anchors = 0;    // collective completions used
+  uint64_t outliers = 0;   // completions left out of the fit: more than 5 MADs (and 2 us) off it
+  bool drift_fitted = false;  // false: drift_ppm held at 0 (the reference, or too short a span to tell drift from noise)
+  bool aligned = false;    // false: no shared collective reaches the reference
+};
+
+struct ClockSummary {
+  std::vector<ClockFit> fits;  // one per process
+  double residual_us_p50 = 0;  // over all anchors
+  double residual_us_max = 0;
+  bool cpu_gpu_mapped = false;  // clock samples let CPU times be placed on the GPU timeline
+};
+
+struct CommunicatorRow {
+  uint64_t id = 0;
+  std::string name;
+  int size = 0;
+  std::vector<int> ranks;  // global, comm-rank order; -1 unknown
+  int hosts = 0;
+  uint64_t instances = 0;
+};
+
+// One line of the bandwidth table: one (communicator, func, size bucket, algo, proto).
+struct BandwidthRow {
+  uint64_t comm = 0;
+  std::string comm_name;
+  std::string func;
+  uint64_t bytes = 0;  // nccl-tests S: message size (AllGather/ReduceScatter/AlltoAll: per-rank count x n)
+  std::string bucket;  // "4-8 MiB"
+  std::string algo;
+  std::string proto;
+  uint64_t count = 0;  // instances
+  uint64_t timed = 0;  // instances with GPU times: the percentiles are over these
+  double time_us_p50 = 0;  // transfer time: the shortest member's GPU duration (the last arriver's)
+  double time_us_p90 = 0;
+  double algbw_gbs_p50 = 0;
+  double busbw_gbs_p50 = 0;
+  // Why algbw/busbw (and, when timed == 0, the times) are absent; "" when they are present.
+  // E.g. the size was not recorded (NCCL 2.28 names ncclUint8 "Unknown"): counted, no bandwidth.
+  std::string no_bandwidth;
+};
+
+// Bytes and time between two ranks.
+struct MatrixCell {
+  int src = 0;  // global ranks
+  int dst = 0;
+  uint64_t bytes = 0;
+  uint64_t p2p_bytes = 0;  // the measured part of bytes (recorded point-to-point)
+  double time_us = 0;    // summed transfer time of the ops that moved them
+  double gbs = 0;        // bytes of the ops with GPU times / time_us; absent (0) when time_us is 0
+  bool measured = false;  // true: every byte a recorded point-to-point; false: some modelled from a collective's algorithm
+};
+
+// The matrix for one slice (whole run, one communicator, or one func).
+struct MatrixSlice {
+  std::string label;  // "all", "comm tp.0 (0x...)", "AllReduce"
+  uint64_t comm = 0;  // 0 when not per communicator
+  std::string func;   // "" when not per func
+  std::vector<MatrixCell> cells;  // non-zero cells only
+};
+
+struct CommMatrix {
+  int ranks = 0;
+  std::vector<std::vector<uint64_t>> bytes;      // [src][dst], everything
+  std::vector<std::vector<uint64_t>> p2p_bytes;  // [src][dst], recorded sends only
+  std::vector<std::vector<double>> time_us;      // [src][dst]
+  std::vector<MatrixSlice> slices;
+  std::string model;  // how collectives were decomposed, in words
+};
+
+struct StepOverlap {
+  int step = 0;
+  double start_us = 0;  // on the rank's GPU clock, relative to its first op
+  double comm_us = 0;
+  double overlapped_us = 0;
+  double exposed_us = 0;
+  double idle_us = 0;
+};
+
+struct OverlapRow {
+  int rank = -1;
+  bool available = false;
+  std::string reason;  // why not, when !available ("no compute-kernel records: CUPTI was not attached")
+  double comm_us = 0;        // union of communication kernel time
+  double overlapped_us = 0;  // part of it under compute kernels
+  double exposed_us = 0;     // comm_us - overlapped_us
+  double idle_us = 0;        // GPU busy with neither, between the first and last op
+  double overlap_pct = 0;
+  std::string step_source;   // "nvtx", "inferred" (repeating op pattern) or "none"
+  std::vector<StepOverlap> steps;
+};
+
+// How much one rank kept the others waiting.
+struct StragglerRow {
+  int rank = -1;
+  std::string host;
+  uint64_t instances = 0;      // collective instances it took part in
+  double wait_caused_us = 0;   // sum over instances where it was last: the others' waits
+  double late_fraction = 0;    // instances where it was last / instances
+  double mean_lateness_us = 0; // mean over instances of (its arrival - first arrival)
+  std::string cls;             // "compute", "host", "network", "none" (not a straggler), "unknown"
+  double confidence = 0;       // 0..1
+  bool flagged = false;        // judged a straggler (not just someone who was last by chance)
+  std::string evidence;        // the numbers behind cls, in words
+};
+
+struct HostStragglerRow {
+  std::string host;
+  std::vector<int> ranks;
+  double wait_caused_us = 0;
+  double late_fraction = 0;
+};
+
+struct CommStragglerRow {
+  uint64_t comm = 0;
+  std::string comm_name;
+  int worst_rank = -1;
+  double wait_caused_us = 0;  // by its worst rank
+  double total_wait_us = 0;   // all waiting in this communicator
+  uint64_t instances = 0;
+};
+
+struct SlowLinkRow {
+  int a = -1;  // global ranks
+  int b = -1;
+  std::string hosts;  // "hostA <-> hostB"
+  bool inter_host = false;
+  double achieved_gbs = 0;      // best bandwidth any op crossing it reached
+  double peer_median_gbs = 0;   // median of the same for links of its kind
+  uint64_t ops = 0;             // ops crossing it
+  double confidence = 0;
+  bool flagged = false;
+  std::string evidence;
+};
+
+// Lateness over time: rows are ranks, columns time bins of the aligned timeline.
+struct LatenessHeatmap {
+  std::vector<int> ranks;
+  // "aligned time": bins of bin_us from start_us on the aligned timeline (reference GPU clock, us);
+  // "op order": the clocks could not be aligned, bins of bin_ops per-communicator op indices.
+  std::string axis;
+  double bin_us = 0;
+  double start_us = 0;
+  double bin_ops = 0;
+  std::vector<std::vector<double>> mean_lateness_us;  // [rank row][bin]; -1 where the rank had no instance in the bin
+};
+
+struct StragglerReport {
+  std::vector<StragglerRow> ranks;  // sorted by wait_caused_us, descending
+  std::vector<HostStragglerRow> hosts;
+  std::vector<CommStragglerRow> comms;
+  std::vector<SlowLinkRow> links;  // sorted, slowest relative to its kind first
+  LatenessHeatmap heatmap;
+};
+
+struct MismatchRow {
+  uint64_t comm = 0;
+  std::string comm_name;
+  std::string func;
+  uint64_t seq = 0;  // NCCL's seq; p2p: the transfer's index among the sends from its sender to its receiver
+  std::vector<int> missing_ranks;  // global ranks, or comm ranks when comm_ranks (printed "c<N>")
+  bool comm_ranks = false;         // some global rank was unknown: missing_ranks holds comm ranks
+  std::string kind;  // "missing" (others issued it), "unfinished" (started, never completed), "file ends" (the rank's trace stops earlier)
+  std::string detail;  // one sentence: what is missing where (p2p: which send/receive, by transfer index)
+};
+
+struct Report {
+  RunSummary run;
+  ClockSummary clocks;
+  std::vector<CommunicatorRow> communicators;
+  std::vector<BandwidthRow> bandwidth;
+  CommMatrix matrix;
+  std::vector<OverlapRow> overlap;
+  StragglerReport stragglers;
+  std::vector<MismatchRow> mismatches;
+  uint64_t mismatches_total = 0;  // mismatches may be capped in the list; this is the full count
+  std::vector<std::string> findings;  // top findings, most important first, one sentence each
+};
+
+}  // namespace commtrace::report

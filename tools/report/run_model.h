@@ -1,0 +1,164 @@
+// What `commtrace report` knows about a run once every file has been read: the processes,
+// their communicators, and every op instance joined across the ranks that took part.
+// The loader fills it chunk by chunk (a file is never held whole); what it keeps is a
+// compact projection: one MemberView (48 bytes) per rank-op, one CollInstance per
+// instance, one P2pTransfer per send/receive pair, and per-process compute intervals.
+// The analyses read it and never see a RecordSlot.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace commtrace::report {
+
+// Small interned names (funcs, algorithms, protocols, datatypes, comm names). 0 is "".
+using NameId = uint32_t;
+
+class NamePool {
+ public:
+  NamePool() { names_.emplace_back(); }
+  NameId intern(std::string_view s);
+  std::string_view operator[](NameId id) const { return names_[id]; }
+  // The id of s if interned, else 0 (never interns).
+  NameId find(std::string_view s) const;
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, NameId> index_;
+};
+
+// y = slope * x + intercept; fitted from (x, y) samples.
+struct LinearMap {
+  double slope = 1.0;
+  double intercept = 0.0;
+  bool valid = false;  // false: no samples; do not map
+  double apply(double x) const { return slope * x + intercept; }
+};
+
+// One trace file, i.e. one process (one rank, one restart).
+struct ProcessInfo {
+  std::string path;
+  std::string host;  // NCCL_HOSTID when the process had it set (NCCL's own host key), else gethostname()
+  int64_t pid = 0;
+  int rank = -1;  // global rank: from the header, else from a comm-info record's global_rank
+  int local_rank = -1;
+  int world_size = -1;
+  std::string job_id;
+  uint32_t restart_count = 0;
+  uint64_t records = 0;
+  uint64_t dropped_records = 0;  // ring full + write failed, from the last drop summaries
+  uint64_t untracked_events = 0;  // events the plugin could not follow
+  bool damaged = false;    // at least one frame skipped (CRC, decode) or a torn tail
+  std::vector<std::string> issues;  // the reader's "commtrace: FILE: offset N: ..." lines
+  // Clock maps from the process's ClockSample records (invalid when it wrote none).
+  LinearMap gpu_from_cpu;    // CLOCK_MONOTONIC ns -> this GPU's globaltimer ns
+  LinearMap gpu_from_cupti;  // CUPTI ns -> this GPU's globaltimer ns
+  uint64_t first_gpu_ns = 0;  // earliest and latest GPU time in its op records (0: none)
+  uint64_t last_gpu_ns = 0;
+};
+
+// One NCCL communicator (per restart generation: a recreated one has a new id).
+struct Communicator {
+  uint64_t id = 0;
+  NameId name = 0;  // commName when NCCL gave one, else 0
+  int size = 0;     // nranks
+  int n_nodes = 0;
+  uint32_t restart_count = 0;
+  std::vector<int> global_ranks;  // comm rank -> global rank, -1 where unknown
+  std::vector<int> processes;     // comm rank -> ProcessInfo index, -1 where no file has it
+};
+
+// One rank's view of one op. Times are that rank's own clocks (GPU: raw globaltimer; CPU:
+// CLOCK_MONOTONIC of its host); 0 means not recorded (v4 p2p has no GPU times; an op cut
+// off at finalize has no gpu_end_ns).
+struct MemberView {
+  int32_t process = -1;
+  int32_t comm_rank = -1;
+  uint64_t cpu_start_ns = 0;
+  uint64_t cpu_end_ns = 0;
+  uint64_t gpu_start_ns = 0;
+  uint64_t gpu_end_ns = 0;
+  uint64_t stream = 0;
+  uint64_t gpuDuration() const { return gpu_end_ns > gpu_start_ns && gpu_start_ns != 0 ? gpu_end_ns - gpu_start_ns : 0; }
+};
+
+// One collective instance: the ranks' records of (comm, func, seq) joined. Graph-captured
+// replays carry no fresh seq from NCCL, so they join on (comm, op_index) instead.
+struct CollInstance {
+  uint32_t comm = 0;  // index into RunModel::comms
+  NameId func = 0;
+  NameId datatype = 0;
+  NameId algo = 0;
+  NameId proto = 0;
+  uint64_t seq = 0;
+  uint64_t op_index = 0;
+  uint64_t count = 0;  // the user's per-rank count
+  uint64_t bytes = 0;  // per-rank payload (0 when the datatype was not known)
+  int32_t root = -1;
+  uint8_t n_channels = 0;
+  bool graph_captured = false;
+  // RunModel::members[first_member + comm_rank] for every comm rank of the communicator;
+  // process == -1 where that rank recorded no such op (missing file, mismatch, hang).
+  uint32_t first_member = 0;
+  uint32_t n_members = 0;  // == the communicator's size
+};
+
+// One point-to-point transfer: the k-th send from A to B joined with the k-th receive on B
+// from A (per communicator). A side with process -1 was never recorded.
+struct P2pTransfer {
+  uint32_t comm = 0;
+  NameId func = 0;  // the API func: "Send" for a plain pair, else "AlltoAll"/"Gather"/"Scatter"
+  NameId datatype = 0;
+  uint64_t op_index = 0;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint8_t n_channels = 0;
+  MemberView send;
+  MemberView recv;
+};
+
+// A GPU interval of one process on its own GPU clock (a compute kernel; memcpys and memsets
+// run on copy engines and are left out).
+struct GpuInterval {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// A user phase (NVTX range) on the process's CPU clock.
+struct PhaseSpan {
+  NameId name = 0;
+  uint64_t cpu_start_ns = 0;
+  uint64_t cpu_end_ns = 0;
+  uint16_t depth = 0;
+};
+
+struct ProcessTimeline {
+  std::vector<GpuInterval> compute;  // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start
+  std::vector<PhaseSpan> phases;     // sorted by start
+  bool has_kernel_records = false;   // CUPTI delivered kernel records at all
+  // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
+  // clock with the GPU's, so they cannot be placed on the timeline of its ops.
+  uint64_t unmapped_kernels = 0;
+};
+
+struct RunModel {
+  std::string dir;
+  std::vector<ProcessInfo> processes;
+  std::vector<ProcessTimeline> timelines;  // parallel to processes
+  std::vector<Communicator> comms;
+  std::vector<CollInstance> collectives;  // sorted by (comm, op_index)
+  std::vector<MemberView> members;
+  std::vector<P2pTransfer> transfers;     // sorted by (comm, op_index)
+  NamePool names;
+  std::vector<std::string> skipped_files;  // "commtrace: FILE: why" for files that could not be read at all
+  std::vector<int> missing_ranks;         // global ranks < world_size with no file
+  int world_size = 0;                      // largest world size any header or communicator declares
+
+  const MemberView* membersOf(const CollInstance& c) const { return members.data() + c.first_member; }
+  std::string_view name(NameId id) const { return names[id]; }
+};
+
+}  // namespace commtrace::report

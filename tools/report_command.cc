@@ -1,0 +1,94 @@
+#include "tools/report_command.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tools/report/build_report.h"
+#include "tools/report/load/clock_align.h"
+#include "tools/report/load/run_loader.h"
+#include "tools/report/output/csv_report.h"
+#include "tools/report/output/html_report.h"
+#include "tools/report/output/json_report.h"
+#include "tools/report/output/perfetto_export.h"
+#include "tools/report/output/text_report.h"
+
+namespace commtrace::tools {
+namespace {
+
+using report::Report;
+using report::RunModel;
+
+bool showProgress(ProgressMode mode) {
+  return mode == ProgressMode::kAlways || (mode == ProgressMode::kAuto && isatty(STDERR_FILENO) == 1);
+}
+
+bool load(const std::string& dir, ProgressMode progress, RunModel& run, std::ostream& err) {
+  return report::loadRun(report::LoadOptions{.dir = dir, .progress = showProgress(progress)}, run, err);
+}
+
+void writeTo(const Report& r, ReportFormat format, std::ostream& out) {
+  switch (format) {
+    case ReportFormat::kText: return report::writeText(r, out);
+    case ReportFormat::kJson: return report::writeJson(r, out);
+    case ReportFormat::kHtml: return report::writeHtml(r, out);
+    case ReportFormat::kCsv: break;  // a directory, not a stream
+  }
+}
+
+bool writeReport(const Report& r, const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.format == ReportFormat::kCsv) {
+    if (!report::writeCsv(r, options.out, err)) return false;
+    out << "Wrote the report's tables to " << options.out << "/ (one CSV file per table)\n";
+    return true;
+  }
+  if (options.out.empty()) {
+    writeTo(r, options.format, out);
+    return true;
+  }
+  std::ofstream file(options.out, std::ios::binary | std::ios::trunc);
+  if (file) writeTo(r, options.format, file);
+  file.close();
+  if (!file) {
+    err << "commtrace: " << options.out << ": cannot write the report there\n";
+    return false;
+  }
+  out << "Wrote " << options.out << '\n';
+  return true;
+}
+
+}  // namespace
+
+int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.format == ReportFormat::kCsv && options.out.empty()) {
+    err << "commtrace: --format csv writes one file per table: name the directory with --out DIR\n";
+    return 2;
+  }
+  RunModel run;
+  if (!load(options.dir, options.progress, run, err)) return 1;  // the loader said why
+  const Report r = report::buildReport(run, report::alignClocks(run));
+  return writeReport(r, options, out, err) ? 0 : 1;
+}
+
+int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err) {
+  RunModel run;
+  if (!load(options.dir, options.progress, run, err)) return 1;
+  const std::string path = options.out.empty() ? perfettoPathFor(options.dir) : options.out;
+  report::PerfettoStats stats;
+  if (!report::exportPerfetto(run, report::alignClocks(run), path, err, &stats)) return 1;
+  out << "Wrote " << path << ": " << stats.slices << " slices on " << stats.tracks << " tracks, " << run.processes.size() << " processes\n";
+  if (stats.processes_not_aligned > 0)
+    out << "  " << stats.processes_not_aligned << " processes could not be aligned: their times count from their own first op\n";
+  if (stats.ops_without_gpu_times > 0) out << "  " << stats.ops_without_gpu_times << " ops had no GPU times and are not drawn\n";
+  out << "Open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or chrome://tracing.\n";
+  return 0;
+}
+
+std::string perfettoPathFor(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "runs/job7/" names "job7"
+  return p.string() + ".perfetto.json";
+}
+
+}  // namespace commtrace::tools

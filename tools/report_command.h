@@ -1,0 +1,36 @@
+// `commtrace report` and `commtrace export --perfetto`: read a run directory (every rank's
+// trace files), align its clocks, analyse it, and print the report or write the trace.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace commtrace::tools {
+
+enum class ReportFormat { kText, kJson, kCsv, kHtml };
+enum class ProgressMode { kAuto, kAlways, kNever };  // auto: when stderr is a terminal
+
+struct ReportOptions {
+  std::string dir;
+  ReportFormat format = ReportFormat::kText;
+  std::string out;  // file (text, json, html) or directory (csv); empty: stdout
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+struct ExportOptions {
+  std::string dir;
+  std::string out;  // empty: perfettoPathFor(dir)
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+// Exit codes: 0 when the run was analysed (damaged or missing files included: the report
+// lists them), 1 when nothing could be analysed or the output could not be written (the
+// message on err says why), 2 for a usage error (csv without --out).
+int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err);
+int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err);
+
+// Where export writes by default: next to the run directory, "DIR.perfetto.json" (not inside
+// it, so that the run directory keeps only what the job wrote).
+std::string perfettoPathFor(const std::string& dir);
+
+}  // namespace commtrace::tools
