@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   commtrace::tools::DemoOptions demo_options;
   CLI::App* demo = app.add_subcommand(
       "demo", "Play a simulated 8-rank, 2-node training job (one planted straggler, a slow link, skewed GPU clocks) through "
-              "libcommtrace.so as NCCL's profiler plugin, then summarise the trace files");
+              "libcommtrace.so as NCCL's profiler plugin, then report on the run and list what was planted");
   demo->add_option("--dir", demo_options.dir, "run directory; an existing one is emptied only if it holds nothing but demo files")
       ->capture_default_str();
   demo->add_option("--scenario", demo_options.scenario, "scenario file to play instead of the built-in demo.json")

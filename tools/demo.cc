@@ -14,6 +14,7 @@
 #include "tools/nccl-driver/ground_truth.h"
 #include "tools/nccl-driver/scenario.h"
 #include "tools/nccl-driver/timing_model.h"
+#include "tools/report_command.h"
 #include "tools/trace_tally.h"
 
 extern char** environ;
@@ -151,7 +152,6 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".ctrace") traces.push_back(e.path());
   std::sort(traces.begin(), traces.end());
-  out << "\nTrace files in " << dir.string() << ":\n";
   uint64_t colls = 0, p2ps = 0;
   for (const fs::path& path : traces) {
     TraceReader reader;
@@ -165,7 +165,6 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
     while (reader.next(chunk)) tally.add(chunk);
     colls += tally.records(RecordKind::kColl);
     p2ps += tally.records(RecordKind::kP2p);
-    out << "  " << path.filename().string() << " (rank " << reader.header().rank() << "): " << tally.summary() << '\n';
   }
   if (traces.empty()) {
     err << "commtrace: " << plugin.string() << " wrote no trace file into " << dir.string() << "\n";
@@ -177,10 +176,14 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
     planted_colls += r.planted_colls;
     planted_p2ps += r.planted_p2ps;
   }
-  out << "Found " << colls << " of " << planted_colls << " planted collective records (one per rank and op) and " << p2ps
-      << " of " << planted_p2ps << " send/receive records.\n\n";
+  out << "\n$ commtrace report " << dir.string() << "\n\n";
+  if (runReport(ReportOptions{.dir = dir.string(), .progress = ProgressMode::kNever}, out, err) != 0) return 1;
+  out << "\nThe " << traces.size() << " trace files hold " << colls << " of " << planted_colls
+      << " planted collective records (one per rank and op) and " << p2ps << " of " << planted_p2ps
+      << " send/receive records.\n";
   printPlanted(scenario, out);
-  out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: commtrace dump "
+  out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: commtrace report " << dir.string()
+      << " --format html --out report.html; commtrace export --perfetto " << dir.string() << "; commtrace dump "
       << traces.front().string() << '\n';
   if (colls != planted_colls || p2ps != planted_p2ps)
     err << "commtrace: the files hold " << colls << " collectives and " << p2ps << " sends/receives; the job made "
