@@ -58,16 +58,6 @@ TEST(Mismatches, AHoleIsMissingAndATruncatedFileEndsOnce) {
   EXPECT_EQ(ends[0].missing_ranks, std::vector<int>{2});
 }
 
-TEST(Mismatches, RanksWithoutAFileAreLeftToTheRunSummary) {
-  RunModelBuilder b({"h", "h", "h"});
-  const uint32_t w = b.comm({0, 1, 2}, "w");
-  b.run.comms[w].processes[2] = -1;
-  b.coll(w, "AllReduce", 8, {kDone, kDone, kNotRecorded});
-  uint64_t total = 0;
-  EXPECT_TRUE(findMismatches(b.run, total).empty());
-  EXPECT_EQ(total, 0u);
-}
-
 TEST(Mismatches, StartedButNeverFinishedIsUnfinished) {
   RunModelBuilder b({"h", "h", "h"});
   const uint32_t w = b.comm({0, 1, 2}, "w");
@@ -116,6 +106,23 @@ TEST(Mismatches, UnknownGlobalRanksAreGivenAsCommRanks) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(rows[0].comm_ranks);
   EXPECT_EQ(rows[0].missing_ranks, std::vector<int>{1});
+}
+
+// A member no readable file speaks for (its file missing, or damaged before the record
+// that names its seat) is one "file ends" row per communicator, not one per instance.
+TEST(Mismatches, AMemberNoFileRecordedIsOneRowPerCommunicator) {
+  RunModelBuilder b({"h", "h"});
+  const uint32_t w = b.comm({0, 1}, "w");
+  b.run.comms[w].processes[1] = -1;
+  for (int i = 0; i < 5; ++i) b.coll(w, "AllReduce", 8, {kDone, kNotRecorded});
+  uint64_t total = 0;
+  const std::vector<MismatchRow> rows = findMismatches(b.run, total);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(total, 1u);
+  EXPECT_EQ(rows[0].kind, "file ends");
+  EXPECT_EQ(rows[0].seq, 0u);
+  EXPECT_EQ(rows[0].missing_ranks, std::vector<int>{1});
+  EXPECT_NE(rows[0].detail.find("no readable trace file"), std::string::npos) << rows[0].detail;
 }
 
 TEST(Mismatches, TheListIsCappedAndTheTotalIsNot) {

@@ -36,7 +36,7 @@ TEST(TextReport, FindingsComeFirst) {
 
 TEST(TextReport, SummarisesTheRun) {
   const std::string out = text(testutil::sampleReport());
-  EXPECT_NE(lineWith(out, "files").find("5 read, 1 damaged"), std::string::npos);
+  EXPECT_NE(lineWith(out, "files").find("5 found: 4 read (1 damaged), 1 not readable as traces"), std::string::npos);
   EXPECT_NE(lineWith(out, "records lost").find("3 dropped"), std::string::npos);
   EXPECT_NE(lineWith(out, "clocks").find("3 of 4 processes aligned"), std::string::npos);
   EXPECT_NE(out.find("commtrace: /runs/job-7/notes.txt: not a commtrace trace file"), std::string::npos);

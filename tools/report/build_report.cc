@@ -67,7 +67,9 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::str
                            worst->rank, ms(worst->comm_us).c_str(), ms(worst->exposed_us).c_str(),
                            worst->comm_us > 0 ? 100.0 * worst->exposed_us / worst->comm_us : 0.0));
   } else if (!rows.empty()) {
-    out.push_back("Overlap of communication with compute: not available (" + rows.front().reason + ").");
+    // The reason of a rank that did communicate: one whose file was empty says less.
+    const auto typical = std::max_element(rows.begin(), rows.end(), [](const OverlapRow& a, const OverlapRow& b) { return a.comm_us < b.comm_us; });
+    out.push_back("Overlap of communication with compute: not available (" + typical->reason + ").");
   }
 }
 
@@ -88,10 +90,12 @@ void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
   if (r.mismatches_total == 0) return;
   const MismatchRow& m = r.mismatches.front();
   std::string ranks;
-  for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
-  out.push_back(sentence("Mismatches: %llu ops were not recorded by every member; first: %s #%llu on %s, %s on rank(s) %s.",
+  for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::string(m.comm_ranks ? "c" : "") + std::to_string(rank);
+  out.push_back(sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; first: "
+                         "%s #%llu on %s, %s on %s %s (%s).",
                          static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),
-                         static_cast<unsigned long long>(m.seq), m.comm_name.c_str(), m.kind.c_str(), ranks.c_str()));
+                         static_cast<unsigned long long>(m.seq), m.comm_name.c_str(), m.kind.c_str(),
+                         m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), m.detail.c_str()));
 }
 
 void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
@@ -101,8 +105,11 @@ void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
     out.push_back("Missing: no trace file for rank(s) " + ranks + "; the report covers the others.");
   }
   if (run.damaged_files > 0)
-    out.push_back(sentence("Damaged: %d of %d files had unreadable parts; what could be read is included.", run.damaged_files,
-                           run.files));
+    out.push_back(sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",
+                           run.damaged_files, run.processes));
+  if (run.files > run.processes)
+    out.push_back(sentence("Skipped: %d files in the run directory are not readable commtrace traces (see problems).",
+                           run.files - run.processes));
   if (run.dropped_records > 0 || run.untracked_events > 0)
     out.push_back(sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
                            "followed; counts and sums are lower bounds.",

@@ -17,6 +17,10 @@ void setRanks(const RunModel& run, const Communicator& comm, const std::vector<i
   row.missing_ranks = row.comm_ranks ? comm_ranks : global;
 }
 
+// A member no readable file speaks for: its file is missing, or was damaged before the
+// record that names its communicator seat.
+constexpr const char* kNoFileForSeat = "no readable trace file recorded this member (missing, or damaged before its first op)";
+
 bool hasFile(const Communicator& comm, int comm_rank) {
   return static_cast<size_t>(comm_rank) < comm.processes.size() && comm.processes[comm_rank] >= 0;
 }
@@ -90,7 +94,11 @@ class MismatchFinder {
     for (uint32_t r = 0; r < c.n_members; ++r) {
       const int rank = static_cast<int>(r);
       if (unfinished(m[r], others_ended)) open.push_back(rank);
-      if (m[r].process >= 0 || !hasFile(comm, rank)) continue;
+      if (m[r].process >= 0) continue;
+      if (!hasFile(comm, rank)) {
+        fileEnds(c.comm, c.func, c.seq, rank, kNoFileForSeat);
+        continue;
+      }
       const auto last = last_recorded.find({c.comm, rank});
       if (last != last_recorded.end() && last->second > c.op_index) missing.push_back(rank);
       else fileEnds(c.comm, c.func, c.seq, rank, "its trace stops before op index " + std::to_string(c.op_index));
@@ -120,7 +128,8 @@ class MismatchFinder {
       row.detail = what + " started but never finished";
       keep(std::move(row));
     }
-    if (side.process >= 0 || !hasFile(comm, side.comm_rank)) return;
+    if (side.process >= 0) return;
+    if (!hasFile(comm, side.comm_rank)) return fileEnds(t.comm, t.func, t.op_index, side.comm_rank, kNoFileForSeat);
     const auto last = last_recorded.find({t.comm, t.send.comm_rank, t.recv.comm_rank, send});
     if (last != last_recorded.end() && last->second > t.op_index) {
       MismatchRow row = rowFor(t.comm, t.func, t.op_index, "missing");

@@ -26,7 +26,11 @@ std::string clockLine(const ClockSummary& c) {
 
 Fields runFields(const Report& r) {
   const RunSummary& s = r.run;
-  return {{"files", std::to_string(s.files) + " read, " + std::to_string(s.damaged_files) + " damaged"},
+  const int unreadable = s.files - s.processes;
+  std::string files = std::to_string(s.files) + " found: " + std::to_string(s.processes) + " read (" +
+                      std::to_string(s.damaged_files) + " damaged)";
+  if (unreadable > 0) files += ", " + std::to_string(unreadable) + " not readable as traces";
+  return {{"files", files},
           {"ranks", std::to_string(s.ranks) + " in " + fmt::counted(s.processes, "process", "processes") + " on " + fmt::counted(s.hosts, "host") + ", " +
                         fmt::counted(s.communicators, "communicator")},
           {"ops", std::to_string(s.ops) + ": " + fmt::counted(s.collective_instances, "collective instance") + ", " +
