@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <unordered_map>
+#include <utility>
 
 #include <google/protobuf/reflection.h>
 
@@ -45,27 +47,27 @@ bool preadFully(int fd, void* buf, size_t n, uint64_t offset) {
   return true;
 }
 
+// A repeated field's values, widened to uint64. Indexed Get, one virtual call per value:
+// RepeatedFieldRef's iterator makes three.
+template <class T>
+std::vector<uint64_t> widened(const pb::Message& m, const pb::FieldDescriptor* f) {
+  const pb::RepeatedFieldRef<T> field = m.GetReflection()->GetRepeatedFieldRef<T>(m, f);
+  std::vector<uint64_t> out(static_cast<size_t>(field.size()));
+  for (int i = 0; i < field.size(); ++i) out[static_cast<size_t>(i)] = static_cast<uint64_t>(field.Get(i));
+  return out;
+}
+
 // A repeated integer column of a table message, widened to uint64 (sint64 arrives already
 // zigzag-decoded by libprotobuf).
 std::vector<uint64_t> columnValues(const pb::Message& m, uint32_t number) {
-  std::vector<uint64_t> out;
   const pb::FieldDescriptor* f = m.GetDescriptor()->FindFieldByNumber(static_cast<int>(number));
-  if (f == nullptr || !f->is_repeated()) return out;
-  const pb::Reflection* r = m.GetReflection();
+  if (f == nullptr || !f->is_repeated()) return {};
   switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_UINT32:
-      for (uint32_t v : r->GetRepeatedFieldRef<uint32_t>(m, f)) out.push_back(v);
-      break;
-    case pb::FieldDescriptor::CPPTYPE_UINT64:
-      for (uint64_t v : r->GetRepeatedFieldRef<uint64_t>(m, f)) out.push_back(v);
-      break;
-    case pb::FieldDescriptor::CPPTYPE_INT64:
-      for (int64_t v : r->GetRepeatedFieldRef<int64_t>(m, f)) out.push_back(static_cast<uint64_t>(v));
-      break;
-    default:
-      break;
+    case pb::FieldDescriptor::CPPTYPE_UINT32: return widened<uint32_t>(m, f);
+    case pb::FieldDescriptor::CPPTYPE_UINT64: return widened<uint64_t>(m, f);
+    case pb::FieldDescriptor::CPPTYPE_INT64: return widened<int64_t>(m, f);
+    default: return {};
   }
-  return out;
 }
 
 // The index of the row column with proto field `number`; t.columns.size() if none.
@@ -117,6 +119,180 @@ bool applyScale(const pb::Message& table, const schema::Table& t, std::vector<st
       return false;
     }
     for (uint64_t& v : columns[index]) v <<= scale.shift();
+  }
+  return true;
+}
+
+// One table of one chunk, its columns expanded: a row column holds a value per row, a
+// shape column one per shape. A table without shape columns has one implicit shape that
+// every row uses.
+struct TableColumns {
+  std::vector<std::vector<uint64_t>> values;  // per column
+  std::vector<uint64_t> row_shape;            // per row; empty without shape columns
+  size_t rows = 0;
+  size_t shapes = 1;
+};
+
+// Reads the table's columns and undoes sparse storage and scaling. false if the columns
+// disagree in length or point outside the table.
+bool readColumns(const pb::Message& table, const schema::Table& t, TableColumns& out, std::string& why) {
+  const size_t n_columns = t.columns.size();
+  out.values.resize(n_columns);
+  for (size_t i = 0; i < n_columns; ++i) out.values[i] = columnValues(table, t.columns[i].number);
+  auto& columns = out.values;
+  const bool shaped = t.has_shape();
+  if (shaped) out.row_shape = columnValues(table, schema::kShapeField);
+  const size_t rows = shaped ? out.row_shape.size() : columns[0].size();
+  if (shaped && !applySparse(table, t, rows, columns, why)) return false;
+  if (!applyScale(table, t, columns, why)) return false;
+  // As many shapes as rows refer to; shape columns left out are all zeros. The writer makes
+  // a shape only for a row, so more shapes than rows is damage (and would cost memory).
+  size_t shapes = shaped ? 0 : 1;
+  for (uint64_t s : out.row_shape) shapes = std::max<size_t>(shapes, s + 1);
+  if (shaped && shapes > rows) {
+    why = std::string(t.name) + " has " + std::to_string(shapes) + " shapes for " + std::to_string(rows) + " rows";
+    return false;
+  }
+  for (size_t i = 0; i < n_columns; ++i) {
+    const size_t n = columns[i].size();
+    if (t.columns[i].in_shape) {
+      if (n == 0) columns[i].assign(shapes, 0);
+      if (n != 0 && n != shapes) { why = std::string(t.name) + " shape columns differ in length"; return false; }
+    } else if (n == 0 && shaped) {
+      columns[i].assign(rows, 0);  // the writer leaves out all-zero row columns
+    } else if (n != rows) {
+      why = std::string(t.name) + "." + t.columns[i].name + " has " + std::to_string(n) + " values for " +
+            std::to_string(rows) + " rows";
+      return false;
+    }
+  }
+  out.rows = rows;
+  out.shapes = shapes;
+  return true;
+}
+
+// A chunk string index as a file string id; false if the chunk has no such string.
+bool fileStringOf(uint64_t local, std::span<const StringId> file_ids, uint64_t& id) {
+  if (local >= file_ids.size()) return false;
+  id = file_ids[local];
+  return true;
+}
+
+// What the rows of one shape share, worked out once per shape instead of once per row: a
+// record with the shape columns filled in, and the prediction group of each grouped column.
+struct ShapeTable {
+  std::vector<RecordSlot> records;   // per shape
+  std::vector<uint8_t> grouped;      // the columns predicted within a group
+  std::vector<uint32_t> group_of;    // per shape, per grouped column: its group number
+  size_t groups = 0;
+
+  const uint32_t* groupsOf(size_t shape) const { return group_of.data() + shape * grouped.size(); }
+};
+
+// Numbers the groups: equal groupOf() keys make one group, as in the encoder, whose map
+// from keys to groups also merges two colliding keys. `keys` pairs a key with its place in
+// group_of.
+void numberGroups(std::vector<std::pair<uint64_t, uint32_t>>& keys, ShapeTable& out) {
+  std::sort(keys.begin(), keys.end());
+  out.group_of.resize(keys.size());
+  uint32_t group = 0;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (k > 0 && keys[k].first != keys[k - 1].first) ++group;
+    out.group_of[keys[k].second] = group;
+  }
+  out.groups = keys.empty() ? 0 : group + 1;
+}
+
+// Fills `out` for every shape of the table; false if a shape refers to a missing string.
+bool buildShapes(const schema::Table& t, const TableColumns& columns, std::span<const StringId> file_ids,
+                 ShapeTable& out, std::string& why) {
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].codec == Codec::kDelta && t.columns[i].group != 0) out.grouped.push_back(static_cast<uint8_t>(i));
+  }
+  RecordSlot blank{};
+  blank.kind = t.kind;
+  out.records.assign(columns.shapes, blank);
+  std::vector<std::pair<uint64_t, uint32_t>> keys;
+  keys.reserve(columns.shapes * out.grouped.size());
+  uint64_t values[32] = {};  // the shape's values as encoded (strings as chunk indices), which groups are keyed on
+  for (size_t s = 0; s < columns.shapes; ++s) {
+    for (size_t i = 0; i < t.columns.size() && t.columns[i].in_shape; ++i) {  // shape columns come first
+      uint64_t v = values[i] = columns.values[i][s];
+      if (t.columns[i].codec == Codec::kString && !fileStringOf(v, file_ids, v)) {
+        why = std::string(t.name) + " refers to a missing string";
+        return false;
+      }
+      schema::store(out.records[s], t.columns[i], v);
+    }
+    for (size_t g = 0; g < out.grouped.size(); ++g) {
+      const Column& c = t.columns[out.grouped[g]];
+      keys.emplace_back(schema::groupOf(out.grouped[g], c.group, values),
+                        static_cast<uint32_t>(s * out.grouped.size() + g));
+    }
+  }
+  numberGroups(keys, out);
+  return true;
+}
+
+// A row column with what decoding it needs at hand.
+struct RowColumn {
+  const Column* column;
+  const uint64_t* stored;  // per row, as read
+  uint8_t index;           // in the table
+  int8_t group = -1;       // index among the grouped columns, -1 if not grouped
+};
+
+// The table's row columns, in table order (a ref names an earlier one).
+std::vector<RowColumn> rowColumnsOf(const schema::Table& t, const TableColumns& columns, const ShapeTable& shapes) {
+  std::vector<RowColumn> out;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].in_shape) continue;
+    RowColumn rc{&t.columns[i], columns.values[i].data(), static_cast<uint8_t>(i)};
+    const auto g = std::find(shapes.grouped.begin(), shapes.grouped.end(), i);
+    if (g != shapes.grouped.end()) rc.group = static_cast<int8_t>(g - shapes.grouped.begin());
+    out.push_back(rc);
+  }
+  return out;
+}
+
+// The encoder's stages undone in reverse order (see schema::Column). `group_last` (null for
+// a column without a group) and `prev_row` are the state of the column's group and of the
+// column; `values` the row's values decoded so far.
+inline uint64_t unpredict(const Column& c, uint64_t x, uint64_t* group_last, uint64_t& prev_row,
+                          const uint64_t* values) {
+  if (group_last != nullptr) {
+    x += *group_last + c.step;
+    *group_last = x;
+  }
+  if (c.row_delta) x = prev_row += x;
+  return c.ref_column >= 0 ? x + values[c.ref_column] : x;
+}
+
+// Appends a record per row: its shape's record with the row columns decoded into it.
+bool decodeRows(const schema::Table& t, const TableColumns& columns, const ShapeTable& shapes,
+                std::span<const StringId> file_ids, std::vector<RecordSlot>& out, std::string& why) {
+  const std::vector<RowColumn> row_columns = rowColumnsOf(t, columns, shapes);
+  std::vector<uint64_t> group_last(shapes.groups, 0);
+  uint64_t prev_row[32] = {};
+  uint64_t values[32];
+  for (size_t r = 0; r < columns.rows; ++r) {
+    const size_t shape = columns.row_shape.empty() ? 0 : columns.row_shape[r];
+    const uint32_t* groups = shapes.groupsOf(shape);
+    RecordSlot& slot = out.emplace_back(shapes.records[shape]);
+    for (const RowColumn& rc : row_columns) {
+      const Column& c = *rc.column;
+      uint64_t v = rc.stored[r];
+      if (c.codec == Codec::kDelta) {
+        uint64_t* last = rc.group >= 0 ? &group_last[groups[rc.group]] : nullptr;
+        v = unpredict(c, v, last, prev_row[rc.index], values);
+      }
+      values[rc.index] = v;
+      if (c.codec == Codec::kString && !fileStringOf(v, file_ids, v)) {
+        why = std::string(t.name) + " refers to a missing string";
+        return false;
+      }
+      schema::store(slot, c, v);
+    }
   }
   return true;
 }
@@ -279,65 +455,12 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
   for (const schema::Table& t : schema::allTables()) {
     const pb::FieldDescriptor* field = chunk.GetDescriptor()->FindFieldByNumber(static_cast<int>(t.chunk_field));
     if (field == nullptr || !reflection->HasField(chunk, field)) continue;
-    const pb::Message& table = reflection->GetMessage(chunk, field);
-
-    const size_t n_columns = t.columns.size();
-    std::vector<std::vector<uint64_t>> columns(n_columns);
-    for (size_t i = 0; i < n_columns; ++i) columns[i] = columnValues(table, t.columns[i].number);
-    const bool shaped = t.has_shape();
-    const std::vector<uint64_t> row_shape = shaped ? columnValues(table, schema::kShapeField) : std::vector<uint64_t>();
-    const size_t rows = shaped ? row_shape.size() : columns[0].size();
-    if (shaped && !applySparse(table, t, rows, columns, why)) return false;
-    if (!applyScale(table, t, columns, why)) return false;
-    // As many shapes as rows refer to; shape columns left out are all zeros.
-    size_t shapes = 0;
-    for (uint64_t s : row_shape) shapes = std::max<size_t>(shapes, s + 1);
-    for (size_t i = 0; i < n_columns; ++i) {
-      const size_t n = columns[i].size();
-      if (t.columns[i].in_shape) {
-        if (n == 0) columns[i].assign(shapes, 0);
-        if (n != 0 && n != shapes) { why = std::string(t.name) + " shape columns differ in length"; return false; }
-      } else if (n == 0 && shaped) {
-        columns[i].assign(rows, 0);  // the writer leaves out all-zero row columns
-      } else if (n != rows) {
-        why = std::string(t.name) + "." + t.columns[i].name + " has " + std::to_string(n) + " values for " +
-              std::to_string(rows) + " rows";
-        return false;
-      }
-    }
-
-    std::vector<uint64_t> prev_row(n_columns, 0);
-    std::unordered_map<uint64_t, uint64_t> group_prev;
-    uint64_t values[32];
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t i = 0; i < n_columns; ++i) {
-        const Column& c = t.columns[i];
-        const uint64_t stored = c.in_shape ? columns[i][row_shape[r]] : columns[i][r];
-        if (c.codec != Codec::kDelta) {
-          values[i] = stored;
-          continue;
-        }
-        // The encoder's stages undone in reverse order (see schema::Column).
-        uint64_t x = stored;
-        if (c.group != 0) {
-          uint64_t& last = group_prev[schema::groupOf(i, c.group, values)];
-          x += last + c.step;
-          last = x;
-        }
-        if (c.row_delta) x = prev_row[i] += x;
-        values[i] = x + (c.ref_column >= 0 ? values[c.ref_column] : 0);
-      }
-      RecordSlot slot{};
-      slot.kind = t.kind;
-      for (size_t i = 0; i < n_columns; ++i) {
-        uint64_t v = values[i];
-        if (t.columns[i].codec == Codec::kString) {
-          if (v >= file_id_of_local.size()) { why = std::string(t.name) + " refers to a missing string"; return false; }
-          v = file_id_of_local[v];
-        }
-        schema::store(slot, t.columns[i], v);
-      }
-      out.records.push_back(slot);
+    TableColumns columns;
+    ShapeTable shapes;
+    if (!readColumns(reflection->GetMessage(chunk, field), t, columns, why) ||
+        !buildShapes(t, columns, file_id_of_local, shapes, why) ||
+        !decodeRows(t, columns, shapes, file_id_of_local, out.records, why)) {
+      return false;
     }
   }
   return true;

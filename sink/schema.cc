@@ -1,7 +1,5 @@
 #include "sink/schema.h"
 
-#include <cstring>
-
 namespace commtrace::schema {
 namespace {
 
@@ -197,6 +195,22 @@ static_assert(std::size(kColl) <= 32 && std::size(kP2p) <= 32 && std::size(kKern
               std::size(kPhaseRange) <= 32 && std::size(kClockSample) <= 32 && std::size(kCommInfo) <= 32 &&
               std::size(kDropSummary) <= 32);
 
+// The reader takes shape columns from a per-shape copy and decodes only row columns row by
+// row, so a ref must name an earlier row column (proto_conformance_test checks the rest:
+// groups name shape columns, shape columns are not predicted).
+constexpr bool refsNameEarlierRowColumns(std::span<const Column> columns) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const int ref = columns[i].ref_column;
+    if (ref >= 0 && (static_cast<size_t>(ref) >= i || columns[static_cast<size_t>(ref)].in_shape)) return false;
+  }
+  return true;
+}
+static_assert(refsNameEarlierRowColumns(kColl) && refsNameEarlierRowColumns(kP2p) &&
+              refsNameEarlierRowColumns(kKernelCh) && refsNameEarlierRowColumns(kProxyStep) &&
+              refsNameEarlierRowColumns(kApiSpan) && refsNameEarlierRowColumns(kKernelActivity) &&
+              refsNameEarlierRowColumns(kPhaseRange) && refsNameEarlierRowColumns(kClockSample) &&
+              refsNameEarlierRowColumns(kCommInfo) && refsNameEarlierRowColumns(kDropSummary));
+
 }  // namespace
 
 bool Table::has_shape() const {
@@ -213,23 +227,5 @@ const Table* tableFor(RecordKind kind) {
 }
 
 std::span<const Table> allTables() { return kTables; }
-
-uint64_t load(const RecordSlot& slot, const Column& column) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&slot) + column.offset;
-  switch (column.width) {
-    case 1: { uint8_t v; std::memcpy(&v, bytes, 1);
-      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v))) : v; }
-    case 2: { uint16_t v; std::memcpy(&v, bytes, 2);
-      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v))) : v; }
-    case 4: { uint32_t v; std::memcpy(&v, bytes, 4);
-      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v))) : v; }
-    default: { uint64_t v; std::memcpy(&v, bytes, 8); return v; }
-  }
-}
-
-void store(RecordSlot& slot, const Column& column, uint64_t value) {
-  // Little-endian: the low `width` bytes are the narrowed value, signed or not.
-  std::memcpy(reinterpret_cast<unsigned char*>(&slot) + column.offset, &value, column.width);
-}
 
 }  // namespace commtrace::schema

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "ringbuffer/record.h"
@@ -74,8 +75,33 @@ inline uint64_t groupOf(size_t column, uint32_t group, const uint64_t* values) {
   return key;
 }
 
-// A column's value in a slot, widened to 64 bits (sign-extended for signed fields).
-uint64_t load(const RecordSlot& slot, const Column& column);
-void store(RecordSlot& slot, const Column& column, uint64_t value);
+// A column's field in a slot, read and written. Inline, with a fixed-size copy per width:
+// the encoder and the reader call these for every field of every record, where a call and
+// a variable-length memcpy cost as much as the decoding around them.
+
+// The field's value widened to 64 bits (sign-extended for signed fields).
+inline uint64_t load(const RecordSlot& slot, const Column& column) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&slot) + column.offset;
+  switch (column.width) {
+    case 1: { uint8_t v; std::memcpy(&v, bytes, 1);
+      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v))) : v; }
+    case 2: { uint16_t v; std::memcpy(&v, bytes, 2);
+      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v))) : v; }
+    case 4: { uint32_t v; std::memcpy(&v, bytes, 4);
+      return column.sign_extend ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v))) : v; }
+    default: { uint64_t v; std::memcpy(&v, bytes, 8); return v; }
+  }
+}
+
+// Stores the low `width` bytes of value (little-endian: the narrowed value, signed or not).
+inline void store(RecordSlot& slot, const Column& column, uint64_t value) {
+  auto* bytes = reinterpret_cast<unsigned char*>(&slot) + column.offset;
+  switch (column.width) {
+    case 1: { const auto v = static_cast<uint8_t>(value); std::memcpy(bytes, &v, 1); break; }
+    case 2: { const auto v = static_cast<uint16_t>(value); std::memcpy(bytes, &v, 2); break; }
+    case 4: { const auto v = static_cast<uint32_t>(value); std::memcpy(bytes, &v, 4); break; }
+    default: std::memcpy(bytes, &value, 8); break;
+  }
+}
 
 }  // namespace commtrace::schema

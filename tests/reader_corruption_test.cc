@@ -195,6 +195,16 @@ TEST(ReaderCorruption, InconsistentChunksAreReportedAndSkipped) {
     bad.push_back({"a row refers to a missing shape", c.SerializeAsString()});
   }
   {
+    // A shape index from a mutated file: sizing shape columns by it asked for ~32 GB.
+    trace::v1::Chunk c;
+    c.set_index(94);
+    c.add_strings("");
+    auto* coll = c.mutable_coll();
+    coll->add_shape(4004805506u);
+    coll->add_thread(1);
+    bad.push_back({"a shape index far past the rows", c.SerializeAsString()});
+  }
+  {
     trace::v1::Chunk c;
     c.set_index(91);
     c.add_strings("");
