@@ -1,11 +1,12 @@
 # The report's loading half (tools/report/load/): reading a run directory into a RunModel,
 # joining ops across ranks, clock alignment, the run summary; and the synthetic run writer
-# the report benchmarks read.
+# the report benchmarks read. Label "tsan": the loader decodes files on several threads
+# (and the run writer writes ranks on several), so those tests also run under TSan.
 
-ct_test(run_loader_test SOURCES run_loader_test.cc LIBS ct_report_load ct_sink_writer LABELS report)
+ct_test(run_loader_test SOURCES run_loader_test.cc LIBS ct_report_load ct_sink_writer LABELS report tsan)
 ct_test(clock_align_test SOURCES clock_align_test.cc LIBS ct_report_load LABELS report)
 ct_test(run_summary_test SOURCES run_summary_test.cc LIBS ct_report_load LABELS report)
-ct_test(run_writer_test SOURCES run_writer_test.cc LIBS ct_report_load ct_synthetic_run LABELS report)
+ct_test(run_writer_test SOURCES run_writer_test.cc LIBS ct_report_load ct_synthetic_run LABELS report tsan)
 
 # Against runs the NCCL driver plays through libcommtrace.so, checked with its ground truth
 # (tools are not built in sanitizer builds).
