@@ -1,6 +1,7 @@
 // The bandwidth table: nccl-tests' S and busBw factors, transfer time = the shortest member
-// duration, grouping by (comm, func, size bucket, algo, proto), percentiles, and rows that
-// say why they have no bandwidth instead of printing 0.
+// duration, grouping by (comm, func, size bucket, algo, proto), percentiles, AlltoAll counted
+// per call rather than per piece, and rows that say why they have no bandwidth instead of
+// printing 0.
 #include "tools/report/analyses/bandwidth.h"
 
 #include <gtest/gtest.h>
@@ -129,24 +130,35 @@ TEST(Bandwidth, OpsWithoutGpuTimesSayWhy) {
 }
 
 TEST(Bandwidth, PointToPointUsesTheShorterSideAndFactorOne) {
-  RunModelBuilder b({"h", "h", "h"});
-  const uint32_t comm = b.comm({0, 1, 2}, "w");
+  RunModelBuilder b({"h", "h"});
+  const uint32_t comm = b.comm({0, 1}, "w");
   b.p2p(comm, "Send", 0, 1, 2 * kMiB, {0, 300'000}, {200'000, 300'000});
-  b.p2p(comm, "AlltoAll", 1, 2, kMiB, {50'000, 100'000}, {1, 100'001});
-  const std::vector<BandwidthRow> rows = bandwidthTable(b.run);
-  ASSERT_EQ(rows.size(), 2u);
-  for (const BandwidthRow& row : rows) {
-    EXPECT_EQ(row.algo, "");
-    EXPECT_DOUBLE_EQ(row.busbw_gbs_p50, row.algbw_gbs_p50) << row.func;
-    if (row.func == "Send") {
-      EXPECT_EQ(row.bytes, 2 * kMiB);
-      EXPECT_DOUBLE_EQ(row.time_us_p50, 100.0);
-    } else {
-      EXPECT_EQ(row.func, "AlltoAll");
-      EXPECT_EQ(row.bytes, kMiB) << "one piece: its own bytes, not x n";
-      EXPECT_DOUBLE_EQ(row.time_us_p50, 50.0);
-    }
-  }
+  const BandwidthRow row = onlyRow(bandwidthTable(b.run));
+  EXPECT_EQ(row.func, "Send");
+  EXPECT_EQ(row.algo, "");
+  EXPECT_EQ(row.bytes, 2 * kMiB);
+  EXPECT_DOUBLE_EQ(row.time_us_p50, 100.0);
+  EXPECT_DOUBLE_EQ(row.busbw_gbs_p50, row.algbw_gbs_p50);
+}
+
+// Two AlltoAll calls of 1 MiB per peer on 4 ranks (24 pieces): two instances of nccl-tests'
+// S = 4 MiB, timed by the last arriver's span, busBw = algBw x 3/4.
+TEST(Bandwidth, AlltoAllCountsCallsWithNcclTestsSizeAndFactor) {
+  RunModelBuilder b({"h", "h", "h", "h"});
+  const uint32_t comm = b.comm({0, 1, 2, 3}, "tp");
+  for (int call = 0; call < 2; ++call)  // everyone stops at 1000 us; rank 3 arrived last, 200 us before
+    b.alltoall(comm, kMiB, {{1, 1'000'000}, {300'000, 1'000'000}, {600'000, 1'000'000}, {800'000, 1'000'000}});
+  const BandwidthRow row = onlyRow(bandwidthTable(b.run));
+  EXPECT_EQ(row.func, "AlltoAll");
+  EXPECT_EQ(row.count, 2u);
+  EXPECT_EQ(row.timed, 2u);
+  EXPECT_EQ(row.bytes, 4 * kMiB);
+  EXPECT_EQ(row.bucket, "4-8 MiB");
+  EXPECT_EQ(row.algo, "");
+  EXPECT_DOUBLE_EQ(row.time_us_p50, 200.0);
+  EXPECT_DOUBLE_EQ(row.algbw_gbs_p50, 4.0 * kMiB / 200'000);
+  EXPECT_DOUBLE_EQ(row.busbw_gbs_p50, row.algbw_gbs_p50 * 0.75);
+  EXPECT_EQ(row.no_bandwidth, "");
 }
 
 }  // namespace

@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/hand_built_run.h"
+#include "tests/run_model_builder.h"
 
 namespace commtrace::report {
 namespace {
 
-using testutil::HandBuiltRun;
+using testutil::RunModelBuilder;
 constexpr uint64_t kBase = 1'790'000'000'000'000'000ull;  // a GPU globaltimer value
 constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMiB = 1 << 20;
@@ -19,14 +19,12 @@ uint64_t at(double us) { return kBase + static_cast<uint64_t>(us * 1000); }
 
 // Two ranks; rank 0: comm kernels [1, 11) and [8, 12) (overlapping: union 11 us) and
 // [21, 31); compute [6, 13). Rank 1's kernels are elsewhere and must not mix in.
-HandBuiltRun twoRanks(bool with_compute) {
-  HandBuiltRun b;
-  b.addProcess(0, "a");
-  b.addProcess(1, "a");
-  const uint32_t comm = b.addComm(0xabc, "world", {0, 1});
-  b.addCollective(comm, "AllReduce", 4 * kMiB, {{at(1), at(11)}, {at(100), at(110)}});
-  b.addCollective(comm, "AllGather", kMiB, {{at(8), at(12)}, {at(111), at(112)}});
-  b.addCollective(comm, "AllReduce", 4 * kMiB, {{at(21), at(31)}, {at(120), at(130)}});
+RunModelBuilder twoRanks(bool with_compute) {
+  RunModelBuilder b({"a", "a"});
+  const uint32_t comm = b.comm({0, 1}, "world");
+  b.coll(comm, "AllReduce", 4 * kMiB, {{at(1), at(11)}, {at(100), at(110)}});
+  b.coll(comm, "AllGather", kMiB, {{at(8), at(12)}, {at(111), at(112)}});
+  b.coll(comm, "AllReduce", 4 * kMiB, {{at(21), at(31)}, {at(120), at(130)}});
   if (with_compute) {
     b.run.timelines[0] = {.compute = {{at(6), at(13)}}, .has_kernel_records = true};
     b.run.timelines[1] = {.compute = {}, .has_kernel_records = true};
@@ -66,10 +64,9 @@ TEST(Overlap, WithoutComputeRecordsSaysWhyAndKeepsOnlyCommunicationTime) {
 }
 
 TEST(Overlap, ProcessWithoutTimedCommunicationIsNotAvailable) {
-  HandBuiltRun b;
-  b.addProcess(0, "a");
-  const uint32_t comm = b.addComm(0x1, "solo", {0});
-  b.addCollective(comm, "AllReduce", kMiB, {{0, 0}});  // cut off before the GPU times
+  RunModelBuilder b({"a"});
+  const uint32_t comm = b.comm({0}, "solo");
+  b.coll(comm, "AllReduce", kMiB, {{0, 0}});  // cut off before the GPU times
   const std::vector<OverlapRow> rows = computeOverlap(b.run);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_FALSE(rows[0].available);
@@ -80,16 +77,15 @@ TEST(Overlap, ProcessWithoutTimedCommunicationIsNotAvailable) {
 
 // One rank, steps 100 us apart from at(first): AllReduce [0, 10), compute [10, 32),
 // AllGather [30, 35) (2 us under compute).
-HandBuiltRun steppedRank(int steps, double first = 0) {
-  HandBuiltRun b;
-  b.addProcess(0, "a");
-  const uint32_t comm = b.addComm(0x1, "solo", {0});
+RunModelBuilder steppedRank(int steps, double first = 0) {
+  RunModelBuilder b({"a"});
+  const uint32_t comm = b.comm({0}, "solo");
   b.run.timelines[0].has_kernel_records = true;
   for (int s = 0; s < steps; ++s) {
     const double t0 = first + 100.0 * s;
-    b.addCollective(comm, "AllReduce", 4 * kMiB, {{at(t0), at(t0 + 10)}});
+    b.coll(comm, "AllReduce", 4 * kMiB, {{at(t0), at(t0 + 10)}});
     b.run.timelines[0].compute.push_back({at(t0 + 10), at(t0 + 32)});
-    b.addCollective(comm, "AllGather", kMiB, {{at(t0 + 30), at(t0 + 35)}});
+    b.coll(comm, "AllGather", kMiB, {{at(t0 + 30), at(t0 + 35)}});
   }
   return b;
 }
@@ -110,20 +106,20 @@ TEST(Overlap, StepsInferredFromTheRepeatingOpPattern) {
 }
 
 TEST(Overlap, InferredStepsSkipWarmUpOpsAndKeepACutShortLastStep) {
-  HandBuiltRun warm = steppedRank(0);
-  warm.addCollective(0, "Broadcast", 4096, {{at(0), at(3)}});  // parameters, once
-  HandBuiltRun stepped = steppedRank(3, 50);
+  RunModelBuilder warm = steppedRank(0);
+  warm.coll(0, "Broadcast", 4096, {{at(0), at(3)}});  // parameters, once
+  RunModelBuilder stepped = steppedRank(3, 50);
   for (const CollInstance& c : stepped.run.collectives) {
     const MemberView& m = stepped.run.membersOf(c)[0];
-    warm.addCollective(0, std::string(stepped.run.name(c.func)), c.bytes, {{m.gpu_start_ns, m.gpu_end_ns}});
+    warm.coll(0, std::string(stepped.run.name(c.func)), c.bytes, {{m.gpu_start_ns, m.gpu_end_ns}});
   }
   const OverlapRow warm_row = computeOverlap(warm.run).at(0);
   EXPECT_EQ(warm_row.step_source, "inferred");
   ASSERT_EQ(warm_row.steps.size(), 3u);
   EXPECT_DOUBLE_EQ(warm_row.steps[0].start_us, 50);  // the Broadcast at 0 belongs to no step
 
-  HandBuiltRun cut = steppedRank(3);
-  cut.addCollective(0, "AllReduce", 4 * kMiB, {{at(300), at(310)}});  // the run ends mid-step
+  RunModelBuilder cut = steppedRank(3);
+  cut.coll(0, "AllReduce", 4 * kMiB, {{at(300), at(310)}});  // the run ends mid-step
   const OverlapRow cut_row = computeOverlap(cut.run).at(0);
   EXPECT_EQ(cut_row.step_source, "inferred");
   ASSERT_EQ(cut_row.steps.size(), 4u);
@@ -132,17 +128,19 @@ TEST(Overlap, InferredStepsSkipWarmUpOpsAndKeepACutShortLastStep) {
 }
 
 TEST(Overlap, NoStepsWhenNothingRepeats) {
-  HandBuiltRun b = steppedRank(1);
-  b.addCollective(0, "Broadcast", 4096, {{at(40), at(41)}});
+  RunModelBuilder b = steppedRank(1);
+  b.coll(0, "Broadcast", 4096, {{at(40), at(41)}});
   const OverlapRow row = computeOverlap(b.run).at(0);
   EXPECT_EQ(row.step_source, "none");
   EXPECT_TRUE(row.steps.empty());
   EXPECT_DOUBLE_EQ(row.comm_us, 16);
 }
 
-// NVTX ranges "step N" at depth 0 starting 5 us before each step's first op (on the CPU
-// clock, 7 ms behind the GPU's), "fwd"/"bwd" inside them, one "init" before.
-void addNvtxSteps(HandBuiltRun& b, bool clock_samples) {
+// steppedRank(3) with NVTX ranges "step N" at depth 0 starting 5 us before each step's first
+// op (on the CPU clock, 7 ms behind the GPU's), "fwd"/"bwd" inside them, one "init" before;
+// clock_samples: whether the process wrote the samples that map its CPU clock to the GPU's.
+OverlapRow overlapWithNvtxSteps(bool clock_samples) {
+  RunModelBuilder b = steppedRank(3);
   const uint64_t cpu_base = 7'000'000;
   ProcessTimeline& t = b.run.timelines[0];
   auto cpuAt = [&](double us) { return cpu_base + static_cast<uint64_t>(us * 1000); };
@@ -154,12 +152,11 @@ void addNvtxSteps(HandBuiltRun& b, bool clock_samples) {
     t.phases.push_back({b.run.names.intern("bwd"), cpuAt(t0 + 20), cpuAt(t0 + 40), 1});
   }
   b.run.processes[0].gpu_from_cpu = {.slope = 1.0, .intercept = static_cast<double>(kBase - cpu_base), .valid = clock_samples};
+  return computeOverlap(b.run).at(0);
 }
 
 TEST(Overlap, StepsFromTheRepeatingTopLevelNvtxRange) {
-  HandBuiltRun b = steppedRank(3);
-  addNvtxSteps(b, true);
-  const OverlapRow row = computeOverlap(b.run).at(0);
+  const OverlapRow row = overlapWithNvtxSteps(true);
   EXPECT_EQ(row.step_source, "nvtx");
   ASSERT_EQ(row.steps.size(), 3u);
   // A clock map's double result near 1.8e18 ns moves in 256 ns steps.
@@ -173,21 +170,17 @@ TEST(Overlap, StepsFromTheRepeatingTopLevelNvtxRange) {
 }
 
 TEST(Overlap, NvtxRangesWithoutClockSamplesFallBackToTheOpPattern) {
-  HandBuiltRun b = steppedRank(3);
-  addNvtxSteps(b, false);
-  const OverlapRow row = computeOverlap(b.run).at(0);
+  const OverlapRow row = overlapWithNvtxSteps(false);
   EXPECT_EQ(row.step_source, "inferred");
   ASSERT_EQ(row.steps.size(), 3u);
   EXPECT_DOUBLE_EQ(row.steps[1].start_us, 100);
 }
 
 TEST(Overlap, PointToPointKernelsCountOnBothSides) {
-  HandBuiltRun b;
-  b.addProcess(0, "a");
-  b.addProcess(1, "b");
-  const uint32_t comm = b.addComm(0x2, "pair", {0, 1});
-  b.addTransfer(comm, 0, 1, kMiB, {at(0), at(4)}, {at(1), at(4)});
-  b.addTransfer(comm, 1, 0, kMiB, {at(2), at(6)}, {at(3), at(6)});  // overlaps the first on rank 0: union [0, 6)
+  RunModelBuilder b({"a", "b"});
+  const uint32_t comm = b.comm({0, 1}, "pair");
+  b.p2p(comm, "Send", 0, 1, kMiB, {at(0), at(4)}, {at(1), at(4)});
+  b.p2p(comm, "Send", 1, 0, kMiB, {at(2), at(6)}, {at(3), at(6)});  // overlaps the first on rank 0: union [0, 6)
   const std::vector<OverlapRow> rows = computeOverlap(b.run);
   EXPECT_DOUBLE_EQ(rows.at(0).comm_us, 6);
   EXPECT_DOUBLE_EQ(rows.at(1).comm_us, 5);  // [1, 6)

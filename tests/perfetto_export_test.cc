@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tests/hand_built_run.h"
+#include "tests/run_model_builder.h"
 
 namespace commtrace::report {
 namespace {
 
 using nlohmann::json;
-using testutil::HandBuiltRun;
+using testutil::RunModelBuilder;
 constexpr uint64_t kBase = 1'790'000'000'000'000'000ull;
 constexpr double kSkewUs = 3217.4;  // rank 1's GPU clock runs this far ahead of rank 0's
 
@@ -24,14 +24,13 @@ uint64_t ahead(double us) { return at(us + kSkewUs); }
 
 // Rank 0 on host a, rank 1 on host b. An AllReduce that rank 1 joins 40 us late; a send
 // each way, rank 0's two overlapping on its stream; one compute kernel on rank 0.
-HandBuiltRun twoRanks() {
-  HandBuiltRun b;
-  b.addProcess(0, "a");
-  b.addProcess(1, "b");
-  const uint32_t world = b.addComm(0xfeed, "world", {0, 1});
-  b.addCollective(world, "AllReduce", 4 << 20, {{at(0), at(100)}, {ahead(40), ahead(100)}});
-  b.addTransfer(world, 0, 1, 1 << 20, {at(150), at(170)}, {ahead(150), ahead(170)});
-  b.addTransfer(world, 1, 0, 1 << 20, {ahead(160), ahead(180)}, {at(160), at(180)});
+RunModelBuilder twoRanks() {
+  RunModelBuilder b({"a", "b"});
+  const uint32_t world = b.comm({0, 1}, "world");
+  b.run.comms[world].id = 0xfeed;
+  b.coll(world, "AllReduce", 4 << 20, {{at(0), at(100)}, {ahead(40), ahead(100)}});
+  b.p2p(world, "Send", 0, 1, 1 << 20, {at(150), at(170)}, {ahead(150), ahead(170)});
+  b.p2p(world, "Send", 1, 0, 1 << 20, {ahead(160), ahead(180)}, {at(160), at(180)});
   b.run.timelines[0] = {.compute = {{at(10), at(50)}}, .has_kernel_records = true};
   return b;
 }
@@ -69,7 +68,7 @@ std::string threadName(const json& trace, int pid, int tid) {
 }
 
 TEST(PerfettoExport, OneProcessPerRankNamedWithItsHost) {
-  HandBuiltRun b = twoRanks();
+  RunModelBuilder b = twoRanks();
   b.run.processes[1].host = "b\"\\\n\x01";  // quote, backslash, line break, control character: escaped
   const json trace = exported(b.run, alignment(true));
   std::map<int, std::string> names;
@@ -145,10 +144,9 @@ TEST(PerfettoExport, TracksPerStreamWithOverlapsOnTheirOwnTrack) {
 // Perfetto draws a track's slices only if they nest: back-to-back ops on a drifting clock must
 // still touch rather than overlap by a rounding nanosecond.
 TEST(PerfettoExport, SlicesOfATrackNestAfterMappingAndPrinting) {
-  HandBuiltRun b;
-  b.addProcess(0, "a");
-  const uint32_t solo = b.addComm(0x5, "solo", {0});
-  for (int i = 0; i < 200; ++i) b.addCollective(solo, "AllReduce", 1 << 20, {{at(i * 10.0007), at((i + 1) * 10.0007)}});
+  RunModelBuilder b({"a"});
+  const uint32_t solo = b.comm({0}, "solo");
+  for (int i = 0; i < 200; ++i) b.coll(solo, "AllReduce", 1 << 20, {{at(i * 10.0007), at((i + 1) * 10.0007)}});
   ClockAlignment clocks;
   clocks.ref_from_gpu = {{1.0000065, -12345.678, true}};
   const json trace = exported(b.run, clocks);
@@ -165,8 +163,8 @@ TEST(PerfettoExport, SlicesOfATrackNestAfterMappingAndPrinting) {
 }
 
 TEST(PerfettoExport, OpsWithoutGpuTimesAreCountedNotDrawn) {
-  HandBuiltRun b = twoRanks();
-  b.addTransfer(0, 0, 1, 64, {0, 0}, {0, 0});  // NCCL 2.27 (v4) p2p: no GPU times
+  RunModelBuilder b = twoRanks();
+  b.p2p(0, "Send", 0, 1, 64, {0, 0}, {0, 0});  // NCCL 2.27 (v4) p2p: no GPU times
   PerfettoStats stats;
   const json trace = exported(b.run, alignment(true), &stats);
   EXPECT_EQ(stats.slices, 7u);

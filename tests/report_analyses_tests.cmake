@@ -1,6 +1,7 @@
 # The report's analyses (tools/report/analyses/) on hand-built runs, and end to end against
 # the NCCL driver's planted ground truth.
 ct_test(bandwidth_test SOURCES bandwidth_test.cc LIBS ct_report_analyses)
+ct_test(p2p_calls_test SOURCES p2p_calls_test.cc LIBS ct_report_analyses)
 ct_test(comm_matrix_test SOURCES comm_matrix_test.cc LIBS ct_report_analyses)
 ct_test(stragglers_test SOURCES stragglers_test.cc LIBS ct_report_analyses)
 ct_test(mismatches_test SOURCES mismatches_test.cc LIBS ct_report_analyses)

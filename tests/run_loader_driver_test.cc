@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "tests/driver_run.h"
 #include "tests/temp_dir.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
@@ -22,8 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kDriver = NCCL_DRIVER_PATH;
-constexpr const char* kPlugin = COMMTRACE_SO_PATH;
 constexpr const char* kDemo = DEMO_SCENARIO_PATH;
 
 // 4 ranks on 2 nodes: a graph-captured AllReduce (its replays keep one seqNumber), comms
@@ -49,17 +48,10 @@ struct DriverRun {
   json truth;
 };
 
-// paced: played in real time with the flusher at its shortest period, so that each file
-// has many chunks (unpaced, a run ends before the first flush and writes one).
 std::unique_ptr<DriverRun> playScenario(const std::string& scenario, bool paced = false) {
   auto run = std::make_unique<DriverRun>();
   run->dir = run->tmp.path() + "/run";
-  const std::string command = std::string(paced ? "COMMTRACE_FLUSH_MS=10 " : "") + kDriver + " --scenario " + scenario +
-                              " --plugin " + kPlugin + " --out " + run->dir + (paced ? " --time-scale 1" : "") + " > " +
-                              run->tmp.path() + "/driver.log 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream truth(run->dir + "/ground-truth.json");
-  run->truth = json::parse(truth);
+  run->truth = testutil::playDriver(scenario, run->dir, {.paced = paced});
   return run;
 }
 

@@ -1,7 +1,11 @@
-// Hand-built RunModels for the analyses' unit tests: one process per global rank, named
-// communicators, and ops given by each member's GPU span, as the loader would join them.
+// Hand-built RunModels for the unit tests of what reads one (analyses, Perfetto export):
+// one process per global rank, named communicators, and ops given by each member's GPU
+// span, as the loader would join them. Like the loader, the builder also fills each
+// member's CPU issue time (counting up per process in the order ops are added), its
+// stream, and each process's first and last GPU time.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,7 +56,10 @@ class RunModelBuilder {
     c.func = run.names.intern(func);
     c.algo = run.names.intern(algo);
     c.proto = run.names.intern(proto);
+    c.datatype = run.names.intern("ncclFloat32");
     c.bytes = bytes;
+    c.count = bytes / 4;
+    c.n_channels = 2;
     c.root = root;
     c.op_index = c.seq = next_op_index(comm);
     c.first_member = static_cast<uint32_t>(run.members.size());
@@ -67,7 +74,9 @@ class RunModelBuilder {
     report::P2pTransfer t;
     t.comm = comm;
     t.func = run.names.intern(func);
-    t.bytes = bytes;
+    t.datatype = run.names.intern("ncclInt8");
+    t.bytes = t.count = bytes;
+    t.n_channels = 1;
     t.op_index = op_index;
     t.send = member(comm, src, send);
     t.recv = member(comm, dst, recv);
@@ -75,23 +84,46 @@ class RunModelBuilder {
     return run.transfers.back();
   }
 
+  // One AlltoAll call as NCCL records it: a piece per ordered pair of comm ranks, each side
+  // issued on its rank in the order added; every piece of comm rank r spans spans[r].
+  void alltoall(uint32_t comm, uint64_t bytes_per_peer, const std::vector<Span>& spans) {
+    for (size_t a = 0; a < spans.size(); ++a)
+      for (size_t b = 0; b < spans.size(); ++b)
+        if (a != b) p2p(comm, "AlltoAll", static_cast<int>(a), static_cast<int>(b), bytes_per_peer, spans[a], spans[b]);
+  }
+
   report::RunModel run;
 
  private:
-  report::MemberView member(uint32_t comm, int comm_rank, Span s) const {
+  static constexpr uint64_t kStream = 0x7f00;
+
+  report::MemberView member(uint32_t comm, int comm_rank, Span s) {
     report::MemberView m;
     m.comm_rank = comm_rank;
     m.process = s.recorded ? run.comms[comm].processes[comm_rank] : -1;
+    if (m.process < 0) return m;
+    m.cpu_start_ns = 1'000'000 + 1000 * nextIssue(m.process);
+    m.cpu_end_ns = m.cpu_start_ns + 500;
     m.gpu_start_ns = s.start;
     m.gpu_end_ns = s.end;
-    if (s.recorded) m.cpu_start_ns = 1;
+    m.stream = kStream;
+    if (s.start != 0) {
+      report::ProcessInfo& p = run.processes[m.process];
+      p.first_gpu_ns = p.first_gpu_ns == 0 ? s.start : std::min(p.first_gpu_ns, s.start);
+      p.last_gpu_ns = std::max(p.last_gpu_ns, s.end);
+    }
     return m;
+  }
+  uint64_t nextIssue(int process) {
+    if (issued_.size() <= static_cast<size_t>(process)) issued_.resize(process + 1, 0);
+    return ++issued_[process];
   }
   uint64_t next_op_index(uint32_t comm) {
     if (op_index_.size() <= comm) op_index_.resize(comm + 1, 0);
     return op_index_[comm]++;
   }
   std::vector<uint64_t> op_index_;
+  std::vector<uint64_t> issued_;  // per process: ops issued so far
 };
 
 }  // namespace commtrace::testutil

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <sstream>
 
 #include "tests/run_program.h"
@@ -63,6 +64,21 @@ TEST(TextReport, UnmeasuredOverlapShowsDashesAndTheReason) {
   EXPECT_EQ(lines[3].find("0 ns"), std::string::npos) << lines[3];
   EXPECT_EQ(lines[3].find("0.0%"), std::string::npos) << lines[3];
   EXPECT_EQ(lines[4], "  - = not measured: no compute-kernel records: CUPTI was not attached");
+}
+
+// A 4-byte AllReduce moves ~0.00003 GB/s: "0.00" would say nothing moved, "3.3e-05" is
+// noise in a column of GB/s. JSON and CSV keep the value.
+TEST(TextReport, BandwidthsBelowTheLastDigitPrintAsLessThanIt) {
+  Report r = testutil::sampleReport();
+  r.bandwidth = {{0x42, "w", "AllReduce", 4, "4-8 B", "RING", "LL", 20, 20, 210, 210, 1.9e-05, 3.3e-05, ""}};
+  const std::string out = text(r);
+  std::istringstream row(lineWith(out, " AllReduce "));
+  std::vector<std::string> cells{std::istream_iterator<std::string>(row), std::istream_iterator<std::string>()};
+  ASSERT_GE(cells.size(), 2u);
+  EXPECT_EQ(cells[cells.size() - 2], "<0.01");  // algBw
+  EXPECT_EQ(cells.back(), "<0.01");             // busBw
+  EXPECT_NE(out.find("<0.01 GB/s"), std::string::npos) << "the sample's 0.0035 GB/s matrix cell";
+  EXPECT_EQ(out.find("e-0"), std::string::npos);
 }
 
 TEST(TextReport, LongTablesAreCutWithAPointerToTheFullFormats) {

@@ -80,10 +80,11 @@ void addBandwidthFinding(const std::vector<BandwidthRow>& rows, std::vector<std:
   for (const BandwidthRow& r : rows)
     if (r.bytes >= (1u << 20) && r.busbw_gbs_p50 > 0 && (worst == nullptr || r.busbw_gbs_p50 < worst->busbw_gbs_p50)) worst = &r;
   if (worst == nullptr) return;
-  out.push_back(sentence("Lowest bandwidth: %s on %s (%s, %s/%s): busBw %.1f GB/s at p50 over %llu instances (p50 time %s).",
-                         worst->func.c_str(), worst->comm_name.c_str(), worst->bucket.c_str(), worst->algo.c_str(),
-                         worst->proto.c_str(), worst->busbw_gbs_p50, static_cast<unsigned long long>(worst->count),
-                         ms(worst->time_us_p50).c_str()));
+  // Point-to-point rows have no algorithm or protocol.
+  const std::string how = worst->algo.empty() ? "" : ", " + worst->algo + "/" + worst->proto;
+  out.push_back(sentence("Lowest bandwidth: %s on %s (%s%s): busBw %.1f GB/s at p50 over %llu instances (p50 time %s).",
+                         worst->func.c_str(), worst->comm_name.c_str(), worst->bucket.c_str(), how.c_str(),
+                         worst->busbw_gbs_p50, static_cast<unsigned long long>(worst->count), ms(worst->time_us_p50).c_str()));
 }
 
 void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
@@ -108,8 +109,9 @@ void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
     out.push_back(sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",
                            run.damaged_files, run.processes));
   if (run.files > run.processes)
-    out.push_back(sentence("Skipped: %d files in the run directory are not readable commtrace traces (see problems).",
-                           run.files - run.processes));
+    out.push_back(sentence("Skipped: %d %s in the run directory (see problems).", run.files - run.processes,
+                           run.files - run.processes == 1 ? "file is not a readable commtrace trace"
+                                                          : "files are not readable commtrace traces"));
   if (run.dropped_records > 0 || run.untracked_events > 0)
     out.push_back(sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
                            "followed; counts and sums are lower bounds.",

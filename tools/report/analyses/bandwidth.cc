@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/analyses/stats.h"
 
 namespace commtrace::report {
@@ -99,9 +100,18 @@ std::vector<BandwidthRow> bandwidthTable(const RunModel& run) {
     addSample(groups[{c.comm, c.func, bucketOf(s), c.algo, c.proto}], s, busBwFactor(func, n), transferNs(run, c));
   }
   for (const P2pTransfer& t : run.transfers) {
+    if (isCallPiece(run.name(t.func))) continue;  // counted with its call below
     GroupSamples& g = groups[{t.comm, t.func, bucketOf(t.bytes), 0, 0}];
     g.p2p = true;
     addSample(g, t.bytes, 1.0, transferNs(t));
+  }
+  for (const P2pCall& call : p2pCalls(run)) {
+    const std::string_view func = run.name(call.func);
+    const int n = static_cast<int>(call.members.size());
+    const uint64_t s = ncclTestsBytes(func, call.bytes, n);
+    GroupSamples& g = groups[{call.comm, call.func, bucketOf(s), 0, 0}];
+    g.p2p = true;
+    addSample(g, s, busBwFactor(func, n), transferNs(call));
   }
   std::vector<std::pair<uint32_t, BandwidthRow>> rows;
   for (auto& [key, samples] : groups) rows.emplace_back(key.comm, rowOf(run, key, samples));

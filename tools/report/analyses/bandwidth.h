@@ -9,11 +9,11 @@
 
 namespace commtrace::report {
 
-// Collectives use the factor table of op_metrics.h. Point-to-point transfers (a Send and
-// its Recv, or one piece of an AlltoAll/Gather/Scatter, labelled by that API func) get one
-// row group of their own per func with S = the transfer's bytes and busBw = algBw: the
-// records do not tie the pieces of one AlltoAll call together, so the call's (n-1)/n
-// factor cannot be applied, and a piece's time includes waiting for the call's other ranks.
+// Collectives use the factor table of op_metrics.h. AlltoAll, Gather and Scatter count one
+// instance per call, their pieces tied together by p2p_calls.h: S = per-peer bytes x n, busBw
+// = algBw x (n-1)/n as nccl-tests, over the shortest member's GPU span. Point-to-point
+// transfers (a Send and its Recv) get rows of their own with S = the transfer's bytes and
+// busBw = algBw.
 std::vector<BandwidthRow> bandwidthTable(const RunModel& run);
 
 }  // namespace commtrace::report

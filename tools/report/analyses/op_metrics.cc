@@ -32,6 +32,16 @@ const FuncFactors* factorsOf(std::string_view func) {
   return it == kFuncs.end() ? nullptr : &*it;
 }
 
+// The last member to arrive waits for nobody: its GPU duration is the transfer.
+uint64_t shortestGpuDuration(const MemberView* members, size_t n) {
+  uint64_t shortest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t d = members[i].gpuDuration();
+    if (d != 0 && (shortest == 0 || d < shortest)) shortest = d;
+  }
+  return shortest;
+}
+
 }  // namespace
 
 uint64_t ncclTestsBytes(std::string_view func, uint64_t per_rank_bytes, int n) {
@@ -55,15 +65,9 @@ bool isSynchronizing(std::string_view func) {
   return f != nullptr && f->synchronizing;
 }
 
-uint64_t transferNs(const RunModel& run, const CollInstance& c) {
-  uint64_t shortest = 0;
-  const MemberView* m = run.membersOf(c);
-  for (uint32_t i = 0; i < c.n_members; ++i) {
-    const uint64_t d = m[i].gpuDuration();
-    if (d != 0 && (shortest == 0 || d < shortest)) shortest = d;
-  }
-  return shortest;
-}
+uint64_t transferNs(const RunModel& run, const CollInstance& c) { return shortestGpuDuration(run.membersOf(c), c.n_members); }
+
+uint64_t transferNs(const P2pCall& call) { return shortestGpuDuration(call.members.data(), call.members.size()); }
 
 uint64_t transferNs(const P2pTransfer& t) {
   const uint64_t s = t.send.gpuDuration(), r = t.recv.gpuDuration();

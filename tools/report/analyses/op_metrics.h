@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -26,6 +27,10 @@ bool isSynchronizing(std::string_view func);
 // A collective's transfer time: the shortest GPU duration among the members that recorded
 // GPU times (the last to arrive waits for nobody). 0 when none did.
 uint64_t transferNs(const RunModel& run, const CollInstance& c);
+
+// An AlltoAll/Gather/Scatter call's, the same way: the shortest GPU span (first piece start
+// to last piece end) among the members' parts.
+uint64_t transferNs(const P2pCall& call);
 
 // A point-to-point transfer's: the shorter of the two sides' GPU durations (the side that
 // arrived later did not wait), or the one side that has them. 0 when neither does.

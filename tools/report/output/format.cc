@@ -51,11 +51,9 @@ std::string duration(double us) {
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + '%'; }
 
 std::string bandwidth(double value) {
-  if (value > 0 && value < 0.01) {  // a few bytes: "0.00" would read as nothing moved
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2g", value);
-    return buf;
-  }
+  // A few bytes (a 4-byte AllReduce): "0.00" would read as nothing moved, and "3.3e-05"
+  // is noise in a GB/s column. JSON and CSV keep the exact value.
+  if (value > 0 && value < 0.01) return "<0.01";
   return fixed(value, 2);
 }
 

@@ -13,7 +13,7 @@ std::string fixed(double value, int decimals);  // "12.35"
 std::string bytes(uint64_t n);                  // "512 B", "4 KiB", "1.5 MiB"
 std::string duration(double us);                // "830 ns", "12.4 us", "3.21 ms", "1.50 s"
 std::string percent(double fraction);           // 0.125 -> "12.5%"
-std::string bandwidth(double gbs);              // "23.41"; "0.0035" below 0.01 (not "0.00")
+std::string bandwidth(double gbs);              // "23.41"; "<0.01" for less, above 0 (not "0.00")
 std::string gbs(double gbs);                    // bandwidth + " GB/s"
 // "1 host", "2 hosts"; plural: when not noun + "s" ("processes").
 std::string counted(uint64_t n, const std::string& noun, const std::string& plural = "");

@@ -1,0 +1,33 @@
+// Plays a scenario through the NCCL driver with the real libcommtrace.so as its profiler
+// plugin, for tests that hold what the report reads against the driver's ground truth.
+// The test target defines NCCL_DRIVER_PATH and COMMTRACE_SO_PATH.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace commtrace::testutil {
+
+struct DriverOptions {
+  std::string extra_args;  // e.g. "--profiler-version 4"
+  // Played in real time with the flusher at its shortest period, so that each file has many
+  // chunks (unpaced, a run ends before the first flush and writes one).
+  bool paced = false;
+};
+
+// Runs the driver into out_dir (its log next to it, out_dir + ".log") and returns the
+// ground truth it wrote.
+inline nlohmann::json playDriver(const std::string& scenario_path, const std::string& out_dir, const DriverOptions& o = {}) {
+  const std::string command = std::string(o.paced ? "COMMTRACE_FLUSH_MS=10 " : "") + NCCL_DRIVER_PATH + " --scenario " +
+                              scenario_path + " --plugin " + COMMTRACE_SO_PATH + " --out " + out_dir +
+                              (o.paced ? " --time-scale 1 " : " ") + o.extra_args + " > " + out_dir + ".log 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream truth(out_dir + "/ground-truth.json");
+  return nlohmann::json::parse(truth);
+}
+
+}  // namespace commtrace::testutil

@@ -1,0 +1,141 @@
+#include "tools/report/analyses/p2p_calls.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
+
+namespace commtrace::report {
+namespace {
+
+enum class Shape { kAlltoAll, kGather, kScatter };
+
+struct CallFunc {
+  std::string_view func;
+  Shape shape;
+};
+
+constexpr std::array<CallFunc, 3> kCallFuncs{{
+    {"AlltoAll", Shape::kAlltoAll},
+    {"Gather", Shape::kGather},
+    {"Scatter", Shape::kScatter},
+}};
+
+const CallFunc* callFuncOf(std::string_view func) {
+  const auto it = std::find_if(kCallFuncs.begin(), kCallFuncs.end(), [&](const CallFunc& f) { return f.func == func; });
+  return it == kCallFuncs.end() ? nullptr : &*it;
+}
+
+// One rank's side of one piece.
+struct Piece {
+  const MemberView* side = nullptr;
+  bool is_send = false;
+  int peer = 0;  // comm rank
+  uint64_t bytes = 0;
+};
+
+// (comm, func, comm rank) -> that rank's pieces.
+using PieceKey = std::tuple<uint32_t, NameId, int>;
+
+std::map<PieceKey, std::vector<Piece>> piecesByRank(const RunModel& run) {
+  std::map<PieceKey, std::vector<Piece>> out;
+  for (const P2pTransfer& t : run.transfers) {
+    if (!isCallPiece(run.name(t.func)) || t.send.comm_rank == t.recv.comm_rank) continue;
+    if (t.send.process >= 0) out[{t.comm, t.func, t.send.comm_rank}].push_back({&t.send, true, t.recv.comm_rank, t.bytes});
+    if (t.recv.process >= 0) out[{t.comm, t.func, t.recv.comm_rank}].push_back({&t.recv, false, t.send.comm_rank, t.bytes});
+  }
+  return out;
+}
+
+// A rank's part of the call being assembled. Seen (direction, peer) slots are stamped with
+// the part's number, so starting a part costs nothing however large the communicator.
+class RankPart {
+ public:
+  RankPart(Shape shape, int n) : shape_(shape), others_(static_cast<uint32_t>(n - 1)), stamp_(2 * static_cast<size_t>(n), 0) {}
+
+  // Whether piece p begins the next call rather than joining this one.
+  bool beginsNext(const Piece& p) const {
+    if (sends_ + recvs_ == 0) return false;
+    if (complete() || stamp_[slot(p)] == number_) return true;
+    return shape_ != Shape::kAlltoAll && (sends_ > 0) != p.is_send;
+  }
+  void next() {
+    ++number_;
+    sends_ = recvs_ = 0;
+  }
+  void add(const Piece& p) {
+    stamp_[slot(p)] = number_;
+    ++(p.is_send ? sends_ : recvs_);
+  }
+  uint64_t index() const { return number_ - 1; }
+
+ private:
+  bool complete() const {
+    switch (shape_) {
+      case Shape::kAlltoAll: return sends_ == others_ && recvs_ == others_;
+      case Shape::kGather: return sends_ == 1 || recvs_ == others_;
+      case Shape::kScatter: return recvs_ == 1 || sends_ == others_;
+    }
+    return true;
+  }
+  static size_t slot(const Piece& p) { return 2 * static_cast<size_t>(p.peer) + (p.is_send ? 1 : 0); }
+
+  Shape shape_;
+  uint32_t others_;
+  std::vector<uint64_t> stamp_;
+  uint64_t number_ = 1;  // 0 marks a slot never seen
+  uint32_t sends_ = 0, recvs_ = 0;
+};
+
+void addPiece(MemberView& m, const MemberView& side) {
+  if (m.process < 0) {  // the first piece: pieces arrive in issue order
+    m.process = side.process;
+    m.cpu_start_ns = side.cpu_start_ns;
+    m.stream = side.stream;
+  }
+  m.cpu_end_ns = std::max(m.cpu_end_ns, side.cpu_end_ns);
+  if (side.gpuDuration() == 0) return;
+  m.gpu_start_ns = m.gpu_start_ns == 0 ? side.gpu_start_ns : std::min(m.gpu_start_ns, side.gpu_start_ns);
+  m.gpu_end_ns = std::max(m.gpu_end_ns, side.gpu_end_ns);
+}
+
+// (comm, func, index) -> call
+using CallKey = std::tuple<uint32_t, NameId, uint64_t>;
+
+P2pCall& callAt(const RunModel& run, std::map<CallKey, P2pCall>& calls, const CallKey& key) {
+  const auto [it, inserted] = calls.try_emplace(key);
+  P2pCall& call = it->second;
+  if (inserted) {
+    std::tie(call.comm, call.func, call.index) = key;
+    call.members.resize(static_cast<size_t>(run.comms[call.comm].size));
+    for (size_t r = 0; r < call.members.size(); ++r) call.members[r].comm_rank = static_cast<int32_t>(r);
+  }
+  return call;
+}
+
+}  // namespace
+
+bool isCallPiece(std::string_view func) { return callFuncOf(func) != nullptr; }
+
+std::vector<P2pCall> p2pCalls(const RunModel& run) {
+  std::map<CallKey, P2pCall> calls;
+  for (auto& [key, pieces] : piecesByRank(run)) {
+    const auto& [comm, func, rank] = key;
+    std::stable_sort(pieces.begin(), pieces.end(),
+                     [](const Piece& a, const Piece& b) { return a.side->cpu_start_ns < b.side->cpu_start_ns; });
+    RankPart part(callFuncOf(run.name(func))->shape, run.comms[comm].size);
+    for (const Piece& p : pieces) {
+      if (part.beginsNext(p)) part.next();
+      part.add(p);
+      P2pCall& call = callAt(run, calls, {comm, func, part.index()});
+      call.bytes = std::max(call.bytes, p.bytes);
+      addPiece(call.members[static_cast<size_t>(rank)], *p.side);
+    }
+  }
+  std::vector<P2pCall> out;
+  out.reserve(calls.size());
+  for (auto& [key, call] : calls) out.push_back(std::move(call));
+  return out;
+}
+
+}  // namespace commtrace::report

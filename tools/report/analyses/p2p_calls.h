@@ -1,0 +1,48 @@
+// The calls behind the pieces of AlltoAll, Gather and Scatter. NCCL runs each such call as
+// per-peer Send/Recv tasks, each under a P2pApi event of its own that keeps the call's func,
+// so the records hold pieces (RunModel::transfers with that func) and nothing that names the
+// call they came from. Not even the enter time: each piece's cpu_start_ns is its own
+// P2pApi's (v5+; v4: its own task start), microseconds apart from its siblings'.
+//
+// The grouping rule. A rank's pieces of one func on one communicator, in the order of their
+// cpu_start_ns (the order the rank issued them), belong to one call until that call's part
+// on the rank is complete; a piece that cannot belong to the part so far begins the next call
+// early. A rank's part of one call of a communicator of n ranks:
+//   AlltoAll: a send to and a receive from each of the n-1 others;
+//   Gather:   the root receives from each of the n-1 others; every other rank sends one piece;
+//   Scatter:  the root sends to each of the n-1 others; every other rank receives one piece.
+// A piece cannot belong when the part already has a piece of its direction and peer, or, for
+// Gather and Scatter, when it goes the other way. Calls are numbered k = 0, 1, ... per (comm,
+// func, rank), and the k-th call on every member is one instance: NCCL requires the members
+// of a communicator to issue its calls in the same order. A piece to the rank itself (a local
+// copy, if NCCL records one) is left out. Lost pieces (dropped records) can end a call early
+// or late on that rank only; a rank without a file has no part.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+struct P2pCall {
+  uint32_t comm = 0;  // index into RunModel::comms
+  NameId func = 0;
+  uint64_t index = 0;  // k: this call's position among func's calls on comm
+  uint64_t bytes = 0;  // per-peer payload: one piece's bytes (0 when the datatype was not known)
+  // Each comm rank's part, in comm-rank order (size: the communicator's): cpu_start_ns from
+  // its first piece, cpu_end_ns the latest piece's, the GPU span from the first piece start
+  // to the last piece end (pieces without GPU times left out); process -1 where the rank
+  // recorded no piece of this call.
+  std::vector<MemberView> members;
+};
+
+// True for the API funcs whose transfers are pieces of a call: AlltoAll, Gather, Scatter.
+bool isCallPiece(std::string_view func);
+
+// Every call of those funcs, sorted by (comm, func, index).
+std::vector<P2pCall> p2pCalls(const RunModel& run);
+
+}  // namespace commtrace::report
