@@ -5,9 +5,8 @@
 #
 #   bench/report_scaling.sh [BUILD_DIR] [WORK_DIR]
 #
-# BUILD_DIR (default build-release) needs bin/commtrace-synth and bin/commtrace; where that
-# commtrace has no `report` command yet, bin/report_load_bench (loading, joining and clock
-# alignment only) is timed instead, and the table says so. WORK_DIR (default
+# BUILD_DIR (default build-release) needs bin/commtrace-synth and bin/commtrace
+# (bin/report_load_bench times the loading half alone). WORK_DIR (default
 # /tmp/commtrace-report-scaling) keeps the runs between invocations (about 7 bytes per
 # record: ~50 MB for 6.4M collective records).
 #
@@ -21,23 +20,12 @@ work=${2:-/tmp/commtrace-report-scaling}
 ranks_list=${RANKS:-"8 16 32 64 128 256"}
 max_rank_records=6400000
 
-for tool in "$build/bin/commtrace-synth" /usr/bin/time; do
-  [[ -x $tool ]] || { echo "commtrace: $tool not found; build it first (make -C $build commtrace_synth)" >&2; exit 2; }
+for tool in "$build/bin/commtrace-synth" "$build/bin/commtrace" /usr/bin/time; do
+  [[ -x $tool ]] || { echo "commtrace: $tool not found; build it first (make -C $build commtrace_synth commtrace_cli)" >&2; exit 2; }
 done
-# The command timed is: "${before[@]}" RUN_DIR "${after[@]}".
-if "$build/bin/commtrace" report --help >/dev/null 2>&1; then
-  what="commtrace report --format json"
-  before=("$build/bin/commtrace" report)
-  after=(--format json --out /dev/null)
-else
-  [[ -x $build/bin/report_load_bench ]] || { echo "commtrace: neither '$build/bin/commtrace report' nor $build/bin/report_load_bench exists" >&2; exit 2; }
-  what="report_load_bench (loadRun + alignClocks; no 'commtrace report' in $build)"
-  before=("$build/bin/report_load_bench")
-  after=()
-fi
 
 mkdir -p "$work"
-echo "measuring: $what"
+echo "measuring: commtrace report --format json"
 # cpu_s (user + system, all threads) says what wall_s would be on an idle machine when
 # other work shares the cores.
 printf '%6s %12s %14s %9s %8s %7s %12s\n' ranks colls/rank rank-records disk_MB wall_s cpu_s peak_RSS_MB
@@ -49,7 +37,7 @@ for ranks in $ranks_list; do
     "$build/bin/commtrace-synth" --run-dir "$dir" --ranks "$ranks" --collectives "$per_rank" >/dev/null
   fi
   log=$(mktemp)
-  /usr/bin/time -v "${before[@]}" "$dir" "${after[@]}" 2>"$log" >/dev/null || { cat "$log" >&2; exit 1; }
+  /usr/bin/time -v "$build/bin/commtrace" report "$dir" --format json --out /dev/null 2>"$log" >/dev/null || { cat "$log" >&2; exit 1; }
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; ++i) s = s * 60 + t[i]; print s}' "$log")
   cpu=$(awk -F': ' '/(User|System) time \(seconds\)/ {s += $2} END {print s}' "$log")
   rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
