@@ -110,6 +110,20 @@ TEST(CommMatrix, PointToPointIsMeasuredAndMixedCellsSaySo) {
   EXPECT_EQ(cellAt(sliceNamed(m, "AllGather"), 1, 2)->bytes, 70u);
 }
 
+// Each AlltoAll piece's own span includes waiting for the call's last rank; the pieces run
+// together for the call's transfer time (the last arriver's span), and that is their time.
+TEST(CommMatrix, AlltoAllPiecesTakeTheirCallsTransferTime) {
+  RunModelBuilder b({"h", "h", "h"});
+  const uint32_t w = b.comm({0, 1, 2}, "w");
+  b.alltoall(w, 1000, {{100, 1100}, {300, 1100}, {900, 1100}});  // rank 2 arrives last: 200 ns
+  const CommMatrix m = communicationMatrix(b.run);
+  for (int src = 0; src < 3; ++src)
+    for (int dst = 0; dst < 3; ++dst) {
+      EXPECT_EQ(m.p2p_bytes[src][dst], src == dst ? 0u : 1000u);
+      EXPECT_DOUBLE_EQ(m.time_us[src][dst], src == dst ? 0.0 : 0.2) << src << " -> " << dst;
+    }
+}
+
 TEST(CommMatrix, RowSumsAddEveryOpOnce) {
   RunModelBuilder b({"a", "a", "a", "a"});
   const uint32_t comm = b.comm({0, 1, 2, 3}, "w");

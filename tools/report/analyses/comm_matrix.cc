@@ -5,6 +5,7 @@
 
 #include "tools/report/analyses/edge_model.h"
 #include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/analyses/rank_index.h"
 
 namespace commtrace::report {
@@ -100,14 +101,24 @@ class MatrixBuilder {
     }
   }
 
+  // Plain sends take their own transfer time. The pieces of an AlltoAll/Gather/Scatter run
+  // together, and each piece's own span includes waiting for the call's other ranks, so
+  // they take the call's transfer time.
   void addTransfers() {
-    for (const P2pTransfer& t : run_.transfers) {
-      if (t.bytes == 0) {
-        ++unsized_ops_;
-        continue;
-      }
-      add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, t.bytes, transferNs(t), true);
+    for (const P2pTransfer& t : run_.transfers)  // a piece to itself is a local copy, no part of a call
+      if (!isCallPiece(run_.name(t.func)) || t.send.comm_rank == t.recv.comm_rank) addTransfer(t, transferNs(t));
+    for (const P2pCall& call : p2pCalls(run_)) {
+      const uint64_t ns = transferNs(call);
+      for (uint32_t piece : call.pieces) addTransfer(run_.transfers[piece], ns);
     }
+  }
+
+  void addTransfer(const P2pTransfer& t, uint64_t ns) {
+    if (t.bytes == 0) {
+      ++unsized_ops_;
+      return;
+    }
+    add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, t.bytes, ns, true);
   }
 
   CommMatrix finish() {

@@ -32,6 +32,8 @@ struct Piece {
   bool is_send = false;
   int peer = 0;  // comm rank
   uint64_t bytes = 0;
+  uint32_t transfer = 0;  // index into RunModel::transfers
+  bool names_call = false;  // this side assigns the transfer to its call (the send, else the receive)
 };
 
 // (comm, func, comm rank) -> that rank's pieces.
@@ -39,10 +41,13 @@ using PieceKey = std::tuple<uint32_t, NameId, int>;
 
 std::map<PieceKey, std::vector<Piece>> piecesByRank(const RunModel& run) {
   std::map<PieceKey, std::vector<Piece>> out;
-  for (const P2pTransfer& t : run.transfers) {
+  for (uint32_t i = 0; i < run.transfers.size(); ++i) {
+    const P2pTransfer& t = run.transfers[i];
     if (!isCallPiece(run.name(t.func)) || t.send.comm_rank == t.recv.comm_rank) continue;
-    if (t.send.process >= 0) out[{t.comm, t.func, t.send.comm_rank}].push_back({&t.send, true, t.recv.comm_rank, t.bytes});
-    if (t.recv.process >= 0) out[{t.comm, t.func, t.recv.comm_rank}].push_back({&t.recv, false, t.send.comm_rank, t.bytes});
+    const bool sent = t.send.process >= 0;
+    if (sent) out[{t.comm, t.func, t.send.comm_rank}].push_back({&t.send, true, t.recv.comm_rank, t.bytes, i, true});
+    if (t.recv.process >= 0)
+      out[{t.comm, t.func, t.recv.comm_rank}].push_back({&t.recv, false, t.send.comm_rank, t.bytes, i, !sent});
   }
   return out;
 }
@@ -129,6 +134,7 @@ std::vector<P2pCall> p2pCalls(const RunModel& run) {
       part.add(p);
       P2pCall& call = callAt(run, calls, {comm, func, part.index()});
       call.bytes = std::max(call.bytes, p.bytes);
+      if (p.names_call) call.pieces.push_back(p.transfer);
       addPiece(call.members[static_cast<size_t>(rank)], *p.side);
     }
   }

@@ -37,6 +37,9 @@ struct P2pCall {
   // to the last piece end (pieces without GPU times left out); process -1 where the rank
   // recorded no piece of this call.
   std::vector<MemberView> members;
+  // The call's pieces: indices into RunModel::transfers, each once (assigned by the sender's
+  // grouping, or the receiver's where the send was not recorded).
+  std::vector<uint32_t> pieces;
 };
 
 // True for the API funcs whose transfers are pieces of a call: AlltoAll, Gather, Scatter.
