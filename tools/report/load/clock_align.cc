@@ -191,11 +191,8 @@ ClockSummary ClockAligner::summarize() const {
   ClockSummary s;
   s.fits = fits_;
   if (!residuals_ns_.empty()) {
-    std::vector<double> r = residuals_ns_;
-    const auto mid = r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2);
-    std::nth_element(r.begin(), mid, r.end());
-    s.residual_us_p50 = *mid / 1e3;
-    s.residual_us_max = *std::max_element(r.begin(), r.end()) / 1e3;
+    s.residual_us_p50 = upperMedian(residuals_ns_) / 1e3;
+    s.residual_us_max = *std::max_element(residuals_ns_.begin(), residuals_ns_.end()) / 1e3;
   }
   s.cpu_gpu_mapped = !run_.processes.empty() &&
                      std::all_of(run_.processes.begin(), run_.processes.end(), [](const ProcessInfo& p) { return p.gpu_from_cpu.valid; });

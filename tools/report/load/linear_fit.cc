@@ -4,14 +4,14 @@
 #include <cmath>
 
 namespace commtrace::report {
-namespace {
-
-double median(std::vector<double> v) {
+double upperMedian(std::vector<double> v) {
   if (v.empty()) return 0;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   return *mid;
 }
+
+namespace {
 
 double rmsOf(const std::vector<double>& r) {
   double sum = 0;
@@ -51,11 +51,11 @@ LineFit fitRobust(std::vector<FitPoint>& points, bool fit_slope, double floor) {
   const LineFit first = fitLeastSquares(points, fit_slope);
   if (points.size() < 3) return first;
   const std::vector<double> r = residuals(points, first);
-  const double center = median(r);
+  const double center = upperMedian(r);
   std::vector<double> deviation(r.size());
   for (size_t i = 0; i < r.size(); ++i) deviation[i] = std::abs(r[i] - center);
   // 1.4826 MAD estimates the standard deviation of normal noise; 5 of them is far out.
-  const double limit = std::max(5 * 1.4826 * median(deviation), floor);
+  const double limit = std::max(5 * 1.4826 * upperMedian(deviation), floor);
   std::vector<FitPoint> kept;
   kept.reserve(points.size());
   for (size_t i = 0; i < points.size(); ++i) {

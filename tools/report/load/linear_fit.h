@@ -37,6 +37,9 @@ LineFit fitLeastSquares(const std::vector<FitPoint>& points, bool fit_slope);
 // points dropped are removed from `points`.
 LineFit fitRobust(std::vector<FitPoint>& points, bool fit_slope, double floor);
 
+// The middle value (the upper one of an even count); 0 for none.
+double upperMedian(std::vector<double> v);
+
 // Residual of each point under fit, in the order given.
 std::vector<double> residuals(const std::vector<FitPoint>& points, const LineFit& fit);
 
