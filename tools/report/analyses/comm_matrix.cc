@@ -75,12 +75,6 @@ std::vector<int> worldRanks(const RunModel& run) {
   return global;
 }
 
-std::vector<int> membersOf(const RunModel& run, const Communicator& comm) {
-  std::vector<int> global(comm.size);
-  for (int r = 0; r < comm.size; ++r) global[r] = globalRankOf(run, comm, r);
-  return global;
-}
-
 // Sums every op into the whole-run grid and its communicator's and func's grids.
 class MatrixBuilder {
  public:
@@ -152,7 +146,7 @@ class MatrixBuilder {
       return;
     }
     all_.add(src, dst, bytes, ns, p2p);
-    gridOf(per_comm_, comm, [&] { return membersOf(run_, run_.comms[comm]); }).add(src_comm_rank, dst_comm_rank, bytes, ns, p2p);
+    gridOf(per_comm_, comm, [&] { return run_.comms[comm].global_ranks; }).add(src_comm_rank, dst_comm_rank, bytes, ns, p2p);
     gridOf(per_func_, func, [&] { return world_; }).add(src, dst, bytes, ns, p2p);
   }
 
@@ -166,7 +160,7 @@ class MatrixBuilder {
 
   int globalRank(uint32_t comm, int comm_rank) const {
     const Communicator& c = run_.comms[comm];
-    return comm_rank < c.size ? globalRankOf(run_, c, comm_rank) : -1;
+    return comm_rank < c.size ? globalRankOf(c, comm_rank) : -1;
   }
 
   std::string leftOut() const {

@@ -19,7 +19,7 @@ bool arrivalsOf(const RunModel& run, const CollInstance& c, InstanceArrivals& ou
     if (d == 0) continue;
     MemberArrival a;
     a.comm_rank = static_cast<int>(i);
-    a.rank = globalRankOf(run, comm, a.comm_rank);
+    a.rank = globalRankOf(comm, a.comm_rank);
     a.process = m[i].process;
     a.gpu_start_ns = m[i].gpu_start_ns;
     a.duration_ns = d;

@@ -10,9 +10,9 @@ namespace commtrace::report {
 namespace {
 
 // The member's rank as MismatchRow prints it: global when every one is known, else comm ranks.
-void setRanks(const RunModel& run, const Communicator& comm, const std::vector<int>& comm_ranks, MismatchRow& row) {
+void setRanks(const Communicator& comm, const std::vector<int>& comm_ranks, MismatchRow& row) {
   std::vector<int> global;
-  for (int r : comm_ranks) global.push_back(globalRankOf(run, comm, r));
+  for (int r : comm_ranks) global.push_back(globalRankOf(comm, r));
   row.comm_ranks = std::find(global.begin(), global.end(), -1) != global.end();
   row.missing_ranks = row.comm_ranks ? comm_ranks : global;
 }
@@ -110,7 +110,7 @@ class MismatchFinder {
 
   void addRow(const CollInstance& c, const std::vector<int>& comm_ranks, const std::string& kind, const std::string& detail) {
     MismatchRow row = rowFor(c.comm, c.func, c.seq, kind);
-    setRanks(run_, run_.comms[c.comm], comm_ranks, row);
+    setRanks(run_.comms[c.comm], comm_ranks, row);
     row.detail = detail;
     keep(std::move(row));
   }
@@ -124,7 +124,7 @@ class MismatchFinder {
                              std::to_string(t.send.comm_rank) + " -> c" + std::to_string(t.recv.comm_rank);
     if (unfinished(side, other.gpu_end_ns != 0)) {
       MismatchRow row = rowFor(t.comm, t.func, t.op_index, "unfinished");
-      setRanks(run_, comm, {side.comm_rank}, row);
+      setRanks(comm, {side.comm_rank}, row);
       row.detail = what + " started but never finished";
       keep(std::move(row));
     }
@@ -133,7 +133,7 @@ class MismatchFinder {
     const auto last = last_recorded.find({t.comm, t.send.comm_rank, t.recv.comm_rank, send});
     if (last != last_recorded.end() && last->second > t.op_index) {
       MismatchRow row = rowFor(t.comm, t.func, t.op_index, "missing");
-      setRanks(run_, comm, {side.comm_rank}, row);
+      setRanks(comm, {side.comm_rank}, row);
       row.detail = what + " never recorded although later ones were";
       keep(std::move(row));
     } else {
@@ -145,7 +145,7 @@ class MismatchFinder {
   void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
     if (file_ends_.count({comm, comm_rank}) != 0) return;
     MismatchRow row = rowFor(comm, func, seq, "file ends");
-    setRanks(run_, run_.comms[comm], {comm_rank}, row);
+    setRanks(run_.comms[comm], {comm_rank}, row);
     row.detail = detail;
     file_ends_.emplace(std::make_pair(comm, comm_rank), std::move(row));
   }

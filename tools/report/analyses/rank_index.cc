@@ -4,11 +4,9 @@
 
 namespace commtrace::report {
 
-int globalRankOf(const RunModel& run, const Communicator& comm, int comm_rank) {
+int globalRankOf(const Communicator& comm, int comm_rank) {
   const auto member = static_cast<size_t>(comm_rank);
-  if (comm_rank < 0) return -1;
-  if (member < comm.global_ranks.size() && comm.global_ranks[member] >= 0) return comm.global_ranks[member];
-  return member < comm.processes.size() && comm.processes[member] >= 0 ? run.processes[comm.processes[member]].rank : -1;
+  return comm_rank >= 0 && member < comm.global_ranks.size() ? comm.global_ranks[member] : -1;
 }
 
 int rankSlots(const RunModel& run) {

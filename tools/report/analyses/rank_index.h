@@ -8,9 +8,9 @@
 
 namespace commtrace::report {
 
-// The global rank of comm_rank in comm: from the communicator, else from the file that
-// recorded that member; -1 when neither knows.
-int globalRankOf(const RunModel& run, const Communicator& comm, int comm_rank);
+// The global rank of comm_rank in comm; -1 when unknown. (The loader already gave every seat
+// a file recorded the rank that file names.)
+int globalRankOf(const Communicator& comm, int comm_rank);
 
 // Size of a dense per-global-rank table: one past the largest rank any file or
 // communicator names, or the world size.

@@ -58,7 +58,7 @@ class LinkCollector {
  private:
   void add(uint32_t comm, int src_comm_rank, int dst_comm_rank, double gbs, bool direct) {
     const Communicator& c = run_.comms[comm];
-    int a = globalRankOf(run_, c, src_comm_rank), b = globalRankOf(run_, c, dst_comm_rank);
+    int a = globalRankOf(c, src_comm_rank), b = globalRankOf(c, dst_comm_rank);
     if (a < 0 || b < 0 || a == b || a >= slots_ || b >= slots_) return;
     if (a > b) std::swap(a, b);
     LinkSamples& s = links_[static_cast<uint64_t>(a) * slots_ + b];

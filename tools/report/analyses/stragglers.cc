@@ -153,7 +153,7 @@ std::vector<CommStragglerRow> commRows(const RunModel& run, const Tallies& t) {
     CommStragglerRow row;
     row.comm = comm.id;
     row.comm_name = std::string(run.name(comm.name));
-    row.worst_rank = globalRankOf(run, comm, worst_comm_rank);
+    row.worst_rank = globalRankOf(comm, worst_comm_rank);
     row.wait_caused_us = *worst / 1e3;
     row.total_wait_us = tally.total_wait_ns / 1e3;
     row.instances = tally.instances;
