@@ -1,5 +1,6 @@
 #include "interpose/launcher_env.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -26,7 +27,15 @@ const char* firstString(std::initializer_list<const char*> names) {
   return "";
 }
 
+std::atomic<int64_t> g_nccl_world{-1};  // rank << 32 | n_ranks, -1 until known
+
 }  // namespace
+
+void noteNcclWorldRank(int32_t rank, int32_t n_ranks) {
+  if (rank < 0 || n_ranks <= 0) return;
+  int64_t unknown = -1;
+  g_nccl_world.compare_exchange_strong(unknown, int64_t{rank} << 32 | static_cast<uint32_t>(n_ranks));
+}
 
 FileIdentity launcherIdentity() {
   FileIdentity id;
@@ -35,6 +44,11 @@ FileIdentity launcherIdentity() {
   id.world_size = firstInt({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
   id.job_id = firstString({"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"});
   id.nccl_host_id = firstString({"NCCL_HOSTID"});
+  // NCCL's answer wins over the launcher's: it is the rank the job's traffic is keyed by.
+  if (const int64_t world = g_nccl_world.load(); world >= 0) {
+    id.rank = static_cast<int32_t>(world >> 32);
+    id.world_size = static_cast<int32_t>(world & 0xffffffff);
+  }
   const int32_t restarts = firstInt({"TORCHELASTIC_RESTART_COUNT"});
   id.restart_count = restarts > 0 ? static_cast<uint32_t>(restarts) : 0;
   return id;

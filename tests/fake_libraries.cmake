@@ -1,0 +1,7 @@
+# Stand-ins for the libraries the preload face wraps, each in its own directory under its
+# real soname, so a test puts it on LD_LIBRARY_PATH (or links it) and runs a program whose
+# calls go through libcommtrace.so's wrappers.
+add_library(fake_nccl SHARED fake_nccl.cc)
+set_target_properties(fake_nccl PROPERTIES
+  OUTPUT_NAME nccl VERSION 2.28.9 SOVERSION 2
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fake-nccl)
