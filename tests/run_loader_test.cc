@@ -343,6 +343,22 @@ TEST(RunLoader, RanksComeFromTheHeaderElseCommInfoElseTheWorldSeat) {
   EXPECT_TRUE(l.run.missing_ranks.empty());
 }
 
+// The profiler plugin describes a communicator without the global rank; the preload face's
+// NCCL wrappers describe it again with it. The second record fills the seat.
+TEST(RunLoader, ASecondCommInfoFillsTheGlobalRankTheFirstLacked) {
+  TempDir dir;
+  constexpr uint64_t kPair = 0xBEEF;
+  writeRankFile(dir.path(), "a", rankHeader(-1, -1), {{commInfo(kPair, 2, 0, -1), commInfo(kPair, 2, 0, 7)}});
+  writeRankFile(dir.path(), "b", rankHeader(-1, -1), {{commInfo(kPair, 2, 1, -1)}, {commInfo(kPair, 2, 1, 3)}});
+  const Loaded l = load(dir.path());
+  ASSERT_TRUE(l.ok) << l.err;
+  ASSERT_EQ(l.run.comms.size(), 1u);
+  EXPECT_EQ(l.run.comms[0].global_ranks, (std::vector<int>{7, 3}));
+  ASSERT_EQ(l.run.processes.size(), 2u);
+  EXPECT_EQ(l.run.processes[0].rank, 7);
+  EXPECT_EQ(l.run.processes[1].rank, 3);
+}
+
 TEST(RunLoader, DropsAreTheLatestCumulativeCountPerThreadAndKind) {
   TempDir dir;
   const auto drop = [](uint64_t ring_full, uint64_t sink_failed, uint32_t thread, RecordKind kind, uint64_t untracked) {

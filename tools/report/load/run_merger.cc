@@ -69,10 +69,16 @@ void RunMerger::addCommInfo(int process, const CommInfoRow& info) {
   }
   if (comm.name == 0) comm.name = info.name;
   if (comm.n_nodes == 0) comm.n_nodes = info.n_nodes;
-  if (info.rank < 0 || info.rank >= comm.size || placeOf(process, info.comm_id) != nullptr) return;
+  if (info.rank < 0 || info.rank >= comm.size) return;
   const size_t p = static_cast<size_t>(process);
   if (info.global_rank >= 0 && rank_from_comm_info_[p] < 0) rank_from_comm_info_[p] = info.global_rank;
   const size_t r = static_cast<size_t>(info.rank);
+  // One process can describe a communicator twice: the profiler plugin knows its seat, the
+  // preload face's NCCL wrappers also know the global rank. The second fills what the first lacked.
+  if (placeOf(process, info.comm_id) != nullptr) {
+    if (comm.global_ranks[r] < 0) comm.global_ranks[r] = info.global_rank;
+    return;
+  }
   if (comm.global_ranks[r] < 0) comm.global_ranks[r] = info.global_rank >= 0 ? info.global_rank : identity_[p].header_rank;
   if (comm.processes[r] < 0) comm.processes[r] = process;
   places_[p].push_back({info.comm_id, index, info.rank});
