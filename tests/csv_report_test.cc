@@ -60,7 +60,7 @@ class CsvReport : public ::testing::Test {
 
 TEST_F(CsvReport, WritesOneFilePerTable) {
   for (const char* f : {"run.csv", "problems.csv", "findings.csv", "clocks.csv", "communicators.csv", "bandwidth.csv", "matrix_bytes.csv",
-                        "matrix_p2p_bytes.csv", "matrix_time_us.csv", "matrix_cells.csv", "overlap.csv", "overlap_steps.csv",
+                        "matrix_p2p_bytes.csv", "matrix_time_us.csv", "matrix_cells.csv", "overlap.csv", "overlap_steps.csv", "cuda_sync.csv", "cuda_sync_streams.csv",
                         "stragglers.csv", "straggler_hosts.csv", "straggler_comms.csv", "links.csv", "lateness_heatmap.csv", "mismatches.csv"})
     EXPECT_TRUE(std::filesystem::is_regular_file(dir() + "/" + f)) << f;
 }
@@ -114,6 +114,21 @@ TEST_F(CsvReport, UnmeasuredOverlapAndMissingHeatmapBinsAreEmptyCells) {
   const Rows heat = readCsv(dir(), "lateness_heatmap.csv");
   ASSERT_EQ(heat.size(), 1u + 4 * 3);
   EXPECT_EQ(heat[1 + 3 + 2], (std::vector<std::string>{"1", "2", "2000", ""}));  // rank 1, bin 2: no data
+}
+
+TEST_F(CsvReport, CudaSyncRowsPerCallAndPerStream) {
+  const Rows calls = readCsv(dir(), "cuda_sync.csv");
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[0], (std::vector<std::string>{"rank", "host", "call", "count", "failed", "total_us", "p50_us", "max_us"}));
+  EXPECT_EQ(calls[1], (std::vector<std::string>{"0", "node0", "cudaStreamSynchronize", "3", "1", "2500.5", "800", "1200.25"}));
+  EXPECT_EQ(calls[2][2], "cudaDeviceSynchronize");
+  EXPECT_EQ(calls[3][0], "1");
+  const Rows streams = readCsv(dir(), "cuda_sync_streams.csv");
+  ASSERT_EQ(streams.size(), 4u);  // device sync takes no stream
+  EXPECT_EQ(streams[0], (std::vector<std::string>{"rank", "call", "stream", "count", "failed", "total_us", "p50_us", "max_us"}));
+  EXPECT_EQ(streams[1], (std::vector<std::string>{"0", "cudaStreamSynchronize", "0x000000000005a000", "2", "0", "2000", "800", "1200.25"}));
+  EXPECT_EQ(streams[2][2], "0x0000000000000002");
+  EXPECT_EQ(streams[3][2], "0x0000000000000000");
 }
 
 TEST(CsvReportErrors, UnwritableDirectoryIsReported) {

@@ -92,6 +92,28 @@ TEST(JsonReport, OverlapWithoutComputeRecordsGivesTheReasonNotZeros) {
   for (const char* key : {"overlapped_us", "exposed_us", "idle_us", "overlap_pct"}) EXPECT_FALSE(unmeasured.contains(key)) << key;
 }
 
+TEST(JsonReport, CudaSyncPerCallWithHexStreams) {
+  const nlohmann::json rows = reportJson(testutil::sampleReport()).at("cuda_sync");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("rank"), 0);
+  EXPECT_EQ(rows[0].at("host"), "node0");
+  EXPECT_DOUBLE_EQ(rows[0].at("blocked_us").get<double>(), 2600.5);
+  const nlohmann::json& sync = rows[0].at("calls")[0];
+  EXPECT_EQ(sync.at("call"), "cudaStreamSynchronize");
+  EXPECT_EQ(sync.at("count"), 3);
+  EXPECT_EQ(sync.at("failed"), 1);
+  EXPECT_DOUBLE_EQ(sync.at("total_us").get<double>(), 2500.5);
+  EXPECT_DOUBLE_EQ(sync.at("p50_us").get<double>(), 800);
+  EXPECT_DOUBLE_EQ(sync.at("max_us").get<double>(), 1200.25);
+  ASSERT_EQ(sync.at("streams").size(), 2u);
+  EXPECT_EQ(sync.at("streams")[0].at("stream"), "0x000000000005a000");
+  EXPECT_EQ(sync.at("streams")[1].at("stream"), "0x0000000000000002");
+  EXPECT_EQ(sync.at("streams")[1].at("failed"), 1);
+  const nlohmann::json& device = rows[0].at("calls")[1];
+  EXPECT_EQ(device.at("call"), "cudaDeviceSynchronize");
+  EXPECT_TRUE(device.at("streams").empty());
+}
+
 TEST(JsonReport, StragglersSortedByWaitCausedDescending) {
   const nlohmann::json s = reportJson(testutil::sampleReport()).at("stragglers");
   ASSERT_EQ(s.size(), 3u);

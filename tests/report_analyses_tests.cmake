@@ -5,6 +5,7 @@ ct_test(p2p_calls_test SOURCES p2p_calls_test.cc LIBS ct_report_analyses)
 ct_test(comm_matrix_test SOURCES comm_matrix_test.cc LIBS ct_report_analyses)
 ct_test(stragglers_test SOURCES stragglers_test.cc LIBS ct_report_analyses)
 ct_test(mismatches_test SOURCES mismatches_test.cc LIBS ct_report_analyses)
+ct_test(cuda_sync_test SOURCES cuda_sync_test.cc LIBS ct_report_analyses)
 
 # End to end: the NCCL driver plays the demo job (and variants) through libcommtrace.so;
 # the analyses must find what it planted (tools are not built in sanitizer builds).

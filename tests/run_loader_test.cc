@@ -469,6 +469,32 @@ TEST(RunLoader, KernelsWithoutACuptiClockSampleAreCountedNotPlaced) {
   EXPECT_EQ(l.run.timelines[0].unmapped_kernels, 1u);
 }
 
+// The CUDA runtime calls the preload face timed reach the process's timeline in time
+// order, over chunks; its other API spans (NCCL's) do not.
+TEST(RunLoader, CudaCallSpansAreKeptInTimeOrderAndOtherApiSpansAreNot) {
+  TempDir dir;
+  const auto span = [](const char* name, uint64_t stream, uint64_t event, uint64_t start, int result) {
+    RecordSlot s{};
+    s.kind = RecordKind::kApiSpan;
+    s.payload.api_span = ApiSpanRecord{.comm_id = 0, .stream = stream, .arg = event, .cpu_start_ns = start,
+                                       .cpu_end_ns = start + 2'000, .name = sid(name), .result = result};
+    return s;
+  };
+  writeRankFile(dir.path(), "rank0", rankHeader(0, 1),
+                {{span("cudaStreamSynchronize", 0x5a000, 0, 9'000'000, 0), span("ncclGroupStart", 0, 0, 8'000'000, 0)},
+                 {span("cudaEventSynchronize", 0, 0xea000, 7'000'000, 700)}});
+  const Loaded l = load(dir.path());
+  ASSERT_TRUE(l.ok) << l.err;
+  const auto& calls = l.run.timelines[0].cuda_calls;
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(l.run.name(calls[0].name), "cudaEventSynchronize");
+  EXPECT_EQ(calls[0].event, 0xea000u);
+  EXPECT_EQ(calls[0].result, 700);
+  EXPECT_EQ(calls[0].cpu_end_ns - calls[0].cpu_start_ns, 2'000u);
+  EXPECT_EQ(l.run.name(calls[1].name), "cudaStreamSynchronize");
+  EXPECT_EQ(calls[1].stream, 0x5a000u);
+}
+
 TEST(RunLoader, ProgressIsOneRedrawnLineOnlyWhenAsked) {
   TempDir dir;
   writeWorld(dir.path(), 2, 3);

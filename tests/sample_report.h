@@ -38,6 +38,12 @@ inline report::Report sampleReport() {
                 .steps = {{0, 0, 1000, 250, 750, 100}, {1, 5000, 1000, 250, 750, 200}}},
                {.rank = 1, .available = false, .reason = "no compute-kernel records: CUPTI was not attached", .comm_us = 1800,
                 .step_source = "none"}};
+  r.cuda_sync = {{.rank = 0, .host = "node0", .blocked_us = 2600.5,
+                  .calls = {{"cudaStreamSynchronize", {3, 1, 2500.5, 800, 1200.25},
+                             {{0x5a000, {2, 0, 2000, 800, 1200.25}}, {2, {1, 1, 500.5, 500.5, 500.5}}}},
+                            {"cudaDeviceSynchronize", {1, 0, 100, 100, 100}, {}}}},
+                 {.rank = 1, .host = "node0", .blocked_us = 40,
+                  .calls = {{"cudaStreamSynchronize", {1, 0, 40, 40, 40}, {{0, {1, 0, 40, 40, 40}}}}}}};
   r.stragglers.ranks = {
       {1, "node0", 100, 50, 0.1, 2, "none", 0.2, false, ""},
       {2, "node1", 100, 12000.5, 0.9, 1200, "compute", 0.95, true, "compute before its ops 1.2 ms longer than the others'"},

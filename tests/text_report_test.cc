@@ -66,6 +66,27 @@ TEST(TextReport, UnmeasuredOverlapShowsDashesAndTheReason) {
   EXPECT_EQ(lines[4], "  - = not measured: no compute-kernel records: CUPTI was not attached");
 }
 
+TEST(TextReport, CudaSyncListsCallsWithStreamRowsUnderCallsOnSeveral) {
+  const std::string out = text(testutil::sampleReport());
+  const size_t section = out.find("\nCPU blocked in CUDA synchronisation");
+  ASSERT_NE(section, std::string::npos);
+  const std::vector<std::string> lines = testutil::linesOf(out.substr(section + 1));
+  // title, header, rank 0 stream sync over 2 streams, its 2 stream rows, rank 0 device sync, rank 1 stream sync
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_NE(lines[2].find("cudaStreamSynchronize  all 2"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("2.5 ms  800 us  1.2 ms       1"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("0x000000000005a000"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("per-thread default"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[5].find("cudaDeviceSynchronize  -"), std::string::npos) << lines[5];
+  EXPECT_NE(lines[6].find("legacy default"), std::string::npos) << lines[6];
+}
+
+TEST(TextReport, NoCudaSyncCallsSaysWhy) {
+  report::Report r = testutil::sampleReport();
+  r.cuda_sync.clear();
+  EXPECT_NE(text(r).find("none recorded: no CUDA sync call went through the preload face"), std::string::npos);
+}
+
 // A 4-byte AllReduce moves ~0.00003 GB/s: "0.00" would say nothing moved, "3.3e-05" is
 // noise in a column of GB/s. JSON and CSV keep the value.
 TEST(TextReport, BandwidthsBelowTheLastDigitPrintAsLessThanIt) {

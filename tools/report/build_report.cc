@@ -7,6 +7,7 @@
 
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/comm_matrix.h"
+#include "tools/report/analyses/cuda_sync.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/stragglers.h"
@@ -73,6 +74,21 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::str
   }
 }
 
+// The ranks whose CPUs waited longest and shortest for their GPUs in CUDA sync calls.
+void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, std::vector<std::string>& out) {
+  if (rows.empty()) return;
+  const auto [least, most] = std::minmax_element(
+      rows.begin(), rows.end(), [](const CudaSyncRow& a, const CudaSyncRow& b) { return a.blocked_us < b.blocked_us; });
+  uint64_t calls = 0;
+  for (const CudaSyncCallRow& c : most->calls) calls += c.stats.count;
+  const CudaSyncCallRow& top = most->calls.front();
+  std::string finding = sentence("CPU blocked in CUDA synchronisation: rank %d the longest, %s in %llu calls (%s of it in %s)",
+                                 most->rank, ms(most->blocked_us).c_str(), static_cast<unsigned long long>(calls),
+                                 ms(top.stats.total_us).c_str(), top.call.c_str());
+  if (rows.size() > 1) finding += sentence("; rank %d the shortest, %s", least->rank, ms(least->blocked_us).c_str());
+  out.push_back(finding + ".");
+}
+
 // The group with the lowest busBw among those moving at least 1 MiB (small ops are
 // latency-bound, and their busBw says little about the links).
 void addBandwidthFinding(const std::vector<BandwidthRow>& rows, std::vector<std::string>& out) {
@@ -129,12 +145,14 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks) {
   report.bandwidth = bandwidthTable(run);
   report.matrix = communicationMatrix(run);
   report.overlap = computeOverlap(run);
+  report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks);
   report.mismatches = findMismatches(run, report.mismatches_total);
 
   addStragglerFinding(report.stragglers, report.findings);
   addLinkFinding(report.stragglers, report.findings);
   addOverlapFinding(report.overlap, report.findings);
+  addCudaSyncFinding(report.cuda_sync, report.findings);
   addBandwidthFinding(report.bandwidth, report.findings);
   addMismatchFinding(report, report.findings);
   addRunFindings(report.run, report.findings);

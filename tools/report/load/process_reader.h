@@ -113,6 +113,7 @@ class ProcessReader {
   std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock
   bool has_kernel_records_ = false;
   std::vector<PhaseSpan> phases_;
+  std::vector<CudaCallSpan> cuda_calls_;
 };
 
 }  // namespace commtrace::report

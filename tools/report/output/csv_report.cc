@@ -159,6 +159,33 @@ CsvTable overlapStepsTable(const std::vector<OverlapRow>& rows) {
   return t;
 }
 
+Row cudaSyncCells(const CudaSyncStats& s) {
+  return {num(s.count), num(s.failed), num(s.total_us), num(s.p50_us), num(s.max_us)};
+}
+
+CsvTable cudaSyncTable(const std::vector<CudaSyncRow>& rows) {
+  CsvTable t{"cuda_sync.csv", {"rank", "host", "call", "count", "failed", "total_us", "p50_us", "max_us"}, {}};
+  for (const CudaSyncRow& r : rows)
+    for (const CudaSyncCallRow& c : r.calls) {
+      Row row{num(r.rank), r.host, c.call};
+      for (std::string& cell : cudaSyncCells(c.stats)) row.push_back(std::move(cell));
+      t.rows.push_back(std::move(row));
+    }
+  return t;
+}
+
+CsvTable cudaSyncStreamsTable(const std::vector<CudaSyncRow>& rows) {
+  CsvTable t{"cuda_sync_streams.csv", {"rank", "call", "stream", "count", "failed", "total_us", "p50_us", "max_us"}, {}};
+  for (const CudaSyncRow& r : rows)
+    for (const CudaSyncCallRow& c : r.calls)
+      for (const CudaSyncStreamRow& s : c.streams) {
+        Row row{num(r.rank), c.call, fmt::hexId(s.stream)};
+        for (std::string& cell : cudaSyncCells(s.stats)) row.push_back(std::move(cell));
+        t.rows.push_back(std::move(row));
+      }
+  return t;
+}
+
 CsvTable stragglersTable(const std::vector<StragglerRow>& rows) {
   CsvTable t{"stragglers.csv",
              {"rank", "host", "instances", "wait_caused_us", "late_fraction", "mean_lateness_us", "class", "confidence", "flagged", "evidence"},
@@ -226,6 +253,8 @@ std::vector<CsvTable> allTables(const Report& r) {
           matrixCellsTable(r.matrix),
           overlapTable(r.overlap),
           overlapStepsTable(r.overlap),
+          cudaSyncTable(r.cuda_sync),
+          cudaSyncStreamsTable(r.cuda_sync),
           stragglersTable(r.stragglers.ranks),
           stragglerHostsTable(r.stragglers.hosts),
           stragglerCommsTable(r.stragglers.comms),

@@ -134,6 +134,8 @@ void writeTables(const Report& r, std::ostream& out) {
   out << "<h2>Overlap</h2>\n";
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
+  out << "<h2>CPU blocked in CUDA synchronisation</h2>\n";
+  writeTable(tables::cudaSync(r.cuda_sync), out);
   out << "<h2>Mismatches and hangs (" << r.mismatches_total << ")</h2>\n";
   writeTable(tables::mismatches(r.mismatches), out);
   out << "<h2>Communicators</h2>\n";

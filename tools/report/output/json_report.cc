@@ -127,6 +127,31 @@ Json overlapJson(const std::vector<OverlapRow>& rows) {
   return out;
 }
 
+Json cudaSyncStats(const CudaSyncStats& s) {
+  return {{"count", s.count}, {"failed", s.failed}, {"total_us", s.total_us}, {"p50_us", s.p50_us}, {"max_us", s.max_us}};
+}
+
+Json cudaSyncJson(const std::vector<CudaSyncRow>& rows) {
+  Json out = Json::array();
+  for (const CudaSyncRow& r : rows) {
+    Json calls = Json::array();
+    for (const CudaSyncCallRow& c : r.calls) {
+      Json streams = Json::array();
+      for (const CudaSyncStreamRow& s : c.streams) {
+        Json stream = {{"stream", fmt::hexId(s.stream)}};
+        stream.update(cudaSyncStats(s.stats));
+        streams.push_back(stream);
+      }
+      Json call = {{"call", c.call}};
+      call.update(cudaSyncStats(c.stats));
+      call["streams"] = streams;
+      calls.push_back(call);
+    }
+    out.push_back({{"rank", r.rank}, {"host", r.host}, {"blocked_us", r.blocked_us}, {"calls", calls}});
+  }
+  return out;
+}
+
 Json stragglersJson(std::vector<StragglerRow> rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
   Json out = Json::array();
@@ -222,6 +247,7 @@ void writeJson(const Report& r, std::ostream& out) {
                     {"bandwidth", bandwidthJson(r.bandwidth)},
                     {"matrix", matrixJson(r.matrix)},
                     {"overlap", overlapJson(r.overlap)},
+                    {"cuda_sync", cudaSyncJson(r.cuda_sync)},
                     {"stragglers", stragglersJson(r.stragglers.ranks)},
                     {"straggler_hosts", stragglerHostsJson(r.stragglers.hosts)},
                     {"straggler_comms", stragglerCommsJson(r.stragglers.comms)},

@@ -157,4 +157,29 @@ std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows)
   return reasons;
 }
 
+std::string streamLabel(uint64_t stream) {
+  if (stream == 0) return "legacy default";
+  if (stream == 2) return "per-thread default";  // cudaStreamPerThread
+  return fmt::hexId(stream);
+}
+
+Table cudaSync(const std::vector<CudaSyncRow>& rows) {
+  Table t{{{"rank", kRight}, {"call"}, {"stream"}, {"calls", kRight}, {"total", kRight}, {"p50", kRight}, {"max", kRight}, {"failed", kRight}},
+          {}};
+  const auto add = [&](const std::string& rank, const std::string& call, const std::string& stream, const CudaSyncStats& s) {
+    t.rows.push_back({rank, call, stream, std::to_string(s.count), fmt::duration(s.total_us), fmt::duration(s.p50_us),
+                      fmt::duration(s.max_us), std::to_string(s.failed)});
+  };
+  for (const CudaSyncRow& r : rows)
+    for (const CudaSyncCallRow& c : r.calls) {
+      const std::string streams = c.streams.empty()       ? "-"
+                                  : c.streams.size() == 1 ? streamLabel(c.streams.front().stream)
+                                                          : "all " + std::to_string(c.streams.size());
+      add(std::to_string(r.rank), c.call, streams, c.stats);
+      if (c.streams.size() > 1)
+        for (const CudaSyncStreamRow& s : c.streams) add("", "", "  " + streamLabel(s.stream), s.stats);
+    }
+  return t;
+}
+
 }  // namespace commtrace::report::tables

@@ -30,6 +30,10 @@ Table mismatches(const std::vector<MismatchRow>& rows);
 // where they are communicator ranks.)
 Table overlap(const std::vector<OverlapRow>& rows);
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
+// Per process and call; a call on several streams gets a row per stream under it.
+Table cudaSync(const std::vector<CudaSyncRow>& rows);
+
+std::string streamLabel(uint64_t stream);  // "legacy default", "per-thread default", else the hex handle
 
 std::string commLabel(uint64_t id, const std::string& name);  // the name, else the hex id
 std::string clockLine(const ClockSummary& clocks);            // one sentence about alignment

@@ -74,6 +74,17 @@ void writeOverlap(const std::vector<OverlapRow>& rows, std::ostream& out) {
   for (const std::string& reason : tables::unavailableReasons(rows)) out << "  - = not measured: " << reason << '\n';
 }
 
+void writeCudaSync(const std::vector<CudaSyncRow>& rows, std::ostream& out) {
+  writeSection("CPU blocked in CUDA synchronisation (per rank, call and stream)", tables::cudaSync(rows), kLongRows,
+               "none recorded: no CUDA sync call went through the preload face (not preloaded, COMMTRACE_CUDA_SYNC=0, or "
+               "no dynamic libcudart)",
+               out);
+  if (std::any_of(rows.begin(), rows.end(), [](const CudaSyncRow& r) {
+        return std::any_of(r.calls.begin(), r.calls.end(), [](const CudaSyncCallRow& c) { return c.call == "cudaStreamWaitEvent"; });
+      }))
+    out << "  cudaStreamWaitEvent makes the stream wait, not the CPU: its time is the enqueue\n";
+}
+
 }  // namespace
 
 void writeText(const Report& r, std::ostream& out) {
@@ -89,6 +100,7 @@ void writeText(const Report& r, std::ostream& out) {
   writeMatrix(r.matrix, out);
   writeMismatches(r, out);
   writeOverlap(r.overlap, out);
+  writeCudaSync(r.cuda_sync, out);
 }
 
 }  // namespace commtrace::report
