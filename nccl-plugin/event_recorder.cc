@@ -11,6 +11,7 @@
 #include "nccl-plugin/name_cache.h"
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/plugin_settings.h"
+#include "ringbuffer/api_witness.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::plugin {
@@ -277,6 +278,7 @@ void* startGroupApi(CommContext& comm, int group_depth) {
 }
 
 void* startApi(CommContext& comm, const ApiView& api) {
+  witnessApiEvent(comm.comm_id);  // the preload face's wrapper, if one is calling, records nothing twice
   const uint32_t index = pool().claim(Role::kApi);
   if (index == OpPool::kNoSlot) return nullptr;
   OpSlot& s = pool().slot(index);

@@ -5,6 +5,7 @@
 
 #include "nccl-plugin/event_recorder.h"
 #include "nccl-plugin/profiler_abi.h"
+#include "ringbuffer/api_witness.h"
 
 namespace commtrace::plugin {
 namespace {
@@ -109,6 +110,7 @@ Result finalize(void* context) {
 Result initWith(void** context, uint64_t comm_id, int* mask, const char* comm_name, int n_nodes, int n_ranks,
                 int rank, bool has_api_events) {
   if (context == nullptr) return kInvalidArgument;
+  notePluginApiEvents(has_api_events);
   *context = initComm(comm_id, mask, comm_name, n_nodes, n_ranks, rank, has_api_events);
   if (*context != nullptr) return kSuccess;
   std::fprintf(stderr, "commtrace: out of memory for communicator %016llx; NCCL continues without profiling it\n",
