@@ -1,11 +1,13 @@
 #include "interpose/capture_api.h"
 
-#include <cstdlib>
+#include <cstdio>
 #include <memory>
 #include <mutex>
+#include <new>
 
 #include "interpose/launcher_env.h"
-#include "ringbuffer/env_setting.h"
+#include "interpose/process_life.h"
+#include "interpose/settings.h"
 #include "sink/flusher.h"
 
 namespace {
@@ -16,22 +18,32 @@ std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 
 }  // namespace
 
+namespace commtrace::interpose {
+
+void abandonRecorderInForkedChild() {
+  new (&g_mutex) std::mutex();
+  g_flusher = nullptr;
+}
+
+}  // namespace commtrace::interpose
+
 extern "C" __attribute__((visibility("default"))) int commtrace_start(const char* dir) {
+  using commtrace::interpose::settings;
   std::lock_guard lock(g_mutex);
   if (g_flusher != nullptr) return -1;
-  commtrace::FlusherOptions options;
-  options.identity = commtrace::launcherIdentity();
-  options.flush_period_ms = static_cast<uint32_t>(
-      commtrace::envUint("COMMTRACE_FLUSH_MS", options.flush_period_ms, 10, 60'000));
-  const char* env_dir = std::getenv("COMMTRACE_DIR");
-  if (dir != nullptr) {
-    options.dir = dir;
-  } else if (env_dir != nullptr && env_dir[0] != '\0') {
-    options.dir = env_dir;
+  try {
+    commtrace::FlusherOptions options;
+    options.identity = commtrace::launcherIdentity();
+    options.flush_period_ms = settings().flush_period_ms;
+    options.dir = dir != nullptr ? dir : settings().dir;
+    auto flusher = std::make_unique<commtrace::Flusher>(options);
+    if (!flusher->start()) return -1;
+    g_flusher = flusher.release();
+  } catch (const std::bad_alloc&) {
+    std::fputs("commtrace: out of memory starting the recorder; this process is not recorded\n", stderr);
+    return -1;
   }
-  auto flusher = std::make_unique<commtrace::Flusher>(options);
-  if (!flusher->start()) return -1;
-  g_flusher = flusher.release();
+  commtrace::interpose::recordingStarted();
   return 0;
 }
 
@@ -41,6 +53,7 @@ extern "C" __attribute__((visibility("default"))) void commtrace_stop(void) {
   g_flusher->stop();
   delete g_flusher;
   g_flusher = nullptr;
+  commtrace::interpose::recordingStopped();
 }
 
 extern "C" __attribute__((visibility("default"))) const char* commtrace_version(void) {

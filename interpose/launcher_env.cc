@@ -1,6 +1,11 @@
 #include "interpose/launcher_env.h"
 
+#include <time.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -29,7 +34,23 @@ const char* firstString(std::initializer_list<const char*> names) {
 
 std::atomic<int64_t> g_nccl_world{-1};  // rank << 32 | n_ranks, -1 until known
 
+// The job's id as its launcher (or an ancestor's nameJobIfUnnamed) set it, or "".
+const char* namedJobId() { return firstString({"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "COMMTRACE_JOB_ID"}); }
+
+// Made up by nameJobIfUnnamed when nothing names the job: "ct-<realtime ns>-<pid>" in hex.
+char g_generated_job_id[48] = {};
+
 }  // namespace
+
+const char* nameJobIfUnnamed() {
+  if (namedJobId()[0] != '\0') return nullptr;
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  const uint64_t ns = static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+  std::snprintf(g_generated_job_id, sizeof g_generated_job_id, "ct-%" PRIx64 "-%x", ns,
+                static_cast<unsigned>(getpid()));
+  return g_generated_job_id;
+}
 
 void noteNcclWorldRank(int32_t rank, int32_t n_ranks) {
   if (rank < 0 || n_ranks <= 0) return;
@@ -42,7 +63,8 @@ FileIdentity launcherIdentity() {
   id.rank = firstInt({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
   id.local_rank = firstInt({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
   id.world_size = firstInt({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
-  id.job_id = firstString({"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"});
+  id.job_id = namedJobId();
+  if (id.job_id.empty()) id.job_id = g_generated_job_id;
   id.nccl_host_id = firstString({"NCCL_HOSTID"});
   // NCCL's answer wins over the launcher's: it is the rank the job's traffic is keyed by.
   if (const int64_t world = g_nccl_world.load(); world >= 0) {

@@ -11,6 +11,13 @@ namespace commtrace {
 
 FileIdentity launcherIdentity();
 
+// The constructor's, once: when no launcher names the job (TORCHELASTIC_RUN_ID,
+// SLURM_JOB_ID, COMMTRACE_JOB_ID all unset), makes up an id from the time and pid, which
+// names this process's file from then on, and returns it for the constructor to export as
+// COMMTRACE_JOB_ID (so every process started below this one shares it). nullptr when the
+// job is named.
+const char* nameJobIfUnnamed();
+
 // What NCCL communicator init taught the preload face: this process's rank and the size
 // of the first communicator it joined by ncclCommInitRank*/InitAll (the job's world, for
 // torch's default process group). Cold path; the first call wins.

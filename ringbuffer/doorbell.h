@@ -9,6 +9,12 @@
 
 namespace commtrace {
 
+// The futex calls the doorbell is made of, for other threads that wait on a 32-bit word.
+// Both are async-signal-safe. futexWait sleeps while word == expected, at most timeout_ns,
+// and may return early (a wake, a signal): callers re-check their condition.
+void futexWait(std::atomic<uint32_t>& word, uint32_t expected, uint64_t timeout_ns);
+void futexWakeAll(std::atomic<uint32_t>& word);
+
 class Doorbell {
  public:
   // Producer side: cheap when already rung; one FUTEX_WAKE syscall otherwise.

@@ -51,6 +51,19 @@ ThreadRing* RingRegistry::registerCurrentThread() {
   return ring;
 }
 
+void RingRegistry::forgetParentRingsAfterFork() {
+  // New objects over the old ones, whose destructors never run (the registry is never
+  // destroyed): what they own stays allocated and is never touched again. Capacity 0: no
+  // allocation here, in every fork of every preloaded process; blocks come with the first ring.
+  new (&arrivals_) moodycamel::ConcurrentQueue<ThreadRing*>(0);
+  new (&rings_) std::vector<std::unique_ptr<ThreadRing>>();
+  new (&ring_was_retired_) std::vector<bool>();
+  new (&doorbell_) Doorbell();
+  tl_ring = nullptr;
+  pthread_setspecific(g_exit_key, nullptr);  // the thread's exit must not retire a parent's ring
+  first_ring_seen_.store(false, std::memory_order_release);
+}
+
 void RingRegistry::retireCurrentThread(void* ring) {
   tl_ring = nullptr;
   static_cast<ThreadRing*>(ring)->retire();

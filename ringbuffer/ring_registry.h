@@ -31,6 +31,15 @@ class RingRegistry {
   // record is stored: how recording starts only in processes that record something.
   void setFirstRingHook(void (*hook)()) { first_ring_hook_.store(hook, std::memory_order_release); }
 
+  // In a forked child (a pthread_atfork child handler), where only the forking thread
+  // exists: the rings registered so far belong to the parent's threads and hold records
+  // that belong in the parent's file. Forgets them, clears the forking thread's ring and
+  // re-arms the first-ring hook, so the child records into rings of its own and starts its
+  // own flusher only if it records. The parent's rings and queue are left allocated and
+  // untouched: another parent thread (the flusher, a registering producer) may have been
+  // half-way through them when fork copied the memory.
+  void forgetParentRingsAfterFork();
+
   // Ring size for threads that register from now on.
   void setRingRecords(uint32_t records) { ring_records_.store(records, std::memory_order_relaxed); }
   uint32_t ringRecords() const { return ring_records_.load(std::memory_order_relaxed); }

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "ringbuffer/doorbell.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/chunk_encoder.h"
 #include "sink/frame.h"
@@ -16,6 +17,18 @@ namespace commtrace {
 namespace {
 
 std::atomic<bool> g_flusher_active{false};
+
+// Flush requests from exit paths: a request takes the next ticket; after each drain the
+// flusher publishes the last ticket taken before that drain began (32-bit, compared
+// modulo 2^32) and wakes the waiters.
+std::atomic<uint32_t> g_flush_tickets{0};
+std::atomic<uint32_t> g_flush_done{0};
+
+void publishFlushed(uint32_t ticket) {
+  if (g_flush_done.load(std::memory_order_relaxed) == ticket) return;  // no one waits: no syscall
+  g_flush_done.store(ticket, std::memory_order_release);
+  futexWakeAll(g_flush_done);
+}
 
 uint64_t realtimeNs() {
   timespec ts;
@@ -199,9 +212,33 @@ void Flusher::run() {
   const uint64_t period_ns = static_cast<uint64_t>(options_.flush_period_ms) * 1000000u;
   while (!stopping_.load(std::memory_order_acquire)) {
     RingRegistry::global().doorbell().wait(period_ns);
+    const uint32_t requested = g_flush_tickets.load(std::memory_order_acquire);
     worker.drainOnce();
+    publishFlushed(requested);
   }
+  const uint32_t requested = g_flush_tickets.load(std::memory_order_acquire);
   worker.drainOnce();  // what was pushed before stop() returned is in the file
+  publishFlushed(requested);
+}
+
+bool Flusher::flushAndWait(uint32_t timeout_ms) {
+  if (!g_flusher_active.load(std::memory_order_acquire)) return false;
+  const uint32_t ticket = g_flush_tickets.fetch_add(1, std::memory_order_acq_rel) + 1;
+  RingRegistry::global().doorbell().ring();
+  const uint64_t deadline = nowNs() + uint64_t{timeout_ms} * 1000000u;
+  for (;;) {
+    const uint32_t done = g_flush_done.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(done - ticket) >= 0) return true;
+    const uint64_t now = nowNs();
+    if (now >= deadline) return false;
+    futexWait(g_flush_done, done, deadline - now);
+  }
+}
+
+void Flusher::forgetAfterFork() {
+  g_flusher_active.store(false, std::memory_order_relaxed);
+  g_flush_tickets.store(0, std::memory_order_relaxed);
+  g_flush_done.store(0, std::memory_order_relaxed);
 }
 
 FlusherStats Flusher::stats() const {

@@ -44,6 +44,17 @@ class Flusher {
   // Wakes the thread, has it drain everything and write the last chunk, and joins it.
   void stop();
 
+  // For exit paths and signal handlers (async-signal-safe: atomics, a doorbell, a futex):
+  // has the running flusher drain every ring and write what it finds, and waits at most
+  // timeout_ms for that write. false at once when no flusher runs, or when time runs out
+  // (the flusher is stuck on a slow disk, or on a lock the interrupted thread holds).
+  static bool flushAndWait(uint32_t timeout_ms);
+
+  // In a forked child, where the running flusher's thread does not exist: lets this
+  // process start a flusher of its own. The parent's Flusher object must be left alone
+  // (neither stopped nor destroyed: there is no thread to join).
+  static void forgetAfterFork();
+
   FlusherStats stats() const;
   const std::string& path() const { return file_.path(); }
 

@@ -1,0 +1,28 @@
+// How recording survives the ways a process ends or multiplies: fork (the child forgets the
+// parent's recorder and starts its own only if it records), exec, _exit/_Exit (flush with a
+// bounded wait), SIGTERM/SIGINT/SIGHUP (flush with a bounded wait, then the signal's
+// previous handler or default action, so exit statuses do not change). Normal exit is the
+// library's destructor (commtrace_stop). SIGKILL loses at most one flush period.
+#pragma once
+
+namespace commtrace::interpose {
+
+// The constructor's, once per process image: registers the fork handler (before anything
+// can record, so no fork can copy a half-started recorder), and, when the library was
+// preloaded (its exec wrappers are what the program calls), resolves the real exec
+// functions now, so a forked or vforked child never has to look them up.
+void prepareProcessLife(bool preloaded);
+
+// commtrace_start's, once a flusher runs in this process: from now on the exit paths
+// flush. The first time in the process tree, installs the signal handlers (never before:
+// processes that never record keep their signal dispositions untouched).
+void recordingStarted();
+// commtrace_stop's, once the flusher has stopped.
+void recordingStopped();
+
+// Implemented by capture_api.cc, which owns the recorder: in a forked child, drops the
+// parent's Flusher (leaked: its thread does not exist here, so it can be neither stopped
+// nor destroyed) and its lock (which a vanished parent thread may hold).
+void abandonRecorderInForkedChild();
+
+}  // namespace commtrace::interpose
