@@ -5,6 +5,7 @@
 #include <mutex>
 #include <new>
 
+#include "interpose/export.h"
 #include "interpose/launcher_env.h"
 #include "interpose/process_life.h"
 #include "interpose/settings.h"
@@ -27,7 +28,7 @@ void abandonRecorderInForkedChild() {
 
 }  // namespace commtrace::interpose
 
-extern "C" __attribute__((visibility("default"))) int commtrace_start(const char* dir) {
+COMMTRACE_EXPORT int commtrace_start(const char* dir) {
   using commtrace::interpose::settings;
   std::lock_guard lock(g_mutex);
   if (g_flusher != nullptr) return -1;
@@ -47,7 +48,7 @@ extern "C" __attribute__((visibility("default"))) int commtrace_start(const char
   return 0;
 }
 
-extern "C" __attribute__((visibility("default"))) void commtrace_stop(void) {
+COMMTRACE_EXPORT void commtrace_stop(void) {
   std::lock_guard lock(g_mutex);
   if (g_flusher == nullptr) return;
   g_flusher->stop();
@@ -56,6 +57,6 @@ extern "C" __attribute__((visibility("default"))) void commtrace_stop(void) {
   commtrace::interpose::recordingStopped();
 }
 
-extern "C" __attribute__((visibility("default"))) const char* commtrace_version(void) {
+COMMTRACE_EXPORT const char* commtrace_version(void) {
   return COMMTRACE_VERSION;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "interpose/export.h"
 #include "interpose/real_symbol.h"
 #include "interpose/settings.h"
 #include "ringbuffer/ringbuffer.h"
@@ -39,14 +40,7 @@ class WrappedCall {
   Fn* real() { return real_.get(); }
   const char* name() const { return real_.name(); }
 
-  StringId nameId() {
-    StringId id = name_id_.load(std::memory_order_relaxed);
-    if (id == 0) [[unlikely]] {
-      id = StringTable::global().intern(name());
-      name_id_.store(id, std::memory_order_relaxed);
-    }
-    return id;
-  }
+  StringId nameId() { return internOnce(name_id_, name()); }
 
   // Once per entry point: a program that calls it with no runtime loaded hears why.
   void reportMissing() {
@@ -114,8 +108,6 @@ constinit WrappedCall<CudaResult(Stream, Event, unsigned)> g_stream_wait_event_p
 }  // namespace commtrace::interpose
 
 using namespace commtrace::interpose;
-
-#define COMMTRACE_EXPORT extern "C" __attribute__((visibility("default")))
 
 COMMTRACE_EXPORT CudaResult cudaStreamSynchronize(Stream stream) {
   return forwardTimed(g_stream_synchronize, {handleValue(stream), 0}, stream);

@@ -52,25 +52,27 @@ const char* nameJobIfUnnamed() {
   return g_generated_job_id;
 }
 
-void noteNcclWorldRank(int32_t rank, int32_t n_ranks) {
-  if (rank < 0 || n_ranks <= 0) return;
+bool noteNcclWorldRank(int32_t rank, int32_t n_ranks) {
+  if (rank < 0 || n_ranks <= 0) return false;
   int64_t unknown = -1;
-  g_nccl_world.compare_exchange_strong(unknown, int64_t{rank} << 32 | static_cast<uint32_t>(n_ranks));
+  return g_nccl_world.compare_exchange_strong(unknown, int64_t{rank} << 32 | static_cast<uint32_t>(n_ranks));
+}
+
+int32_t globalRank() {
+  // NCCL's answer wins over the launcher's: it is the rank the job's traffic is keyed by.
+  if (const int64_t world = g_nccl_world.load(); world >= 0) return static_cast<int32_t>(world >> 32);
+  return firstInt({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
 }
 
 FileIdentity launcherIdentity() {
   FileIdentity id;
-  id.rank = firstInt({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
+  id.rank = globalRank();
   id.local_rank = firstInt({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
   id.world_size = firstInt({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
   id.job_id = namedJobId();
   if (id.job_id.empty()) id.job_id = g_generated_job_id;
   id.nccl_host_id = firstString({"NCCL_HOSTID"});
-  // NCCL's answer wins over the launcher's: it is the rank the job's traffic is keyed by.
-  if (const int64_t world = g_nccl_world.load(); world >= 0) {
-    id.rank = static_cast<int32_t>(world >> 32);
-    id.world_size = static_cast<int32_t>(world & 0xffffffff);
-  }
+  if (const int64_t world = g_nccl_world.load(); world >= 0) id.world_size = static_cast<int32_t>(world & 0xffffffff);
   const int32_t restarts = firstInt({"TORCHELASTIC_RESTART_COUNT"});
   id.restart_count = restarts > 0 ? static_cast<uint32_t>(restarts) : 0;
   return id;

@@ -20,7 +20,11 @@ const char* nameJobIfUnnamed();
 
 // What NCCL communicator init taught the preload face: this process's rank and the size
 // of the first communicator it joined by ncclCommInitRank*/InitAll (the job's world, for
-// torch's default process group). Cold path; the first call wins.
-void noteNcclWorldRank(int32_t rank, int32_t n_ranks);
+// torch's default process group). Cold path; the first call wins: true for that call.
+bool noteNcclWorldRank(int32_t rank, int32_t n_ranks);
+
+// This process's global rank: NCCL's when noted, else the launcher's (RANK, SLURM_PROCID,
+// OMPI_COMM_WORLD_RANK, PMI_RANK), else -1. Cold path; reads the environment, allocates nothing.
+int32_t globalRank();
 
 }  // namespace commtrace

@@ -19,15 +19,6 @@ using namespace nccl_api;
 
 // ---- names, interned once per process so the hot path never hashes a string ----
 
-StringId internOnce(std::atomic<StringId>& cache, std::string_view text) {
-  StringId id = cache.load(std::memory_order_relaxed);
-  if (id == 0) [[unlikely]] {
-    id = StringTable::global().intern(text);
-    cache.store(id, std::memory_order_relaxed);
-  }
-  return id;
-}
-
 // How the report expects each func: collectives as one CollRecord; AlltoAll, Gather and
 // Scatter as the per-peer Send/Recv pieces NCCL runs them as (P2pRecords whose
 // parent_func names the call, as the plugin records them; see
@@ -58,23 +49,6 @@ StringId datatypeName(int datatype) {
 
 uint64_t bytesOf(uint64_t count, int datatype) {
   return isKnownDataType(datatype) ? count * kDataTypes[datatype].size : 0;  // 0: unknown
-}
-
-// ---- who this process is ----
-
-constinit std::atomic<int32_t> g_world_rank{-1};  // from the world communicator's init
-constinit std::atomic<int32_t> g_env_rank{-2};    // the launcher's, -2 until read
-
-// Cold: allocates (launcherIdentity reads the environment into strings), once.
-int32_t processGlobalRank() {
-  const int32_t world = g_world_rank.load(std::memory_order_relaxed);
-  if (world >= 0) return world;
-  int32_t env = g_env_rank.load(std::memory_order_relaxed);
-  if (env == -2) {
-    env = launcherIdentity().rank;
-    g_env_rank.store(env, std::memory_order_relaxed);
-  }
-  return env;
 }
 
 // ---- NCCL's answers about a communicator ----
@@ -260,7 +234,7 @@ CommEntry* adoptUnknownComm(const void* handle) {
   const uint64_t id = commIdOfUniqueId(&local, sizeof local);
   CommEntry* comm = CommRegistry::global().addIfAbsent(handle, id);
   if (comm == nullptr) return nullptr;
-  comm->global_rank.store(processGlobalRank(), std::memory_order_relaxed);
+  comm->global_rank.store(globalRank(), std::memory_order_relaxed);
   return comm;
 }
 
@@ -351,10 +325,7 @@ void beforeCreate(NewComms& comms) {
   if (!comms.may_be_world || comms.n_ranks <= 0) return;
   const int32_t rank = comms.clique ? 0 : comms.rank;  // InitAll: the process starts the world
   if (rank < 0 || rank >= comms.n_ranks) return;
-  int32_t unset = -1;
-  if (!g_world_rank.compare_exchange_strong(unset, rank, std::memory_order_relaxed)) return;
-  noteNcclWorldRank(rank, comms.n_ranks);
-  comms.defined_world = true;
+  comms.defined_world = noteNcclWorldRank(rank, comms.n_ranks);
 }
 
 void afterCreate(const char* api, const NewComms& comms, const CallOutcome& outcome, Result result) {
@@ -372,7 +343,7 @@ void afterCreate(const char* api, const NewComms& comms, const CallOutcome& outc
       if (comms.devices != nullptr) comm->cuda_device.store(comms.devices[i], std::memory_order_relaxed);
       // A clique's ranks all live here: each handle is its own global rank only when the
       // clique is the process's world.
-      const int32_t global = comms.clique ? (comms.defined_world ? i : -1) : processGlobalRank();
+      const int32_t global = comms.clique ? (comms.defined_world ? i : -1) : globalRank();
       comm->global_rank.store(global, std::memory_order_relaxed);
       if (result == kSuccess) resolveComm(*comm);
     }

@@ -9,6 +9,7 @@
 // API (ncclBcast calls ncclBroadcast, ncclSend/Recv and ncclAlltoAll wrap themselves in
 // ncclGroupStart/End, ncclCommInitAll groups its inits), and those calls reach us through
 // the PLT too. The plugin witness's `armed` flag is that nesting guard.
+#include "interpose/export.h"
 #include "interpose/nccl_api.h"
 #include "interpose/nccl_recording.h"
 #include "interpose/real_symbol.h"
@@ -102,138 +103,137 @@ using ci::OpFunc;
 #define CT_REAL(name)                                     \
   static constinit ci::RealFunction<decltype(name)> real{ \
       ci::SymbolSource{#name, "p" #name, na::kNcclSonames}}
-#define CT_EXPORT extern "C" __attribute__((visibility("default")))
 
 // ---- communicators ----
 
-CT_EXPORT na::Result ncclCommInitRank(na::CommHandle* comm, int n_ranks, na::UniqueId id, int rank) {
+COMMTRACE_EXPORT na::Result ncclCommInitRank(na::CommHandle* comm, int n_ranks, na::UniqueId id, int rank) {
   CT_REAL(ncclCommInitRank);
   auto comms = [&] { return ci::commsOfInitRank(comm, n_ranks, id, rank); };
   return ci::forward(real, ci::creating(comms), comm, n_ranks, id, rank);
 }
 
-CT_EXPORT na::Result ncclCommInitRankConfig(na::CommHandle* comm, int n_ranks, na::UniqueId id, int rank,
+COMMTRACE_EXPORT na::Result ncclCommInitRankConfig(na::CommHandle* comm, int n_ranks, na::UniqueId id, int rank,
                                             na::Config* config) {
   CT_REAL(ncclCommInitRankConfig);
   auto comms = [&] { return ci::commsOfInitRank(comm, n_ranks, id, rank); };
   return ci::forward(real, ci::creating(comms), comm, n_ranks, id, rank, config);
 }
 
-CT_EXPORT na::Result ncclCommInitRankScalable(na::CommHandle* comm, int n_ranks, int rank, int n_ids,
+COMMTRACE_EXPORT na::Result ncclCommInitRankScalable(na::CommHandle* comm, int n_ranks, int rank, int n_ids,
                                               na::UniqueId* ids, na::Config* config) {
   CT_REAL(ncclCommInitRankScalable);
   auto comms = [&] { return ci::commsOfInitRankScalable(comm, n_ranks, rank, n_ids, ids); };
   return ci::forward(real, ci::creating(comms), comm, n_ranks, rank, n_ids, ids, config);
 }
 
-CT_EXPORT na::Result ncclCommInitAll(na::CommHandle* comms, int n_devices, const int* devices) {
+COMMTRACE_EXPORT na::Result ncclCommInitAll(na::CommHandle* comms, int n_devices, const int* devices) {
   CT_REAL(ncclCommInitAll);
   auto made = [&] { return ci::commsOfInitAll(comms, n_devices, devices); };
   return ci::forward(real, ci::creating(made), comms, n_devices, devices);
 }
 
-CT_EXPORT na::Result ncclCommSplit(na::CommHandle comm, int color, int key, na::CommHandle* new_comm,
+COMMTRACE_EXPORT na::Result ncclCommSplit(na::CommHandle comm, int color, int key, na::CommHandle* new_comm,
                                    na::Config* config) {
   CT_REAL(ncclCommSplit);
   auto comms = [&] { return ci::commsOfSplit(comm, new_comm, color); };
   return ci::forward(real, ci::creating(comms), comm, color, key, new_comm, config);
 }
 
-CT_EXPORT na::Result ncclCommShrink(na::CommHandle comm, int* exclude_ranks, int exclude_count,
+COMMTRACE_EXPORT na::Result ncclCommShrink(na::CommHandle comm, int* exclude_ranks, int exclude_count,
                                     na::CommHandle* new_comm, na::Config* config, int shrink_flags) {
   CT_REAL(ncclCommShrink);
   auto comms = [&] { return ci::commsOfShrink(comm, new_comm, exclude_count); };
   return ci::forward(real, ci::creating(comms), comm, exclude_ranks, exclude_count, new_comm, config, shrink_flags);
 }
 
-CT_EXPORT na::Result ncclCommDestroy(na::CommHandle comm) {
+COMMTRACE_EXPORT na::Result ncclCommDestroy(na::CommHandle comm) {
   CT_REAL(ncclCommDestroy);
   return ci::forward(real, ci::EndWatch{comm, /*ends_comm=*/true}, comm);
 }
 
-CT_EXPORT na::Result ncclCommAbort(na::CommHandle comm) {
+COMMTRACE_EXPORT na::Result ncclCommAbort(na::CommHandle comm) {
   CT_REAL(ncclCommAbort);
   return ci::forward(real, ci::EndWatch{comm, /*ends_comm=*/true}, comm);
 }
 
-CT_EXPORT na::Result ncclCommFinalize(na::CommHandle comm) {
+COMMTRACE_EXPORT na::Result ncclCommFinalize(na::CommHandle comm) {
   CT_REAL(ncclCommFinalize);
   return ci::forward(real, ci::EndWatch{comm, /*ends_comm=*/false}, comm);
 }
 
 // ---- collectives and point-to-point (root 0 where NCCL reports 0 for an unrooted func) ----
 
-CT_EXPORT na::Result ncclAllReduce(const void* send, void* recv, size_t count, na::DataType datatype, na::RedOp op,
+COMMTRACE_EXPORT na::Result ncclAllReduce(const void* send, void* recv, size_t count, na::DataType datatype, na::RedOp op,
                                    na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclAllReduce);
   return ci::forward(real, ci::op(OpFunc::kAllReduce, comm, count, datatype, 0, stream), send, recv, count, datatype,
                      op, comm, stream);
 }
 
-CT_EXPORT na::Result ncclBroadcast(const void* send, void* recv, size_t count, na::DataType datatype, int root,
+COMMTRACE_EXPORT na::Result ncclBroadcast(const void* send, void* recv, size_t count, na::DataType datatype, int root,
                                    na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclBroadcast);
   return ci::forward(real, ci::op(OpFunc::kBroadcast, comm, count, datatype, root, stream), send, recv, count,
                      datatype, root, comm, stream);
 }
 
-CT_EXPORT na::Result ncclBcast(void* buff, size_t count, na::DataType datatype, int root, na::CommHandle comm,
+COMMTRACE_EXPORT na::Result ncclBcast(void* buff, size_t count, na::DataType datatype, int root, na::CommHandle comm,
                                na::Stream stream) {
   CT_REAL(ncclBcast);
   return ci::forward(real, ci::op(OpFunc::kBroadcast, comm, count, datatype, root, stream), buff, count, datatype,
                      root, comm, stream);
 }
 
-CT_EXPORT na::Result ncclReduce(const void* send, void* recv, size_t count, na::DataType datatype, na::RedOp op,
+COMMTRACE_EXPORT na::Result ncclReduce(const void* send, void* recv, size_t count, na::DataType datatype, na::RedOp op,
                                 int root, na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclReduce);
   return ci::forward(real, ci::op(OpFunc::kReduce, comm, count, datatype, root, stream), send, recv, count, datatype,
                      op, root, comm, stream);
 }
 
-CT_EXPORT na::Result ncclAllGather(const void* send, void* recv, size_t send_count, na::DataType datatype,
+COMMTRACE_EXPORT na::Result ncclAllGather(const void* send, void* recv, size_t send_count, na::DataType datatype,
                                    na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclAllGather);
   return ci::forward(real, ci::op(OpFunc::kAllGather, comm, send_count, datatype, 0, stream), send, recv, send_count,
                      datatype, comm, stream);
 }
 
-CT_EXPORT na::Result ncclReduceScatter(const void* send, void* recv, size_t recv_count, na::DataType datatype,
+COMMTRACE_EXPORT na::Result ncclReduceScatter(const void* send, void* recv, size_t recv_count, na::DataType datatype,
                                        na::RedOp op, na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclReduceScatter);
   return ci::forward(real, ci::op(OpFunc::kReduceScatter, comm, recv_count, datatype, 0, stream), send, recv,
                      recv_count, datatype, op, comm, stream);
 }
 
-CT_EXPORT na::Result ncclAlltoAll(const void* send, void* recv, size_t count, na::DataType datatype,
+COMMTRACE_EXPORT na::Result ncclAlltoAll(const void* send, void* recv, size_t count, na::DataType datatype,
                                   na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclAlltoAll);
   return ci::forward(real, ci::op(OpFunc::kAlltoAll, comm, count, datatype, 0, stream), send, recv, count, datatype,
                      comm, stream);
 }
 
-CT_EXPORT na::Result ncclGather(const void* send, void* recv, size_t count, na::DataType datatype, int root,
+COMMTRACE_EXPORT na::Result ncclGather(const void* send, void* recv, size_t count, na::DataType datatype, int root,
                                 na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclGather);
   return ci::forward(real, ci::op(OpFunc::kGather, comm, count, datatype, root, stream), send, recv, count, datatype,
                      root, comm, stream);
 }
 
-CT_EXPORT na::Result ncclScatter(const void* send, void* recv, size_t count, na::DataType datatype, int root,
+COMMTRACE_EXPORT na::Result ncclScatter(const void* send, void* recv, size_t count, na::DataType datatype, int root,
                                  na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclScatter);
   return ci::forward(real, ci::op(OpFunc::kScatter, comm, count, datatype, root, stream), send, recv, count,
                      datatype, root, comm, stream);
 }
 
-CT_EXPORT na::Result ncclSend(const void* send, size_t count, na::DataType datatype, int peer, na::CommHandle comm,
+COMMTRACE_EXPORT na::Result ncclSend(const void* send, size_t count, na::DataType datatype, int peer, na::CommHandle comm,
                               na::Stream stream) {
   CT_REAL(ncclSend);
   return ci::forward(real, ci::op(OpFunc::kSend, comm, count, datatype, peer, stream), send, count, datatype, peer,
                      comm, stream);
 }
 
-CT_EXPORT na::Result ncclRecv(void* recv, size_t count, na::DataType datatype, int peer, na::CommHandle comm,
+COMMTRACE_EXPORT na::Result ncclRecv(void* recv, size_t count, na::DataType datatype, int peer, na::CommHandle comm,
                               na::Stream stream) {
   CT_REAL(ncclRecv);
   return ci::forward(real, ci::op(OpFunc::kRecv, comm, count, datatype, peer, stream), recv, count, datatype, peer,
@@ -242,12 +242,12 @@ CT_EXPORT na::Result ncclRecv(void* recv, size_t count, na::DataType datatype, i
 
 // ---- groups ----
 
-CT_EXPORT na::Result ncclGroupStart() {
+COMMTRACE_EXPORT na::Result ncclGroupStart() {
   CT_REAL(ncclGroupStart);
   return ci::forward(real, ci::GroupWatch{&ci::afterGroupStart});
 }
 
-CT_EXPORT na::Result ncclGroupEnd() {
+COMMTRACE_EXPORT na::Result ncclGroupEnd() {
   CT_REAL(ncclGroupEnd);
   return ci::forward(real, ci::GroupWatch{&ci::afterGroupEnd});
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 
+#include "interpose/export.h"
 #include "interpose/real_symbol.h"
 #include "interpose/settings.h"
 #include "ringbuffer/ring_registry.h"
@@ -177,20 +178,19 @@ void recordingStopped() { g_recording_pid.store(0, std::memory_order_release); }
 
 using commtrace::interpose::flushThenExec;
 
-#define CT_EXPORT extern "C" __attribute__((visibility("default")))
 
-CT_EXPORT void _exit(int status) { commtrace::interpose::leaveProcess(status); }
-CT_EXPORT void _Exit(int status) noexcept { commtrace::interpose::leaveProcess(status); }
+COMMTRACE_EXPORT void _exit(int status) { commtrace::interpose::leaveProcess(status); }
+COMMTRACE_EXPORT void _Exit(int status) noexcept { commtrace::interpose::leaveProcess(status); }
 
-CT_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
+COMMTRACE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
   return flushThenExec(commtrace::interpose::g_execve, path, argv, envp);
 }
-CT_EXPORT int execv(const char* path, char* const argv[]) noexcept {
+COMMTRACE_EXPORT int execv(const char* path, char* const argv[]) noexcept {
   return flushThenExec(commtrace::interpose::g_execv, path, argv);
 }
-CT_EXPORT int execvp(const char* file, char* const argv[]) noexcept {
+COMMTRACE_EXPORT int execvp(const char* file, char* const argv[]) noexcept {
   return flushThenExec(commtrace::interpose::g_execvp, file, argv);
 }
-CT_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
+COMMTRACE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   return flushThenExec(commtrace::interpose::g_execvpe, file, argv, envp);
 }

@@ -48,4 +48,15 @@ class StringTable {
   std::atomic<uint64_t> overflows_{0};
 };
 
+// The id of a fixed name, interned at its first use and cached in `cache` (a constinit
+// atomic, 0 until then): later calls are one relaxed load, with no static's init guard.
+inline StringId internOnce(std::atomic<StringId>& cache, std::string_view text) {
+  StringId id = cache.load(std::memory_order_relaxed);
+  if (id == 0) [[unlikely]] {
+    id = StringTable::global().intern(text);
+    cache.store(id, std::memory_order_relaxed);
+  }
+  return id;
+}
+
 }  // namespace commtrace
