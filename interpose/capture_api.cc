@@ -8,7 +8,7 @@
 #include "interpose/export.h"
 #include "interpose/launcher_env.h"
 #include "interpose/process_life.h"
-#include "interpose/settings.h"
+#include "core/settings.h"
 #include "sink/flusher.h"
 
 namespace {
@@ -29,7 +29,8 @@ void abandonRecorderInForkedChild() {
 }  // namespace commtrace::interpose
 
 COMMTRACE_EXPORT int commtrace_start(const char* dir) {
-  using commtrace::interpose::settings;
+  using commtrace::settings;
+  commtrace::loadSettings();
   std::lock_guard lock(g_mutex);
   if (g_flusher != nullptr) return -1;
   try {
@@ -49,10 +50,15 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
 }
 
 COMMTRACE_EXPORT void commtrace_stop(void) {
+  using commtrace::settings;
   std::lock_guard lock(g_mutex);
   if (g_flusher == nullptr) return;
-  g_flusher->stop();
-  delete g_flusher;
+  if (g_flusher->stop(settings().exit_flush_ms)) {
+    delete g_flusher;
+  } else {  // its thread still holds it
+    std::fprintf(stderr, "commtrace: the last write did not finish within COMMTRACE_EXIT_FLUSH_MS=%u ms; "
+                 "the end of %s may be missing\n", settings().exit_flush_ms, g_flusher->path().c_str());
+  }
   g_flusher = nullptr;
   commtrace::interpose::recordingStopped();
 }

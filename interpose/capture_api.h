@@ -13,7 +13,9 @@ extern "C" {
  * once on stderr and records are counted as dropped. */
 int commtrace_start(const char* dir);
 
-/* Drains every ring, writes the last chunk and stops the flusher. Safe to call twice. */
+/* Drains every ring, writes the last chunk and stops the flusher, waiting at most
+ * $COMMTRACE_EXIT_FLUSH_MS (a stuck disk costs one stderr line, never a hang). Safe to
+ * call twice. */
 void commtrace_stop(void);
 
 /* The version string of this library, e.g. "0.1.0". */

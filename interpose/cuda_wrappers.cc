@@ -10,7 +10,7 @@
 
 #include "interpose/export.h"
 #include "interpose/real_symbol.h"
-#include "interpose/settings.h"
+#include "core/settings.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::interpose {

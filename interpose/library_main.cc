@@ -18,7 +18,7 @@
 #include "interpose/launcher_env.h"
 #include "interpose/process_life.h"
 #include "interpose/real_symbol.h"
-#include "interpose/settings.h"
+#include "core/settings.h"
 #include "ringbuffer/ring_registry.h"
 
 namespace {
@@ -111,7 +111,7 @@ void startRecording() {
 }
 
 __attribute__((constructor)) void onLoad() {
-  commtrace::interpose::loadSettings();
+  commtrace::loadSettings();
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&onLoad), &info) != 0 && info.dli_fname != nullptr) {
     g_loaded_name = info.dli_fname;

@@ -13,7 +13,7 @@
 #include "interpose/nccl_api.h"
 #include "interpose/nccl_recording.h"
 #include "interpose/real_symbol.h"
-#include "interpose/settings.h"
+#include "core/settings.h"
 #include "ringbuffer/api_witness.h"
 #include "ringbuffer/ringbuffer.h"
 

@@ -11,7 +11,7 @@
 
 #include "interpose/export.h"
 #include "interpose/real_symbol.h"
-#include "interpose/settings.h"
+#include "core/settings.h"
 #include "ringbuffer/ring_registry.h"
 #include "sink/flusher.h"
 

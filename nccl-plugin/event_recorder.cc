@@ -10,7 +10,7 @@
 
 #include "nccl-plugin/name_cache.h"
 #include "nccl-plugin/op_pool.h"
-#include "nccl-plugin/plugin_settings.h"
+#include "core/settings.h"
 #include "ringbuffer/api_witness.h"
 #include "ringbuffer/ringbuffer.h"
 
@@ -192,11 +192,11 @@ int proxyStepStateIndex(EventState state) {
 }
 
 int activationMask(bool has_api_events) {
-  const PluginSettings& settings = pluginSettings();
+  const Settings& s = settings();
   uint64_t mask = nccl::kColl | nccl::kP2p;
   if (has_api_events) mask |= nccl::kGroupApi | nccl::kCollApi | nccl::kP2pApi;
-  if (settings.kernel_timing) mask |= nccl::kKernelCh;
-  if (settings.proxy_events) mask |= nccl::kProxyOp | nccl::kProxyStep;
+  if (s.kernel_timing) mask |= nccl::kKernelCh;
+  if (s.proxy_events) mask |= nccl::kProxyOp | nccl::kProxyStep;
   return static_cast<int>(mask);
 }
 
@@ -219,6 +219,7 @@ CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_n
                       int rank, bool has_api_events) {
   static std::once_flag once;
   std::call_once(once, [] {
+    loadSettings();  // done already when the library's constructor ran
     g_pid.store(getpid(), std::memory_order_relaxed);
     g_group_name.store(StringTable::global().intern("ncclGroup"), std::memory_order_relaxed);
     pthread_atfork(nullptr, nullptr, [] { g_pid.store(getpid(), std::memory_order_relaxed); });
@@ -261,6 +262,10 @@ void finalizeComm(CommContext* comm) {
     if (OpPool::completeOne(s, generation, /*all=*/true)) emitOp(s);
   });
   delete comm;
+  // A process may end right after its last finalize, through _exit (Python's multiprocessing
+  // workers do), where no destructor and no wrapper of ours runs when NCCL loaded us as its
+  // plugin only: what this communicator recorded reaches the file now, or the time runs out.
+  RingRegistry::global().flushAndWait(settings().exit_flush_ms);
 }
 
 void* startGroupApi(CommContext& comm, int group_depth) {

@@ -59,6 +59,7 @@ void RingRegistry::forgetParentRingsAfterFork() {
   new (&rings_) std::vector<std::unique_ptr<ThreadRing>>();
   new (&ring_was_retired_) std::vector<bool>();
   new (&doorbell_) Doorbell();
+  flush_requests_.forgetAfterFork();
   tl_ring = nullptr;
   pthread_setspecific(g_exit_key, nullptr);  // the thread's exit must not retire a parent's ring
   first_ring_seen_.store(false, std::memory_order_release);

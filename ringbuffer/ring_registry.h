@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ringbuffer/doorbell.h"
+#include "ringbuffer/flush_request.h"
 #include "ringbuffer/record.h"
 #include "ringbuffer/thread_ring.h"
 
@@ -26,6 +27,10 @@ class RingRegistry {
   ThreadRing* registerCurrentThread();
   static ThreadRing* currentThreadRing() { return tl_ring; }
   Doorbell& doorbell() { return doorbell_; }
+  FlushRequests& flushRequests() { return flush_requests_; }
+  // For paths about to lose what this process recorded (communicator finalize, exit, exec,
+  // signals): FlushRequests::requestAndWait through this registry's doorbell.
+  bool flushAndWait(uint32_t timeout_ms) { return flush_requests_.requestAndWait(doorbell_, timeout_ms); }
 
   // Called once, on the thread that registers the process's first ring, before its first
   // record is stored: how recording starts only in processes that record something.
@@ -34,7 +39,7 @@ class RingRegistry {
   // In a forked child (a pthread_atfork child handler), where only the forking thread
   // exists: the rings registered so far belong to the parent's threads and hold records
   // that belong in the parent's file. Forgets them, clears the forking thread's ring and
-  // re-arms the first-ring hook, so the child records into rings of its own and starts its
+  // re-arms the first-ring hook and stops serving flush requests, so the child records into rings of its own and starts its
   // own flusher only if it records. The parent's rings and queue are left allocated and
   // untouched: another parent thread (the flusher, a registering producer) may have been
   // half-way through them when fork copied the memory.
@@ -78,6 +83,7 @@ class RingRegistry {
   std::atomic<void (*)()> first_ring_hook_{nullptr};
   std::atomic<bool> first_ring_seen_{false};
   Doorbell doorbell_;
+  FlushRequests flush_requests_;
 };
 
 }  // namespace commtrace

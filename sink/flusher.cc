@@ -18,18 +18,6 @@ namespace {
 
 std::atomic<bool> g_flusher_active{false};
 
-// Flush requests from exit paths: a request takes the next ticket; after each drain the
-// flusher publishes the last ticket taken before that drain began (32-bit, compared
-// modulo 2^32) and wakes the waiters.
-std::atomic<uint32_t> g_flush_tickets{0};
-std::atomic<uint32_t> g_flush_done{0};
-
-void publishFlushed(uint32_t ticket) {
-  if (g_flush_done.load(std::memory_order_relaxed) == ticket) return;  // no one waits: no syscall
-  g_flush_done.store(ticket, std::memory_order_release);
-  futexWakeAll(g_flush_done);
-}
-
 uint64_t realtimeNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -166,7 +154,7 @@ struct Flusher::Worker {
   bool warned = false;
 };
 
-Flusher::Flusher(FlusherOptions options) : options_(std::move(options)) {}
+Flusher::Flusher(FlusherOptions options) : options_(std::move(options)), file_(options_.write) {}
 
 Flusher::~Flusher() { stop(); }
 
@@ -194,52 +182,53 @@ bool Flusher::start() {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   running_ = true;
+  RingRegistry::global().flushRequests().setServing(true);  // a request made before run() waits for its first drain
   thread_ = std::thread([this] { run(); });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return true;
 }
 
-void Flusher::stop() {
-  if (!running_.exchange(false)) return;
+bool Flusher::stop(uint32_t timeout_ms) {
+  if (!running_.exchange(false)) return true;
   stopping_ = true;
   RingRegistry::global().doorbell().ring();
+  const uint64_t deadline = nowNs() + uint64_t{timeout_ms} * 1000000u;
+  while (finished_.load(std::memory_order_acquire) == 0) {
+    const uint64_t now = nowNs();
+    if (now >= deadline) {
+      // Stuck on a slow disk: the thread keeps this object, which must outlive it.
+      thread_.detach();
+      return false;
+    }
+    futexWait(finished_, 0, deadline - now);
+  }
   thread_.join();
   g_flusher_active = false;
+  return true;
 }
 
 void Flusher::run() {
   Worker worker(*this);
+  FlushRequests& requests = RingRegistry::global().flushRequests();
   const uint64_t period_ns = static_cast<uint64_t>(options_.flush_period_ms) * 1000000u;
   while (!stopping_.load(std::memory_order_acquire)) {
     RingRegistry::global().doorbell().wait(period_ns);
-    const uint32_t requested = g_flush_tickets.load(std::memory_order_acquire);
+    const uint32_t requested = requests.ticketToServe();
     worker.drainOnce();
-    publishFlushed(requested);
+    requests.publishServed(requested);
   }
-  const uint32_t requested = g_flush_tickets.load(std::memory_order_acquire);
-  worker.drainOnce();  // what was pushed before stop() returned is in the file
-  publishFlushed(requested);
+  requests.setServing(false);
+  worker.drainOnce();  // what was pushed before stop() is in the file
+  // Answers every ticket, also one taken while serving was being switched off: nothing
+  // will drain after this, so no requester should wait its whole timeout for it.
+  requests.publishServed(requests.ticketToServe());
+  finished_.store(1, std::memory_order_release);
+  futexWakeAll(finished_);
 }
 
-bool Flusher::flushAndWait(uint32_t timeout_ms) {
-  if (!g_flusher_active.load(std::memory_order_acquire)) return false;
-  const uint32_t ticket = g_flush_tickets.fetch_add(1, std::memory_order_acq_rel) + 1;
-  RingRegistry::global().doorbell().ring();
-  const uint64_t deadline = nowNs() + uint64_t{timeout_ms} * 1000000u;
-  for (;;) {
-    const uint32_t done = g_flush_done.load(std::memory_order_acquire);
-    if (static_cast<int32_t>(done - ticket) >= 0) return true;
-    const uint64_t now = nowNs();
-    if (now >= deadline) return false;
-    futexWait(g_flush_done, done, deadline - now);
-  }
-}
+bool Flusher::flushAndWait(uint32_t timeout_ms) { return RingRegistry::global().flushAndWait(timeout_ms); }
 
-void Flusher::forgetAfterFork() {
-  g_flusher_active.store(false, std::memory_order_relaxed);
-  g_flush_tickets.store(0, std::memory_order_relaxed);
-  g_flush_done.store(0, std::memory_order_relaxed);
-}
+void Flusher::forgetAfterFork() { g_flusher_active.store(false, std::memory_order_relaxed); }
 
 FlusherStats Flusher::stats() const {
   FlusherStats out;

@@ -20,6 +20,7 @@ struct FlusherOptions {
   uint32_t flush_period_ms = 200;  // also the most a SIGKILL can lose
   uint32_t chunk_records = 16384;  // a chunk is cut when it reaches this many records
   FileIdentity identity;
+  TraceFile::WriteFn write = &::write;  // tests put a failing or hanging disk here
 };
 
 struct FlusherStats {
@@ -33,7 +34,7 @@ struct FlusherStats {
 class Flusher {
  public:
   explicit Flusher(FlusherOptions options);
-  ~Flusher();  // stops if running
+  ~Flusher();  // stops if running, without a time limit
   Flusher(const Flusher&) = delete;
   Flusher& operator=(const Flusher&) = delete;
 
@@ -41,13 +42,13 @@ class Flusher {
   // start() returns false. A file that cannot be created is not a failure: the warning
   // goes to stderr once and the flusher drains and counts records as sink_failed.
   bool start();
-  // Wakes the thread, has it drain everything and write the last chunk, and joins it.
-  void stop();
+  // Wakes the thread, has it drain everything and write the last chunk, and joins it,
+  // waiting at most timeout_ms. false when time ran out: the thread goes on (detached) and
+  // this object must then never be destroyed.
+  bool stop(uint32_t timeout_ms = kNoTimeout);
+  static constexpr uint32_t kNoTimeout = UINT32_MAX;
 
-  // For exit paths and signal handlers (async-signal-safe: atomics, a doorbell, a futex):
-  // has the running flusher drain every ring and write what it finds, and waits at most
-  // timeout_ms for that write. false at once when no flusher runs, or when time runs out
-  // (the flusher is stuck on a slow disk, or on a lock the interrupted thread holds).
+  // For exit paths and signal handlers (async-signal-safe): RingRegistry::flushAndWait.
   static bool flushAndWait(uint32_t timeout_ms);
 
   // In a forked child, where the running flusher's thread does not exist: lets this
@@ -67,6 +68,7 @@ class Flusher {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};
+  std::atomic<uint32_t> finished_{0};  // the thread's last write is done (a futex word)
   struct AtomicStats {
     std::atomic<uint64_t> records_written{0}, chunks_written{0}, bytes_written{0};
     std::array<std::atomic<uint64_t>, kRecordKindCount> sink_failed{};

@@ -73,7 +73,7 @@ bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, s
 bool TraceFile::append(std::span<const uint8_t> bytes, std::string& error) {
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
+    const ssize_t n = write_(fd_, bytes.data() + done, bytes.size() - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
     } else if (n < 0 && errno == EINTR) {

@@ -2,6 +2,8 @@
 // with whole-frame write(2) appends, so the file is valid up to its last complete frame.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -36,7 +38,10 @@ wire::Bytes encodeFileHeader(const FileHeaderFields& h);
 
 class TraceFile {
  public:
-  TraceFile() = default;
+  // How bytes reach the file: write(2), or a test's stand-in for a disk that fails or hangs.
+  using WriteFn = ssize_t (*)(int fd, const void* bytes, size_t size);
+
+  explicit TraceFile(WriteFn write_fn = &::write) : write_(write_fn) {}
   TraceFile(const TraceFile&) = delete;
   TraceFile& operator=(const TraceFile&) = delete;
   ~TraceFile();
@@ -54,6 +59,7 @@ class TraceFile {
   bool isOpen() const { return fd_ >= 0; }
 
  private:
+  WriteFn write_;
   int fd_ = -1;
   std::string path_;
 };

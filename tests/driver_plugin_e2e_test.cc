@@ -1,8 +1,9 @@
 // libcommtrace.so as NCCL's profiler plugin, end to end: the NCCL driver plays the demo job
 // (8 ranks, 2 nodes, one process per rank) against the built library, binding each ABI
-// version in turn, and every op the driver planted must be in the rank's trace file with
-// the func, sizes, algorithm, protocol, sequence number and GPU times of the ground truth,
-// with nothing dropped.
+// version in turn, loaded as the plugin only or preloaded, each rank returning from main or
+// ending with _exit right after its last finalize; every op the driver planted must be in
+// the rank's trace file with the func, sizes, algorithm, protocol, sequence number and GPU
+// times of the ground truth, with nothing dropped.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -77,14 +78,22 @@ uint64_t bytesAsRecorded(const json& op, bool nccl_counts_bytes) {
   return op["datatype"] == "ncclUint8" && !nccl_counts_bytes ? 0 : op["bytes"].get<uint64_t>();
 }
 
-class DriverPluginE2E : public ::testing::TestWithParam<int> {};
+enum class Loading { kPluginOnly, kPreloaded };
+enum class Ending { kReturn, kQuickExit };
+using E2EParam = std::tuple<int, Loading, Ending>;
+
+class DriverPluginE2E : public ::testing::TestWithParam<E2EParam> {};
 
 TEST_P(DriverPluginE2E, EveryPlantedOpIsInTheFiles) {
-  const int version = GetParam();
+  const auto [version, loading, ending] = GetParam();
   testutil::TempDir dir;
+  // The default flush period (200 ms) outlasts the unpaced run: with _exit, every record
+  // in the files got there through finalize (plugin only) or the _exit wrapper (preloaded).
   const std::string command = std::string(kDriver) + " --scenario " + kScenario + " --plugin " + kPlugin +
-                              " --out " + dir.path() + " --profiler-version " + std::to_string(version) +
-                              " > " + dir.path() + "/driver.log 2>&1";
+                              (loading == Loading::kPreloaded ? " --preload" : "") +
+                              (ending == Ending::kQuickExit ? " --exit _exit" : "") + " --out " + dir.path() +
+                              " --profiler-version " + std::to_string(version) + " > " + dir.path() +
+                              "/driver.log 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
 
   std::ifstream truth_file(dir.path() + "/ground-truth.json");
@@ -173,7 +182,14 @@ TEST_P(DriverPluginE2E, EveryPlantedOpIsInTheFiles) {
   EXPECT_EQ(recorded_p2ps, planted_p2ps);
 }
 
-INSTANTIATE_TEST_SUITE_P(AbiVersions, DriverPluginE2E, ::testing::Values(4, 5, 6, 7),
-                         [](const auto& param_info) { return "v" + std::to_string(param_info.param); });
+INSTANTIATE_TEST_SUITE_P(AbiVersions, DriverPluginE2E,
+                         ::testing::Combine(::testing::Values(4, 5, 6, 7),
+                                            ::testing::Values(Loading::kPluginOnly, Loading::kPreloaded),
+                                            ::testing::Values(Ending::kReturn, Ending::kQuickExit)),
+                         [](const ::testing::TestParamInfo<E2EParam>& param) {
+                           return "v" + std::to_string(std::get<0>(param.param)) +
+                                  (std::get<1>(param.param) == Loading::kPreloaded ? "_Preloaded" : "_PluginOnly") +
+                                  (std::get<2>(param.param) == Ending::kQuickExit ? "_QuickExit" : "_Return");
+                         });
 
 }  // namespace

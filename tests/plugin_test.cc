@@ -11,7 +11,6 @@
 
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
-#include "ringbuffer/env_setting.h"
 #include "ringbuffer/ring_registry.h"
 #include "ringbuffer/string_table.h"
 
@@ -460,23 +459,6 @@ TEST(PluginSettingsTest, BadValueIsReportedOnceAndTheDefaultUsed) {
       },
       ::testing::ExitedWithCode(0),
       "commtrace: COMMTRACE_PROXY_EVENTS=sometimes is not 1/0, true/false, yes/no or on/off; using 0\n$");
-}
-
-TEST(EnvSettingTest, ParsesNumbersAndRejectsGarbage) {
-  setenv("COMMTRACE_TEST_NUMBER", "250", 1);
-  EXPECT_EQ(envUint("COMMTRACE_TEST_NUMBER", 7, 10, 1000), 250u);
-  for (const char* bad : {"-1", "12ab", "5", "99999", "1e3"}) {
-    setenv("COMMTRACE_TEST_NUMBER", bad, 1);
-    ::testing::internal::CaptureStderr();
-    EXPECT_EQ(envUint("COMMTRACE_TEST_NUMBER", 7, 10, 1000), 7u) << bad;
-    EXPECT_NE(::testing::internal::GetCapturedStderr().find("commtrace: COMMTRACE_TEST_NUMBER="), std::string::npos);
-  }
-  unsetenv("COMMTRACE_TEST_NUMBER");
-  EXPECT_EQ(envUint("COMMTRACE_TEST_NUMBER", 7, 10, 1000), 7u);
-  setenv("COMMTRACE_TEST_FLAG", "YES", 1);
-  EXPECT_TRUE(envFlag("COMMTRACE_TEST_FLAG", false));
-  setenv("COMMTRACE_TEST_FLAG", "Off", 1);
-  EXPECT_FALSE(envFlag("COMMTRACE_TEST_FLAG", true));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -298,6 +299,63 @@ TEST(SinkFailure, DiskFullThenSpaceAgain) {
   // between intact ones: damage, skipped, reported.
   EXPECT_LE(back.reader->issues().size(), 1u);
   EXPECT_FALSE(back.reader->tornTail());
+}
+
+
+// A disk whose writes hang while g_disk_hangs is set (an NFS server gone away).
+std::atomic<bool> g_disk_hangs{false};
+ssize_t hangingWrite(int fd, const void* bytes, size_t size) {
+  while (g_disk_hangs.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return ::write(fd, bytes, size);
+}
+
+// The exit paths' bound: stop() and a flush request give up after their timeouts while the
+// disk hangs, the host goes on; with a healthy disk the same calls write everything.
+ChildResult stopWithin200Ms(const std::string& run, bool disk_hangs) {
+  return runChild([&](int fd) {
+    FlusherOptions options = optionsFor(run);
+    options.flush_period_ms = 60'000;  // only the requests under test write
+    options.write = &hangingWrite;
+    auto* flusher = new Flusher(options);  // a stop that gives up leaves it to its thread
+    if (!flusher->start()) return 10;
+    record(CollRecord{.comm_id = kMarkerComm, .seq = 1});
+    g_disk_hangs = disk_hangs;
+    const uint64_t t0 = nowNs();
+    fact(fd, "flushed", RingRegistry::global().flushAndWait(100));
+    fact(fd, "flush_ms", (nowNs() - t0) / 1'000'000);
+    record(CollRecord{.comm_id = kMarkerComm, .seq = 2});
+    const uint64_t t1 = nowNs();
+    fact(fd, "stopped", flusher->stop(200));
+    fact(fd, "stop_ms", (nowNs() - t1) / 1'000'000);
+    fact(fd, "records_written", flusher->stats().records_written);
+    if (!disk_hangs) delete flusher;
+    return kChildExitCode;
+  });
+}
+
+TEST(SinkFailure, ExitFlushAndStopGiveUpOnAHangingDisk) {
+  TempDir dir;
+  const ChildResult r = stopWithin200Ms(testing::pathIn(dir, "run"), true);
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.err;
+  EXPECT_EQ(WEXITSTATUS(r.status), kChildExitCode);
+  EXPECT_EQ(num(r, "flushed"), 0u);
+  EXPECT_GE(num(r, "flush_ms"), 100u);
+  EXPECT_LT(num(r, "flush_ms"), 1000u);
+  EXPECT_EQ(num(r, "stopped"), 0u);
+  EXPECT_GE(num(r, "stop_ms"), 200u);
+  EXPECT_LT(num(r, "stop_ms"), 1000u);
+  EXPECT_EQ(num(r, "records_written"), 0u);
+}
+
+TEST(SinkFailure, ExitFlushAndStopWriteEverythingOnAHealthyDisk) {
+  TempDir dir;
+  const ChildResult r = stopWithin200Ms(testing::pathIn(dir, "run"), false);
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.err;
+  EXPECT_EQ(num(r, "flushed"), 1u);
+  EXPECT_LT(num(r, "flush_ms"), 100u);
+  EXPECT_EQ(num(r, "stopped"), 1u);
+  // Each drain adds a clock sample to the record it found.
+  EXPECT_EQ(num(r, "records_written"), 4u);
 }
 
 }  // namespace

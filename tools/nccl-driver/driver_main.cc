@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   int version = 0;
   std::vector<int> ranks_only;
   bool preload = false, verbose = false, rank_process = false;
+  std::string exit_mode = "return";
   double time_scale = 0;
   app.add_option("--scenario", scenario_path, "scenario file (JSON; see tools/nccl-driver/README.md)")->required();
   app.add_option("--plugin", plugin,
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
   app.add_flag("--preload", preload, "LD_PRELOAD the plugin into the ranks and set NCCL_PROFILER_PLUGIN=STATIC_PLUGIN (needs --plugin)");
   app.add_option("--time-scale", time_scale, "real seconds per simulated second; 0 plays without sleeping")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--exit", exit_mode,
+                 "how each rank process ends after finalizing its communicators: return (from main: atexit handlers "
+                 "and destructors run) or _exit (at once, as Python's multiprocessing workers and os._exit end)")
+      ->check(CLI::IsMember({"return", "_exit"}))
       ->capture_default_str();
   app.add_flag("--verbose", verbose, "print NCCL INFO lines: plugin loading and what the plugin logs");
   app.add_flag("--rank-process", rank_process, "internal: play the rank named by $RANK")->group("");
@@ -67,7 +73,14 @@ int main(int argc, char** argv) {
         throw ScenarioError("commtrace: --ranks-only " + std::to_string(r) + ": scenario '" + scenario.name + "' has ranks 0.." +
                             std::to_string(scenario.ranks() - 1));
     const Timeline timeline = buildTimeline(scenario);
-    if (rank_process) return runRankProcess(scenario, timeline, {version, time_scale, verbose}, std::cout, std::cerr);
+    if (rank_process) {
+      const int status = runRankProcess(scenario, timeline, {version, time_scale, verbose}, std::cout, std::cerr);
+      if (exit_mode == "_exit") {
+        std::cout.flush();
+        _exit(status);
+      }
+      return status;
+    }
 
     LaunchOptions launch;
     launch.self = selfExecutable();
@@ -79,6 +92,7 @@ int main(int argc, char** argv) {
     launch.preload = preload;
     launch.time_scale = time_scale;
     launch.verbose = verbose;
+    launch.quick_exit = exit_mode == "_exit";
     return launchJob(scenario, timeline, launch, std::cout, std::cerr);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << '\n';

@@ -64,6 +64,7 @@ std::vector<std::string> rankArguments(const LaunchOptions& o) {
     args.insert(args.end(), {"--time-scale", scale.str()});
   }
   if (o.verbose) args.push_back("--verbose");
+  if (o.quick_exit) args.insert(args.end(), {"--exit", "_exit"});
   return args;
 }
 

@@ -21,6 +21,7 @@ struct LaunchOptions {
   bool preload = false;       // LD_PRELOAD the plugin, NCCL_PROFILER_PLUGIN=STATIC_PLUGIN
   double time_scale = 0;
   bool verbose = false;
+  bool quick_exit = false;    // --exit _exit: each rank ends with _exit right after its last finalize
 };
 
 // Writes the ground truth, starts the ranks and waits for every one. Returns 0 when all

@@ -1,0 +1,186 @@
+// NCCL's vocabulary, once for the whole project: functions, datatypes, algorithms,
+// protocols and results, as NCCL spells and numbers them (facts from nccl.h 2.28, the
+// profiler descriptors of 2.26-2.31 and nccl-tests). The plugin, the NCCL wrappers, the
+// NCCL driver, the synthetic writer and the report all name NCCL's things through these
+// tables. Dependency-free and constexpr: usable on any hot path and in any tool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <string_view>
+
+namespace commtrace::nccl {
+
+// ---- functions ----
+
+enum class Func : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAlltoAll,
+  kGather,
+  kScatter,
+  kSend,
+  kRecv,
+};
+inline constexpr int kFuncCount = 10;
+
+// How a call reaches the profiler and the trace: one Coll event and one CollRecord, or
+// per-peer Send/Recv pieces (P2p events; P2pRecords whose parent_func names the call).
+enum class FuncShape : uint8_t { kCollective, kPieces, kSend, kRecv };
+
+// nccl-tests' bus-bandwidth factor: busBw = algBw x factor(n).
+enum class BusFactor : uint8_t { kOne, kNMinusOneOverN, kTwoNMinusOneOverN };
+
+struct FuncInfo {
+  Func func;
+  std::string_view name;   // ncclFuncToString: what descriptors carry and records keep
+  FuncShape shape;
+  bool rooted;             // takes a root rank
+  bool per_rank_count;     // the API count is per rank, so nccl-tests' S = payload x n
+  BusFactor bus_factor;
+  bool synchronizing;      // every member leaves together: its ends anchor clock alignment
+};
+
+inline constexpr FuncInfo kFuncs[kFuncCount] = {
+    {Func::kAllReduce, "AllReduce", FuncShape::kCollective, false, false, BusFactor::kTwoNMinusOneOverN, true},
+    {Func::kAllGather, "AllGather", FuncShape::kCollective, false, true, BusFactor::kNMinusOneOverN, true},
+    {Func::kReduceScatter, "ReduceScatter", FuncShape::kCollective, false, true, BusFactor::kNMinusOneOverN, true},
+    {Func::kBroadcast, "Broadcast", FuncShape::kCollective, true, false, BusFactor::kOne, false},
+    {Func::kReduce, "Reduce", FuncShape::kCollective, true, false, BusFactor::kOne, false},
+    {Func::kAlltoAll, "AlltoAll", FuncShape::kPieces, false, true, BusFactor::kNMinusOneOverN, false},
+    {Func::kGather, "Gather", FuncShape::kPieces, true, true, BusFactor::kNMinusOneOverN, false},
+    {Func::kScatter, "Scatter", FuncShape::kPieces, true, true, BusFactor::kNMinusOneOverN, false},
+    {Func::kSend, "Send", FuncShape::kSend, false, false, BusFactor::kOne, false},
+    {Func::kRecv, "Recv", FuncShape::kRecv, false, false, BusFactor::kOne, false},
+};
+
+constexpr const FuncInfo& funcInfo(Func f) { return kFuncs[static_cast<int>(f)]; }
+constexpr std::string_view funcName(Func f) { return funcInfo(f).name; }
+constexpr bool isCollective(Func f) { return funcInfo(f).shape == FuncShape::kCollective; }
+
+// The function of a descriptor's or record's name; nullptr for names NCCL does not use.
+constexpr const FuncInfo* findFunc(std::string_view name) {
+  for (const FuncInfo& f : kFuncs) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// nccl-tests' factor for n ranks; 1 for an unknown function.
+constexpr double busBwFactor(const FuncInfo* f, int n) {
+  if (f == nullptr || n <= 0) return 1.0;
+  switch (f->bus_factor) {
+    case BusFactor::kTwoNMinusOneOverN: return 2.0 * (n - 1) / n;
+    case BusFactor::kNMinusOneOverN: return static_cast<double>(n - 1) / n;
+    case BusFactor::kOne: return 1.0;
+  }
+  return 1.0;
+}
+
+// ---- datatypes ----
+
+// ncclDataType_t values (nccl.h); the aliases ncclChar, ncclInt, ncclHalf, ncclFloat and
+// ncclDouble share them.
+inline constexpr int kDatatypeCount = 12;
+
+// What the profiler descriptors call a datatype NCCL cannot name: ncclDatatypeToString has
+// no case for ncclUint8 (2.26-2.31), so a uint8 buffer reaches a plugin as "Unknown".
+inline constexpr std::string_view kUnknownName = "Unknown";
+
+struct DatatypeInfo {
+  int value;                    // the ncclDataType_t enumerator
+  std::string_view name;        // its name in nccl.h, which records and scenarios use
+  std::string_view descr_name;  // what a profiler descriptor carries for it
+  uint8_t size;                 // bytes per element
+};
+
+inline constexpr DatatypeInfo kDatatypes[kDatatypeCount] = {
+    {0, "ncclInt8", "ncclInt8", 1},
+    {1, "ncclUint8", kUnknownName, 1},
+    {2, "ncclInt32", "ncclInt32", 4},
+    {3, "ncclUint32", "ncclUint32", 4},
+    {4, "ncclInt64", "ncclInt64", 8},
+    {5, "ncclUint64", "ncclUint64", 8},
+    {6, "ncclFloat16", "ncclFloat16", 2},
+    {7, "ncclFloat32", "ncclFloat32", 4},
+    {8, "ncclFloat64", "ncclFloat64", 8},
+    {9, "ncclBfloat16", "ncclBfloat16", 2},
+    {10, "ncclFloat8e4m3", "ncclFloat8e4m3", 1},
+    {11, "ncclFloat8e5m2", "ncclFloat8e5m2", 1},
+};
+
+struct DatatypeAlias {
+  std::string_view name;
+  int value;
+};
+inline constexpr DatatypeAlias kDatatypeAliases[] = {
+    {"ncclChar", 0}, {"ncclInt", 2}, {"ncclHalf", 6}, {"ncclFloat", 7}, {"ncclDouble", 8}};
+
+// By ncclDataType_t value; nullptr for a value nccl.h does not define.
+constexpr const DatatypeInfo* datatypeByValue(int value) {
+  return value >= 0 && value < kDatatypeCount ? &kDatatypes[value] : nullptr;
+}
+
+// By nccl.h name or alias; nullptr otherwise ("Unknown" included: it names no one type).
+constexpr const DatatypeInfo* findDatatype(std::string_view name) {
+  for (const DatatypeInfo& d : kDatatypes) {
+    if (d.name == name) return &d;
+  }
+  for (const DatatypeAlias& a : kDatatypeAliases) {
+    if (a.name == name) return &kDatatypes[a.value];
+  }
+  return nullptr;
+}
+
+// Bytes per element of a name as a descriptor or record carries it; 0 when unknown
+// ("Unknown" may be ncclUint8 or any type a future NCCL adds: the size stays unknown).
+constexpr uint8_t sizeOfNamed(std::string_view name) {
+  const DatatypeInfo* d = findDatatype(name);
+  return d != nullptr ? d->size : 0;
+}
+
+// ---- algorithms and protocols (ncclAlgoToString / ncclProtoToString spellings) ----
+
+enum class Algo : uint8_t { kTree, kRing, kCollnetDirect, kCollnetChain, kNvls, kNvlsTree, kPat };
+inline constexpr std::string_view kAlgoNames[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN",
+                                                  "NVLS", "NVLS_TREE", "PAT"};
+enum class Proto : uint8_t { kLL, kLL128, kSimple };
+inline constexpr std::string_view kProtoNames[] = {"LL", "LL128", "SIMPLE"};
+
+constexpr std::string_view algoName(Algo a) { return kAlgoNames[static_cast<int>(a)]; }
+constexpr std::string_view protoName(Proto p) { return kProtoNames[static_cast<int>(p)]; }
+
+// The table's own copy of a name (static storage, as NCCL's are), or nullptr.
+template <size_t N>
+constexpr const std::string_view* findName(const std::string_view (&names)[N], std::string_view name) {
+  for (const std::string_view& n : names) {
+    if (n == name) return &n;
+  }
+  return nullptr;
+}
+
+// ---- ncclResult_t ----
+
+enum Result : int {
+  kSuccess = 0,
+  kUnhandledCudaError = 1,
+  kSystemError = 2,
+  kInternalError = 3,
+  kInvalidArgument = 4,
+  kInvalidUsage = 5,
+  kRemoteError = 6,
+  kInProgress = 7,  // non-blocking communicators: accepted, goes on
+};
+inline constexpr std::string_view kResultNames[] = {
+    "ncclSuccess",      "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+    "ncclInvalidArgument", "ncclInvalidUsage",    "ncclRemoteError", "ncclInProgress"};
+
+constexpr std::string_view resultName(int result) {
+  return result >= 0 && result < static_cast<int>(std::size(kResultNames)) ? kResultNames[result] : "ncclResult?";
+}
+
+}  // namespace commtrace::nccl
