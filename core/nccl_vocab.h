@@ -35,6 +35,8 @@ enum class FuncShape : uint8_t { kCollective, kPieces, kSend, kRecv };
 // nccl-tests' bus-bandwidth factor: busBw = algBw x factor(n).
 enum class BusFactor : uint8_t { kOne, kNMinusOneOverN, kTwoNMinusOneOverN };
 
+// Every name below views a string literal: .data() is NUL-terminated and static, as a
+// profiler descriptor's const char* must be.
 struct FuncInfo {
   Func func;
   std::string_view name;   // ncclFuncToString: what descriptors carry and records keep
@@ -70,21 +72,54 @@ constexpr const FuncInfo* findFunc(std::string_view name) {
   return nullptr;
 }
 
-// nccl-tests' factor for n ranks; 1 for an unknown function.
-constexpr double busBwFactor(const FuncInfo* f, int n) {
-  if (f == nullptr || n <= 0) return 1.0;
-  switch (f->bus_factor) {
+// Every member leaves together (the shortest GPU duration is the transfer, ends anchor
+// clocks). Broadcast and Reduce are not: their root-driven pipelines let members finish at
+// different times; p2p pairs are only two ranks.
+constexpr bool isSynchronizing(std::string_view func) {
+  const FuncInfo* f = findFunc(func);
+  return f != nullptr && f->synchronizing;
+}
+
+// nccl-tests' bus-bandwidth factor for n ranks.
+constexpr double busBwFactor(Func f, int n) {
+  if (n <= 0) return 1.0;
+  switch (funcInfo(f).bus_factor) {
     case BusFactor::kTwoNMinusOneOverN: return 2.0 * (n - 1) / n;
     case BusFactor::kNMinusOneOverN: return static_cast<double>(n - 1) / n;
     case BusFactor::kOne: return 1.0;
   }
   return 1.0;
 }
+// By name, as records carry it: 1 for a name NCCL does not use (SendRecv, unknown).
+constexpr double busBwFactor(std::string_view func, int n) {
+  const FuncInfo* f = findFunc(func);
+  return f != nullptr ? busBwFactor(f->func, n) : 1.0;
+}
+
+// nccl-tests' S from one rank's payload: times n where the API count is per rank.
+constexpr uint64_t ncclTestsBytes(std::string_view func, uint64_t per_rank_bytes, int n) {
+  const FuncInfo* f = findFunc(func);
+  return f != nullptr && f->per_rank_count && n > 0 ? per_rank_bytes * static_cast<uint64_t>(n) : per_rank_bytes;
+}
 
 // ---- datatypes ----
 
-// ncclDataType_t values (nccl.h); the aliases ncclChar, ncclInt, ncclHalf, ncclFloat and
-// ncclDouble share them.
+// ncclDataType_t (nccl.h); the aliases ncclChar, ncclInt, ncclHalf, ncclFloat and ncclDouble
+// share these values.
+enum DataType : int {
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBfloat16 = 9,
+  kFloat8e4m3 = 10,
+  kFloat8e5m2 = 11,
+};
 inline constexpr int kDatatypeCount = 12;
 
 // What the profiler descriptors call a datatype NCCL cannot name: ncclDatatypeToString has
@@ -92,33 +127,41 @@ inline constexpr int kDatatypeCount = 12;
 inline constexpr std::string_view kUnknownName = "Unknown";
 
 struct DatatypeInfo {
-  int value;                    // the ncclDataType_t enumerator
+  DataType value;
   std::string_view name;        // its name in nccl.h, which records and scenarios use
   std::string_view descr_name;  // what a profiler descriptor carries for it
   uint8_t size;                 // bytes per element
 };
 
 inline constexpr DatatypeInfo kDatatypes[kDatatypeCount] = {
-    {0, "ncclInt8", "ncclInt8", 1},
-    {1, "ncclUint8", kUnknownName, 1},
-    {2, "ncclInt32", "ncclInt32", 4},
-    {3, "ncclUint32", "ncclUint32", 4},
-    {4, "ncclInt64", "ncclInt64", 8},
-    {5, "ncclUint64", "ncclUint64", 8},
-    {6, "ncclFloat16", "ncclFloat16", 2},
-    {7, "ncclFloat32", "ncclFloat32", 4},
-    {8, "ncclFloat64", "ncclFloat64", 8},
-    {9, "ncclBfloat16", "ncclBfloat16", 2},
-    {10, "ncclFloat8e4m3", "ncclFloat8e4m3", 1},
-    {11, "ncclFloat8e5m2", "ncclFloat8e5m2", 1},
+    {kInt8, "ncclInt8", "ncclInt8", 1},
+    {kUint8, "ncclUint8", kUnknownName, 1},
+    {kInt32, "ncclInt32", "ncclInt32", 4},
+    {kUint32, "ncclUint32", "ncclUint32", 4},
+    {kInt64, "ncclInt64", "ncclInt64", 8},
+    {kUint64, "ncclUint64", "ncclUint64", 8},
+    {kFloat16, "ncclFloat16", "ncclFloat16", 2},
+    {kFloat32, "ncclFloat32", "ncclFloat32", 4},
+    {kFloat64, "ncclFloat64", "ncclFloat64", 8},
+    {kBfloat16, "ncclBfloat16", "ncclBfloat16", 2},
+    {kFloat8e4m3, "ncclFloat8e4m3", "ncclFloat8e4m3", 1},
+    {kFloat8e5m2, "ncclFloat8e5m2", "ncclFloat8e5m2", 1},
 };
+
+constexpr bool valuesAreIndices() {
+  for (int i = 0; i < kDatatypeCount; ++i) {
+    if (kDatatypes[i].value != i) return false;
+  }
+  return true;
+}
+static_assert(valuesAreIndices(), "kDatatypes is indexed by ncclDataType_t");
 
 struct DatatypeAlias {
   std::string_view name;
-  int value;
+  DataType value;
 };
 inline constexpr DatatypeAlias kDatatypeAliases[] = {
-    {"ncclChar", 0}, {"ncclInt", 2}, {"ncclHalf", 6}, {"ncclFloat", 7}, {"ncclDouble", 8}};
+    {"ncclChar", kInt8}, {"ncclInt", kInt32}, {"ncclHalf", kFloat16}, {"ncclFloat", kFloat32}, {"ncclDouble", kFloat64}};
 
 // By ncclDataType_t value; nullptr for a value nccl.h does not define.
 constexpr const DatatypeInfo* datatypeByValue(int value) {

@@ -11,12 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/nccl_vocab.h"
+
 namespace commtrace::interpose {
 
-// The funcs a communicator counts calls of: NCCL's seqNumber is per communicator and func.
-enum class OpFunc : uint8_t { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAlltoAll, kGather,
-                              kScatter, kSend, kRecv };
-inline constexpr int kOpFuncCount = 10;
+// The funcs a communicator counts calls of (NCCL's seqNumber is per communicator and func).
+using OpFunc = nccl::Func;
 
 // A counter of one communicator. NCCL forbids concurrent calls on one communicator, so a
 // relaxed load and store (no locked instruction) is enough; a program that breaks the rule
@@ -73,7 +73,7 @@ struct CommEntry {
   std::atomic<uint32_t> info_emitted{0};    // kOwnInfo | kPluginInfo: which CommInfo records are out
   static constexpr uint32_t kOwnInfo = 1, kPluginInfo = 2;
 
-  std::atomic<uint64_t> calls[kOpFuncCount] = {};  // successful calls per func: the seq of the next
+  std::atomic<uint64_t> calls[nccl::kFuncCount] = {};  // successful calls per func: the seq of the next
   std::atomic<uint64_t> coll_ops{0};               // collective op_index
   std::atomic<uint64_t> splits{0};                 // ncclCommSplit calls with this parent
   std::atomic<uint64_t> shrinks{0};                // ncclCommShrink calls with this parent

@@ -12,55 +12,18 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
+
+#include "core/nccl_vocab.h"
 
 namespace commtrace::nccl_api {
 
 // Where NCCL lives when a program dlopens it out of our lookup scope (real_symbol.h).
 inline constexpr const char* kNcclSonames[] = {"libnccl.so.2", nullptr};
 
-// ncclResult_t
-enum Result : int {
-  kSuccess = 0,
-  kUnhandledCudaError = 1,
-  kSystemError = 2,
-  kInternalError = 3,
-  kInvalidArgument = 4,
-  kInvalidUsage = 5,
-  kRemoteError = 6,
-  kInProgress = 7,  // non-blocking communicators: the call was accepted and goes on
-};
-
-// ncclDataType_t (aliases ncclChar, ncclInt, ncclHalf, ncclFloat, ncclDouble share values)
-enum DataType : int {
-  kInt8 = 0,
-  kUint8 = 1,
-  kInt32 = 2,
-  kUint32 = 3,
-  kInt64 = 4,
-  kUint64 = 5,
-  kFloat16 = 6,
-  kFloat32 = 7,
-  kFloat64 = 8,
-  kBfloat16 = 9,
-  kFloat8e4m3 = 10,
-  kFloat8e5m2 = 11,
-};
-inline constexpr int kDataTypeCount = 12;
-
-// The names the profiler plugin reports (NCCL's ncclDatatypeToString spelling, which
-// nccl-plugin/event_recorder.cc sizes), and their sizes in bytes. NCCL itself names
-// ncclUint8 "Unknown"; we know better and name it.
-struct DataTypeInfo {
-  std::string_view name;
-  uint8_t size;
-};
-inline constexpr DataTypeInfo kDataTypes[kDataTypeCount] = {
-    {"ncclInt8", 1},     {"ncclUint8", 1},   {"ncclInt32", 4},    {"ncclUint32", 4},
-    {"ncclInt64", 8},    {"ncclUint64", 8},  {"ncclFloat16", 2},  {"ncclFloat32", 4},
-    {"ncclFloat64", 8},  {"ncclBfloat16", 2}, {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
-
-inline constexpr bool isKnownDataType(int datatype) { return datatype >= 0 && datatype < kDataTypeCount; }
+// ncclResult_t, ncclDataType_t and their values, from the project's one NCCL table.
+using namespace commtrace::nccl;
+using Result = nccl::Result;
+using DataType = nccl::DataType;
 
 inline constexpr size_t kUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
 struct UniqueId {

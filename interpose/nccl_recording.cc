@@ -19,36 +19,22 @@ using namespace nccl_api;
 
 // ---- names, interned once per process so the hot path never hashes a string ----
 
-// How the report expects each func: collectives as one CollRecord; AlltoAll, Gather and
-// Scatter as the per-peer Send/Recv pieces NCCL runs them as (P2pRecords whose
-// parent_func names the call, as the plugin records them; see
-// tools/report/analyses/p2p_calls.h).
-enum class Shape : uint8_t { kColl, kSend, kRecv, kPieces };
-struct FuncSpec {
-  std::string_view name;  // the plugin's spelling
-  Shape shape;
-};
-constexpr FuncSpec kFuncs[kOpFuncCount] = {
-    {"AllReduce", Shape::kColl}, {"Broadcast", Shape::kColl}, {"Reduce", Shape::kColl},
-    {"AllGather", Shape::kColl}, {"ReduceScatter", Shape::kColl}, {"AlltoAll", Shape::kPieces},
-    {"Gather", Shape::kPieces},  {"Scatter", Shape::kPieces},     {"Send", Shape::kSend},
-    {"Recv", Shape::kRecv}};
-
-constinit std::atomic<StringId> g_func_ids[kOpFuncCount] = {};
+constinit std::atomic<StringId> g_func_ids[kFuncCount] = {};
 constinit std::atomic<StringId> g_group_start_id{0}, g_group_end_id{0};
-constinit std::atomic<StringId> g_datatype_ids[kDataTypeCount] = {};
+constinit std::atomic<StringId> g_datatype_ids[kDatatypeCount] = {};
 
-StringId funcName(OpFunc func) {
-  const auto i = static_cast<int>(func);
-  return internOnce(g_func_ids[i], kFuncs[i].name);
-}
+StringId funcId(OpFunc func) { return internOnce(g_func_ids[static_cast<int>(func)], nccl::funcName(func)); }
 
+// The wrapper knows the user's ncclDataType_t, so it names ncclUint8, which NCCL's
+// descriptors call "Unknown".
 StringId datatypeName(int datatype) {
-  return isKnownDataType(datatype) ? internOnce(g_datatype_ids[datatype], kDataTypes[datatype].name) : 0;
+  const DatatypeInfo* d = datatypeByValue(datatype);
+  return d != nullptr ? internOnce(g_datatype_ids[datatype], d->name) : 0;
 }
 
 uint64_t bytesOf(uint64_t count, int datatype) {
-  return isKnownDataType(datatype) ? count * kDataTypes[datatype].size : 0;  // 0: unknown
+  const DatatypeInfo* d = datatypeByValue(datatype);
+  return d != nullptr ? count * d->size : 0;  // 0: unknown
 }
 
 // ---- NCCL's answers about a communicator ----
@@ -153,7 +139,7 @@ class OpEmitter {
                       .stream = reinterpret_cast<uint64_t>(call_.stream),
                       .cpu_start_ns = outcome_.cpu_start_ns,
                       .cpu_end_ns = cpu_end_ns_,
-                      .func = funcName(call_.func),
+                      .func = funcId(call_.func),
                       .datatype = datatypeName(call_.datatype),
                       .root = call_.root_or_peer});
   }
@@ -169,9 +155,9 @@ class OpEmitter {
                      .stream = reinterpret_cast<uint64_t>(call_.stream),
                      .cpu_start_ns = outcome_.cpu_start_ns,
                      .cpu_end_ns = cpu_end_ns_,
-                     .func = funcName(is_recv ? OpFunc::kRecv : OpFunc::kSend),
+                     .func = funcId(is_recv ? OpFunc::kRecv : OpFunc::kSend),
                      .datatype = datatypeName(call_.datatype),
-                     .parent_func = piece ? funcName(call_.func) : 0,
+                     .parent_func = piece ? funcId(call_.func) : 0,
                      .peer = peer});
   }
 
@@ -218,11 +204,14 @@ class OpEmitter {
 
 void countAndRecord(const OpCall& call, CommEntry& comm, uint64_t seq, const CallOutcome& outcome, bool emit) {
   OpEmitter op(call, comm, seq, outcome, emit);
-  switch (kFuncs[static_cast<int>(call.func)].shape) {
-    case Shape::kColl: op.coll(); break;
-    case Shape::kSend: op.p2p(false, call.root_or_peer, false); break;
-    case Shape::kRecv: op.p2p(true, call.root_or_peer, false); break;
-    case Shape::kPieces: op.pieces(); break;
+  // The shapes the report joins: collectives as one CollRecord; AlltoAll, Gather and
+  // Scatter as the per-peer Send/Recv pieces NCCL runs them as, as the plugin records them
+  // (tools/report/analyses/p2p_calls.h).
+  switch (nccl::funcInfo(call.func).shape) {
+    case FuncShape::kCollective: op.coll(); break;
+    case FuncShape::kSend: op.p2p(false, call.root_or_peer, false); break;
+    case FuncShape::kRecv: op.p2p(true, call.root_or_peer, false); break;
+    case FuncShape::kPieces: op.pieces(); break;
   }
 }
 
@@ -256,7 +245,7 @@ constinit thread_local int tl_group_depth __attribute__((tls_model("initial-exec
 
 void afterOp(const OpCall& call, const CallOutcome& outcome) {
   // NCCL discards an empty collective before numbering it (no seqNumber, no Coll event).
-  if (call.count == 0 && kFuncs[static_cast<int>(call.func)].shape == Shape::kColl) return;
+  if (call.count == 0 && isCollective(call.func)) return;
   CommEntry* comm = CommRegistry::global().find(call.comm);
   if (comm == nullptr) [[unlikely]] {
     comm = adoptUnknownComm(call.comm);

@@ -39,17 +39,7 @@ uint64_t typeSize(StringId datatype) {
   if (datatype > StringTable::kOverflowId) return 0;
   uint8_t cached = cache[datatype].load(std::memory_order_relaxed);
   if (cached == 0) [[unlikely]] {
-    static constexpr struct { std::string_view name; uint8_t size; } kSizes[] = {
-        {"ncclInt8", 1},     {"ncclChar", 1},     {"ncclUint8", 1},       {"ncclInt32", 4},
-        {"ncclInt", 4},      {"ncclUint32", 4},   {"ncclInt64", 8},       {"ncclUint64", 8},
-        {"ncclFloat16", 2},  {"ncclHalf", 2},     {"ncclFloat32", 4},     {"ncclFloat", 4},
-        {"ncclFloat64", 8},  {"ncclDouble", 8},   {"ncclBfloat16", 2},    {"ncclFloat8e4m3", 1},
-        {"ncclFloat8e5m2", 1}};
-    const std::string_view text = StringTable::global().lookup(datatype);
-    cached = 1;
-    for (const auto& entry : kSizes) {
-      if (entry.name == text) cached = static_cast<uint8_t>(entry.size + 1);
-    }
+    cached = static_cast<uint8_t>(nccl::sizeOfNamed(StringTable::global().lookup(datatype)) + 1);
     cache[datatype].store(cached, std::memory_order_relaxed);
   }
   return cached - 1u;

@@ -11,10 +11,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/nccl_vocab.h"
+
 namespace commtrace::nccl {
 
-// ncclResult_t. Only init may return anything but kSuccess.
-enum Result : int { kSuccess = 0, kSystemError = 2, kInternalError = 3, kInvalidArgument = 4 };
+// ncclResult_t is nccl::Result (core/nccl_vocab.h). Only init may return anything but kSuccess.
 
 // ncclDebugLogger_t: level (NONE 0 .. TRACE 5), subsystem flags, file, line, printf format.
 using DebugLogger = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);

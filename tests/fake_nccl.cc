@@ -35,7 +35,6 @@ using namespace commtrace::nccl_api;
 namespace prof = commtrace::nccl;
 
 // NCCL's seqNumber slots: per communicator and func.
-enum Func { kAllReduceF, kBroadcastF, kReduceF, kAllGatherF, kReduceScatterF, kSendF, kRecvF, kFuncs };
 
 struct Plugin {
   int version = 0;  // 5 or 4; 0: none
@@ -55,7 +54,7 @@ struct commtrace::nccl_api::Comm {
   Plugin plugin;
   void* context = nullptr;  // the plugin's, from its init
   std::string ce_funcs;
-  uint64_t seq[kFuncs] = {};
+  uint64_t seq[kFuncCount] = {};
 };
 
 namespace {
@@ -65,8 +64,10 @@ int envInt(const char* name, int fallback) {
   return value != nullptr && value[0] != '\0' ? std::atoi(value) : fallback;
 }
 
+// As NCCL's descriptors name it: ncclUint8 and anything unknown as "Unknown".
 const char* typeName(DataType datatype) {
-  return isKnownDataType(datatype) ? kDataTypes[datatype].name.data() : "Unknown";
+  const DatatypeInfo* d = datatypeByValue(datatype);
+  return d != nullptr ? d->descr_name.data() : kUnknownName.data();
 }
 
 Plugin loadPlugin() {
@@ -124,6 +125,15 @@ struct OpEvents {
   void* stream;
 };
 
+// The Coll task NCCL 2.27+ builds: AllGather and Broadcast rewritten to a byte count of ncclInt8.
+prof::CollV4 collTask(Comm& comm, const OpEvents& op) {
+  const bool in_bytes = op.seq_slot == Func::kAllGather || op.seq_slot == Func::kBroadcast;
+  const DatatypeInfo* type = datatypeByValue(op.datatype);
+  const size_t count = in_bytes && type != nullptr ? op.count * type->size : op.count;
+  return prof::CollV4{comm.seq[static_cast<int>(op.seq_slot)]++, op.func, nullptr, nullptr, count, op.root_or_peer,
+                      in_bytes ? kDatatypes[kInt8].descr_name.data() : typeName(op.datatype), 0, 8, "RING", "SIMPLE"};
+}
+
 void* start(Comm& comm, prof::EventDescrV5& d) {
   void* handle = nullptr;
   comm.plugin.v5->start_event(comm.context, &handle, &d);
@@ -147,8 +157,7 @@ void playV5(Comm& comm, const OpEvents& op) {
       task.u.p2p.v4 = prof::P2pV4{op.func, nullptr, typeName(op.datatype), op.count, op.root_or_peer, 0};
     } else {
       task.type = prof::kColl;
-      task.u.coll.v4 = prof::CollV4{comm.seq[op.seq_slot]++, op.func, nullptr, nullptr, op.count, op.root_or_peer,
-                                    typeName(op.datatype), 0, 8, "RING", "SIMPLE"};
+      task.u.coll.v4 = collTask(comm, op);
     }
     comm.plugin.v5->stop_event(start(comm, task));
   }
@@ -163,8 +172,7 @@ void playV4(Comm& comm, const OpEvents& op) {
     task.u.p2p = prof::P2pV4{op.func, nullptr, typeName(op.datatype), op.count, op.root_or_peer, 0};
   } else {
     task.type = prof::kColl;
-    task.u.coll = prof::CollV4{comm.seq[op.seq_slot]++, op.func, nullptr, nullptr, op.count, op.root_or_peer,
-                               typeName(op.datatype), 0, 8, "RING", "SIMPLE"};
+    task.u.coll = collTask(comm, op);
   }
   void* handle = nullptr;
   comm.plugin.v4->start_event(comm.context, &handle, &task);
@@ -186,12 +194,13 @@ Result runOp(CommHandle comm, const OpEvents& op) {
   return kSuccess;
 }
 
-Result coll(CommHandle comm, const char* func, Func slot, size_t count, DataType datatype, int root, void* stream) {
-  return runOp(comm, OpEvents{func, func, false, slot, count, datatype, root, stream});
+Result coll(CommHandle comm, Func func, size_t count, DataType datatype, int root, void* stream) {
+  const char* name = funcName(func).data();
+  return runOp(comm, OpEvents{name, name, false, func, count, datatype, root, stream});
 }
 
 Result p2p(CommHandle comm, const char* api, bool is_recv, size_t count, DataType datatype, int peer, void* stream) {
-  return runOp(comm, OpEvents{api, is_recv ? "Recv" : "Send", true, is_recv ? kRecvF : kSendF, count, datatype, peer,
+  return runOp(comm, OpEvents{api, is_recv ? "Recv" : "Send", true, is_recv ? Func::kRecv : Func::kSend, count, datatype, peer,
                               stream});
 }
 
@@ -314,13 +323,13 @@ Result pncclCommCuDevice(const CommHandle comm, int* device) { return query(comm
 FAKE_NCCL_ALIAS(ncclCommCuDevice) Result ncclCommCuDevice(const CommHandle, int*);
 
 Result pncclAllReduce(const void*, void*, size_t count, DataType datatype, RedOp, CommHandle comm, Stream stream) {
-  return coll(comm, "AllReduce", kAllReduceF, count, datatype, 0, stream);
+  return coll(comm, Func::kAllReduce, count, datatype, 0, stream);
 }
 FAKE_NCCL_ALIAS(ncclAllReduce)
 Result ncclAllReduce(const void*, void*, size_t, DataType, RedOp, CommHandle, Stream);
 
 Result pncclBroadcast(const void*, void*, size_t count, DataType datatype, int root, CommHandle comm, Stream stream) {
-  return coll(comm, "Broadcast", kBroadcastF, count, datatype, root, stream);
+  return coll(comm, Func::kBroadcast, count, datatype, root, stream);
 }
 FAKE_NCCL_ALIAS(ncclBroadcast)
 Result ncclBroadcast(const void*, void*, size_t, DataType, int, CommHandle, Stream);
@@ -333,19 +342,19 @@ FAKE_NCCL_ALIAS(ncclBcast) Result ncclBcast(void*, size_t, DataType, int, CommHa
 
 Result pncclReduce(const void*, void*, size_t count, DataType datatype, RedOp, int root, CommHandle comm,
                    Stream stream) {
-  return coll(comm, "Reduce", kReduceF, count, datatype, root, stream);
+  return coll(comm, Func::kReduce, count, datatype, root, stream);
 }
 FAKE_NCCL_ALIAS(ncclReduce)
 Result ncclReduce(const void*, void*, size_t, DataType, RedOp, int, CommHandle, Stream);
 
 Result pncclAllGather(const void*, void*, size_t count, DataType datatype, CommHandle comm, Stream stream) {
-  return coll(comm, "AllGather", kAllGatherF, count, datatype, 0, stream);
+  return coll(comm, Func::kAllGather, count, datatype, 0, stream);
 }
 FAKE_NCCL_ALIAS(ncclAllGather) Result ncclAllGather(const void*, void*, size_t, DataType, CommHandle, Stream);
 
 Result pncclReduceScatter(const void*, void*, size_t count, DataType datatype, RedOp, CommHandle comm,
                           Stream stream) {
-  return coll(comm, "ReduceScatter", kReduceScatterF, count, datatype, 0, stream);
+  return coll(comm, Func::kReduceScatter, count, datatype, 0, stream);
 }
 FAKE_NCCL_ALIAS(ncclReduceScatter)
 Result ncclReduceScatter(const void*, void*, size_t, DataType, RedOp, CommHandle, Stream);

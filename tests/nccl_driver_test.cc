@@ -281,7 +281,7 @@ TEST(TimingModel, CountersFollowNccl) {
   // AllReduce and the one-rank "solo" AllReduce make none.
   ASSERT_EQ(t.collectives.size(), 6u);
   std::map<std::string, std::vector<uint64_t>> seqs;
-  for (const CollInstance& c : t.collectives) seqs[funcName(c.func)].push_back(c.seq);
+  for (const CollInstance& c : t.collectives) seqs[std::string(funcName(c.func))].push_back(c.seq);
   EXPECT_EQ(seqs["AllReduce"], (std::vector<uint64_t>{0, 1}));
   EXPECT_EQ(seqs["AllGather"], (std::vector<uint64_t>{0, 1}));
   for (size_t i = 0; i < t.collectives.size(); ++i) EXPECT_EQ(t.collectives[i].op_index, i);
@@ -299,9 +299,9 @@ TEST(TimingModel, SameScenarioSameTimeline) {
 }
 
 TEST(GroundTruth, BandwidthAndPairBytesFollowNcclTests) {
-  EXPECT_DOUBLE_EQ(busBwFactor(Func::kAllReduce, 8), 1.75);
-  EXPECT_DOUBLE_EQ(busBwFactor(Func::kAllGather, 4), 0.75);
-  EXPECT_DOUBLE_EQ(busBwFactor(Func::kBroadcast, 4), 1.0);
+  EXPECT_DOUBLE_EQ(nccl::busBwFactor(Func::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(nccl::busBwFactor(Func::kAllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(nccl::busBwFactor(Func::kBroadcast, 4), 1.0);
   const Scenario s = loadScenario(COMMTRACE_SCENARIO_DIR "/demo.json");
   const auto truth = groundTruthJson(s, buildTimeline(s));
   EXPECT_EQ(truth["planted"]["stragglers"][0]["rank"], 6);

@@ -22,11 +22,7 @@ ordered_json memberJson(const MemberTiming& m) {
           {"arrival_ns", m.arrival_ns}, {"gpu_start_ns", m.gpu_start_ns}, {"gpu_stop_ns", m.gpu_stop_ns}};
 }
 
-// nccl-tests' S: the per-rank count times the type size, times n for the gathering ops.
-uint64_t algBytes(const CollInstance& c, int n) {
-  const uint64_t msg = c.count * c.datatype->size;
-  return c.func == Func::kAllGather || c.func == Func::kReduceScatter ? msg * n : msg;
-}
+uint64_t algBytes(const CollInstance& c, int n) { return nccl::ncclTestsBytes(funcName(c.func), c.count * c.datatype->size, n); }
 
 double gbps(uint64_t bytes, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(bytes) / static_cast<double>(ns); }
 
@@ -46,17 +42,6 @@ ordered_json plantedJson(const Scenario& s) {
 
 }  // namespace
 
-double busBwFactor(Func func, int n) {
-  switch (func) {
-    case Func::kAllReduce: return 2.0 * (n - 1) / n;
-    case Func::kAllGather:
-    case Func::kReduceScatter:
-    case Func::kAlltoAll:
-    case Func::kGather:
-    case Func::kScatter: return static_cast<double>(n - 1) / n;
-    default: return 1.0;  // Broadcast, Reduce, Send/Recv
-  }
-}
 
 ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
   ordered_json out;
@@ -118,7 +103,7 @@ ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
                      {"op_index", c.op_index},
                      {"step", c.step},
                      {"count", c.count},
-                     {"datatype", c.datatype->scenario_name},
+                     {"datatype", c.datatype->name},
                      {"bytes", c.count * c.datatype->size},
                      {"root", c.root},
                      {"algo", c.algo},
@@ -130,9 +115,9 @@ ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
                      {"transfer_ns", c.transfer_ns},
                      {"last_arrival_rank", c.last_arrival_rank},
                      {"alg_bw_gbps", alg},
-                     {"bus_bw_gbps", alg * busBwFactor(c.func, n)},
+                     {"bus_bw_gbps", alg * nccl::busBwFactor(c.func, n)},
                      {"members", members}});
-    for (const Edge& e : c.edges) pairs[{e.src, e.dst, comm.id, funcName(c.func)}] += e.bytes;
+    for (const Edge& e : c.edges) pairs[{e.src, e.dst, comm.id, std::string(funcName(c.func))}] += e.bytes;
   }
   out["collectives"] = colls;
 
@@ -145,7 +130,7 @@ ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
                     {"api_func", funcName(p.api_func)},
                     {"step", p.step},
                     {"count", p.count},
-                    {"datatype", p.datatype->scenario_name},
+                    {"datatype", p.datatype->name},
                     {"bytes", p.bytes},
                     {"n_channels", p.n_channels},
                     {"graph_captured", p.graph_captured},
@@ -156,7 +141,7 @@ ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
                     {"bus_bw_gbps", alg},
                     {"send", memberJson(p.send)},
                     {"recv", memberJson(p.recv)}});
-    pairs[{p.send.rank, p.recv.rank, comm.id, funcName(p.api_func)}] += p.bytes;
+    pairs[{p.send.rank, p.recv.rank, comm.id, std::string(funcName(p.api_func))}] += p.bytes;
   }
   out["p2p"] = p2ps;
 

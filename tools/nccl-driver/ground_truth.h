@@ -11,9 +11,6 @@
 
 namespace commtrace::driver {
 
-// nccl-tests' bus-bandwidth factor for func on n ranks (reference §8).
-double busBwFactor(Func func, int n);
-
 nlohmann::ordered_json groundTruthJson(const Scenario& scenario, const Timeline& timeline);
 
 // Writes DIR/ground-truth.json; false with a "commtrace:" message in error.

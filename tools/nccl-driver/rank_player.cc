@@ -137,9 +137,9 @@ void RankPlayer::playGroup(const RankGroup& group) {
       Event e;
       e.type = coll ? kCollApi : kP2pApi;
       e.parent = group_api;
-      e.func = funcName(call.api_func);
+      e.func = funcName(call.api_func).data();
       e.count = call.count;
-      e.datatype = call.datatype->descr_name;
+      e.datatype = call.datatype->descr_name.data();
       e.root = call.root;
       e.stream = commStream(call.comm);
       e.graph_captured = call.graph_captured;
@@ -209,9 +209,9 @@ void* RankPlayer::startTask(CommState& comm, const Task& t, void* group_handle, 
   e.parent = api != nullptr && api->hasApiEvents() ? t.api_handle : group_handle;  // v4 (2.27): the Group
   e.parent_group = group_handle;
   e.rank = comm.comm_rank;
-  e.func = funcName(call.task_func);
+  e.func = funcName(call.task_func).data();
   e.count = call.count;
-  e.datatype = call.datatype->descr_name;
+  e.datatype = call.datatype->descr_name.data();
   e.n_channels = call.n_channels;
   e.user_tag = call.user_tag;
   if (!isCollective(call.task_func)) {
@@ -233,7 +233,7 @@ void* RankPlayer::startTask(CommState& comm, const Task& t, void* group_handle, 
     // NCCL rewrites AllGather and Broadcast tasks to bytes of ncclInt8.
     if (call.task_func == Func::kAllGather || call.task_func == Func::kBroadcast) {
       e.count = call.count * call.datatype->size;
-      e.datatype = kInt8.descr_name;
+      e.datatype = nccl::kDatatypes[0].descr_name.data();  // ncclInt8
     }
     e.n_warps = call.n_warps;
     e.algo = call.algo;

@@ -193,11 +193,9 @@ int groupOf(const CommDef& comm, int rank) {
 }
 
 Func readFunc(ObjectReader& r) {
-  static constexpr Func kFuncs[] = {Func::kAllReduce, Func::kAllGather, Func::kReduceScatter, Func::kBroadcast, Func::kReduce,
-                                    Func::kSend, Func::kAlltoAll, Func::kGather, Func::kScatter};
   const std::string name = r.string("op");
-  for (Func f : kFuncs)
-    if (name == funcName(f)) return f;
+  const nccl::FuncInfo* f = nccl::findFunc(name);
+  if (f != nullptr && f->func != Func::kRecv) return f->func;  // a Send's pairs make its Recv
   r.failKey("op", "'" + name + "' is not one of AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, Send (with pairs), AlltoAll, Gather, Scatter");
 }
 
@@ -211,12 +209,12 @@ OpDef readOp(ObjectReader& r, const Scenario& s) {
   op.count = r.requiredUnsigned("count");
   if (op.count > (uint64_t{1} << 40)) r.failKey("count", "is above 2^40 elements");
   const std::string datatype = r.string("datatype");
-  op.datatype = findDatatype(datatype);
+  op.datatype = nccl::findDatatype(datatype);
   if (op.datatype == nullptr) r.failKey("datatype", "'" + datatype + "' is not an NCCL datatype (ncclInt8 ... ncclFloat8e5m2)");
 
   size_t smallest_group = SIZE_MAX;
   for (const auto& g : it->groups) smallest_group = std::min(smallest_group, g.size());
-  if (isRooted(op.func)) op.root = static_cast<int>(r.integer("root", 0, static_cast<int64_t>(smallest_group) - 1, 0));
+  if (nccl::funcInfo(op.func).rooted) op.root = static_cast<int>(r.integer("root", 0, static_cast<int64_t>(smallest_group) - 1, 0));
   if (op.func == Func::kSend) {
     const json& pairs = r.array("pairs");
     if (pairs.empty()) r.failKey("pairs", "must list at least one [sender, receiver]");
@@ -230,12 +228,14 @@ OpDef readOp(ObjectReader& r, const Scenario& s) {
   }
   if (r.has("algo")) {
     const std::string algo = r.string("algo");
-    op.algo = findName(kAlgoNames, algo);
+    const std::string_view* known = nccl::findName(nccl::kAlgoNames, algo);
+    op.algo = known != nullptr ? known->data() : nullptr;
     if (op.algo == nullptr || !isCollective(op.func)) r.failKey("algo", "'" + algo + "' must be TREE, RING, COLLNET_DIRECT, COLLNET_CHAIN, NVLS, NVLS_TREE or PAT, on a collective");
   }
   if (r.has("proto")) {
     const std::string proto = r.string("proto");
-    op.proto = findName(kProtoNames, proto);
+    const std::string_view* known = nccl::findName(nccl::kProtoNames, proto);
+    op.proto = known != nullptr ? known->data() : nullptr;
     if (op.proto == nullptr || !isCollective(op.func)) r.failKey("proto", "'" + proto + "' must be LL, LL128 or SIMPLE, on a collective");
   }
   op.channels = static_cast<int>(r.integer("channels", 1, 32, 0));

@@ -9,9 +9,15 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/nccl-driver/nccl_vocab.h"
+#include "core/nccl_vocab.h"
 
 namespace commtrace::driver {
+
+// NCCL's names, from the project's one table (core/nccl_vocab.h).
+using nccl::Func;
+using nccl::funcName;
+using nccl::isCollective;
+using Datatype = nccl::DatatypeInfo;
 
 // "commtrace: SCENARIO: what is wrong". Programs print it and exit 2.
 class ScenarioError : public std::runtime_error {

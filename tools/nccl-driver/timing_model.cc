@@ -33,14 +33,18 @@ uint64_t nsFor(uint64_t bytes, double gbps) { return static_cast<uint64_t>(std::
 
 // What NCCL's tuner would pick when the scenario does not say: protocol by message size,
 // more channels for bigger messages.
-const char* defaultProto(uint64_t bytes) { return bytes <= (64u << 10) ? "LL" : bytes <= (1u << 20) ? "LL128" : "SIMPLE"; }
+using nccl::Proto;
+const char* protoText(Proto p) { return nccl::protoName(p).data(); }
+const char* defaultProto(uint64_t bytes) {
+  return protoText(bytes <= (64u << 10) ? Proto::kLL : bytes <= (1u << 20) ? Proto::kLL128 : Proto::kSimple);
+}
 int defaultCollChannels(uint64_t bytes) { return bytes <= (64u << 10) ? 2 : bytes <= (1u << 20) ? 4 : 8; }
 int defaultP2pChannels(uint64_t bytes) { return bytes >= (1u << 20) ? 2 : 1; }
-uint8_t warpsFor(const char* proto) { return std::string_view(proto) == "LL128" ? 20 : 16; }
+uint8_t warpsFor(const char* proto) { return proto == nccl::protoName(Proto::kLL128) ? 20 : 16; }
 // ProxyOp chunkSize (chunkSize x sliceSteps) by protocol; p2p uses SIMPLE.
 int chunkFor(const char* proto) {
   const std::string_view p(proto);
-  return p == "LL" ? 32 << 10 : p == "LL128" ? 128 << 10 : 512 << 10;
+  return p == nccl::protoName(Proto::kLL) ? 32 << 10 : p == nccl::protoName(Proto::kLL128) ? 128 << 10 : 512 << 10;
 }
 
 class Builder {
@@ -178,19 +182,19 @@ class Builder {
     call.comm = comm;
     call.count = op.count;
     call.datatype = op.datatype;
-    call.root = isRooted(op.func) ? op.root : 0;
+    call.root = nccl::funcInfo(op.func).rooted ? op.root : 0;
     call.graph_captured = op.graph_captured;
     call.user_tag = op.user_tag;
     const uint64_t bytes = op.count * op.datatype->size;
     if (isCollective(op.func)) {
-      call.algo = op.algo ? op.algo : "RING";
+      call.algo = op.algo ? op.algo : nccl::algoName(nccl::Algo::kRing).data();
       call.proto = op.proto ? op.proto : defaultProto(bytes);
       call.n_channels = static_cast<uint8_t>(op.channels ? op.channels : defaultCollChannels(bytes));
       call.n_warps = warpsFor(call.proto);
       call.chunk_size = chunkFor(call.proto);
     } else {
       call.n_channels = static_cast<uint8_t>(op.channels ? op.channels : defaultP2pChannels(bytes));
-      call.chunk_size = chunkFor("SIMPLE");
+      call.chunk_size = chunkFor(protoText(Proto::kSimple));
     }
     return call;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/nccl_vocab.h"
 #include "ringbuffer/string_table.h"
 
 namespace commtrace::synthetic {
@@ -39,9 +40,9 @@ FsdpStream::FsdpStream(FsdpOptions options)
 // issues, set by the compute between them.
 void FsdpStream::planStep() {
   StringTable& strings = StringTable::global();
-  const StringId all_gather = strings.intern("AllGather");
-  const StringId reduce_scatter = strings.intern("ReduceScatter");
-  const StringId all_reduce = strings.intern("AllReduce");
+  const StringId all_gather = strings.intern(nccl::funcName(nccl::Func::kAllGather));
+  const StringId reduce_scatter = strings.intern(nccl::funcName(nccl::Func::kReduceScatter));
+  const StringId all_reduce = strings.intern(nccl::funcName(nccl::Func::kAllReduce));
   const uint64_t world = static_cast<uint64_t>(options_.world_size);
   const uint64_t block = kBlockElements / world, embedding = kEmbeddingElements / world;
   plan_.push_back({kDataParallel, all_gather, embedding, 50'000});
@@ -72,7 +73,7 @@ CollRecord FsdpStream::next() {
   std::uniform_int_distribution<uint64_t> launch_ns(6'000, 12'000);
   cpu_ns_ += static_cast<uint64_t>(static_cast<double>(op.gap_ns) * std::max(0.5, gap_jitter(rng_)));
 
-  const uint64_t bytes = op.count * 2;  // bf16
+  const uint64_t bytes = op.count * nccl::kDatatypes[nccl::kBfloat16].size;
   const bool large = bytes >= (1u << 20);
   // ~200 GB/s for large messages (NVLink-class), latency-bound below.
   const double transfer_ns = 15'000.0 + static_cast<double>(bytes) * (large ? 1.0 / 200.0 : 1.0 / 20.0);
@@ -93,9 +94,9 @@ CollRecord FsdpStream::next() {
   r.gpu_start_ns = (gpu_start + kGpuClockOffsetNs) / tick * tick;
   r.gpu_end_ns = (gpu_end + kGpuClockOffsetNs) / tick * tick;
   r.func = op.func;
-  r.datatype = strings.intern("ncclBfloat16");
-  r.algo = strings.intern("RING");
-  r.proto = strings.intern(large ? "SIMPLE" : "LL");
+  r.datatype = strings.intern(nccl::kDatatypes[nccl::kBfloat16].name);
+  r.algo = strings.intern(nccl::algoName(nccl::Algo::kRing));
+  r.proto = strings.intern(nccl::protoName(large ? nccl::Proto::kSimple : nccl::Proto::kLL));
   r.root = -1;
   const uint64_t spread = std::uniform_int_distribution<uint64_t>(200, 3'000)(rng_);  // channel starts
   r.gpu_channel_spread_ns = static_cast<uint32_t>(spread / tick * tick);

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/nccl_vocab.h"
 #include "ringbuffer/record.h"
 #include "ringbuffer/string_table.h"
 #include "sink/chunk_encoder.h"
@@ -25,23 +26,23 @@ constexpr uint32_t kChunkRecords = 16384;  // as the flusher's default
 
 enum CommKind { kWorld, kTensorParallel, kDataParallel };
 
+using nccl::DataType;
+using nccl::Func;
+
 struct PlannedColl {
   CommKind comm;
-  const char* func;
+  Func func;
   uint64_t count;  // per rank
-  const char* datatype;
-  uint64_t type_size;
-  double ring_factor;  // the busiest ring edge carries ring_factor x (n-1)/n x S bytes
-  bool size_scales_with_ranks;  // AllGather/ReduceScatter: S = count x type_size x n
+  DataType datatype;
 };
 
 // One step of the job, in issue order (see run_writer.h).
 constexpr PlannedColl kStep[] = {
-    {kTensorParallel, "AllReduce", 4'194'304, "ncclBfloat16", 2, 2.0, false},
-    {kTensorParallel, "AllReduce", 4'194'304, "ncclBfloat16", 2, 2.0, false},
-    {kDataParallel, "AllGather", 262'144, "ncclBfloat16", 2, 1.0, true},
-    {kDataParallel, "ReduceScatter", 262'144, "ncclBfloat16", 2, 1.0, true},
-    {kWorld, "AllReduce", 1, "ncclFloat32", 4, 2.0, false},
+    {kTensorParallel, Func::kAllReduce, 4'194'304, nccl::kBfloat16},
+    {kTensorParallel, Func::kAllReduce, 4'194'304, nccl::kBfloat16},
+    {kDataParallel, Func::kAllGather, 262'144, nccl::kBfloat16},
+    {kDataParallel, Func::kReduceScatter, 262'144, nccl::kBfloat16},
+    {kWorld, Func::kAllReduce, 1, nccl::kFloat32},
 };
 constexpr uint64_t kCollsPerStep = std::size(kStep);
 constexpr uint64_t kP2pCount = 1'048'576;  // bf16 elements per send
@@ -127,8 +128,9 @@ Job planJob(const SyntheticRunOptions& options) {
     job.comms.push_back(makeComm(0xD900000000000000ull + static_cast<uint64_t>(l), "dp." + std::to_string(l), members, job));
   }
   StringTable& strings = StringTable::global();
-  job.names = {strings.intern("Send"), strings.intern("Recv"), strings.intern("RING"), strings.intern("SIMPLE"),
-               strings.intern("ncclBfloat16")};
+  job.names = {strings.intern(nccl::funcName(Func::kSend)), strings.intern(nccl::funcName(Func::kRecv)),
+               strings.intern(nccl::algoName(nccl::Algo::kRing)), strings.intern(nccl::protoName(nccl::Proto::kSimple)),
+               strings.intern(nccl::kDatatypes[nccl::kBfloat16].name)};
   return job;
 }
 
@@ -213,11 +215,14 @@ class RankWriter {
     return counters_[index];
   }
 
+  static uint64_t bytesOf(const PlannedColl& p) { return p.count * nccl::kDatatypes[p.datatype].size; }
+
+  // A ring's busiest edge carries busBw's share of nccl-tests' S.
   static uint64_t transferNs(const PlannedColl& p, const CommDef& c) {
-    const double n = static_cast<double>(c.members.size());
-    const double size = static_cast<double>(p.count * p.type_size) * (p.size_scales_with_ranks ? n : 1.0);
-    const double edge_bytes = n > 1 ? p.ring_factor * (n - 1) / n * size : 0;
-    return 10'000 + static_cast<uint64_t>(edge_bytes / c.gbps);
+    const int n = static_cast<int>(c.members.size());
+    const std::string_view func = nccl::funcName(p.func);
+    const double edge_bytes = static_cast<double>(nccl::ncclTestsBytes(func, bytesOf(p), n)) * nccl::busBwFactor(func, n);
+    return 10'000 + static_cast<uint64_t>(n > 1 ? edge_bytes / c.gbps : 0);
   }
 
   void writeColl(uint64_t op, SyntheticRunTruth& truth) {
@@ -231,17 +236,17 @@ class RankWriter {
     RecordSlot slot{};
     slot.kind = RecordKind::kColl;
     slot.payload.coll = CollRecord{.comm_id = c.id,
-                                   .seq = counters.nextSeq(p.func),
+                                   .seq = counters.nextSeq(nccl::funcName(p.func)),
                                    .op_index = counters.op_index++,
                                    .count = p.count,
-                                   .bytes = p.count * p.type_size,
+                                   .bytes = bytesOf(p),
                                    .stream = 0x7f0000000000ull + static_cast<uint64_t>(p.comm) * 0x400,
                                    .cpu_start_ns = job_.cpuNs(node_, arrival - kLaunchLeadNs),
                                    .cpu_end_ns = job_.cpuNs(node_, arrival - kLaunchLeadNs + kApiCallNs),
                                    .gpu_start_ns = job_.gpuNs(node_, arrival),
                                    .gpu_end_ns = job_.gpuNs(node_, stop),
-                                   .func = strings.intern(p.func),
-                                   .datatype = strings.intern(p.datatype),
+                                   .func = strings.intern(nccl::funcName(p.func)),
+                                   .datatype = strings.intern(nccl::kDatatypes[p.datatype].name),
                                    .algo = job_.names.ring,
                                    .proto = job_.names.simple,
                                    .root = -1,

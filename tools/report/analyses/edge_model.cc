@@ -1,5 +1,7 @@
 #include "tools/report/analyses/edge_model.h"
 
+#include "core/nccl_vocab.h"
+
 namespace commtrace::report {
 
 const char kEdgeModel[] =
@@ -12,17 +14,26 @@ const char kEdgeModel[] =
 
 namespace {
 
-void ring(std::string_view func, int n, int root, uint64_t bytes, std::vector<ModelEdge>& out) {
+using nccl::Func;
+
+void ring(Func func, int n, int root, uint64_t bytes, std::vector<ModelEdge>& out) {
   const uint64_t un = static_cast<uint64_t>(n);
   auto next = [n](int i) { return (i + 1) % n; };
-  if (func == "AllReduce") {
-    for (int i = 0; i < n; ++i) out.push_back({i, next(i), 2 * (un - 1) * bytes / un});
-  } else if (func == "AllGather" || func == "ReduceScatter") {
-    for (int i = 0; i < n; ++i) out.push_back({i, next(i), (un - 1) * bytes});
-  } else if (func == "Broadcast") {
-    for (int k = 0; k + 1 < n; ++k) out.push_back({(root + k) % n, (root + k + 1) % n, bytes});
-  } else if (func == "Reduce") {
-    for (int k = 1; k < n; ++k) out.push_back({(root + k) % n, (root + k + 1) % n, bytes});
+  switch (func) {
+    case Func::kAllReduce:
+      for (int i = 0; i < n; ++i) out.push_back({i, next(i), 2 * (un - 1) * bytes / un});
+      break;
+    case Func::kAllGather:
+    case Func::kReduceScatter:
+      for (int i = 0; i < n; ++i) out.push_back({i, next(i), (un - 1) * bytes});
+      break;
+    case Func::kBroadcast:
+      for (int k = 0; k + 1 < n; ++k) out.push_back({(root + k) % n, (root + k + 1) % n, bytes});
+      break;
+    case Func::kReduce:
+      for (int k = 1; k < n; ++k) out.push_back({(root + k) % n, (root + k + 1) % n, bytes});
+      break;
+    default: break;  // not a collective: its pieces are measured, not modelled
   }
 }
 
@@ -38,10 +49,11 @@ void tree(int n, uint64_t bytes, std::vector<ModelEdge>& out) {
 
 void modelEdges(std::string_view func, std::string_view algo, int n, int root, uint64_t bytes,
                 std::vector<ModelEdge>& out) {
-  if (n < 2 || bytes == 0) return;
+  const nccl::FuncInfo* f = nccl::findFunc(func);
+  if (f == nullptr || n < 2 || bytes == 0) return;
   if (root < 0 || root >= n) root = 0;
-  if (algo == "TREE" && func == "AllReduce") tree(n, bytes, out);
-  else ring(func, n, root, bytes, out);
+  if (algo == nccl::algoName(nccl::Algo::kTree) && f->func == Func::kAllReduce) tree(n, bytes, out);
+  else ring(f->func, n, root, bytes, out);
 }
 
 }  // namespace commtrace::report

@@ -1,28 +1,22 @@
 // The per-op numbers every analysis shares: nccl-tests' message size S and bus-bandwidth
-// factor (one table, shared/reference/nccl-profiler.md section 8), and an op's transfer
-// time measured without comparing clocks across ranks.
+// factor (from the one NCCL table, core/nccl_vocab.h), and an op's transfer time measured
+// without comparing clocks across ranks.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
+#include "core/nccl_vocab.h"
 #include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
 
-// nccl-tests' S for one op from the per-rank payload: times n for the funcs whose API count
-// is per rank (AllGather, ReduceScatter, AlltoAll, Gather, Scatter), else the payload.
-uint64_t ncclTestsBytes(std::string_view func, uint64_t per_rank_bytes, int n);
+// nccl-tests' S from the per-rank payload, and busBw / algBw, by func name.
+using nccl::busBwFactor;
+using nccl::isSynchronizing;  // members all stop together: durations differ by arrival skew
+using nccl::ncclTestsBytes;
 
-// busBw / algBw: AllReduce 2(n-1)/n; AllGather, ReduceScatter, AlltoAll, Gather, Scatter
-// (n-1)/n; Broadcast, Reduce, Send/Recv and anything else 1.
-double busBwFactor(std::string_view func, int n);
-
-// Collectives whose members all stop together, so that the shortest GPU duration is the
-// transfer and duration differences are arrival skew (stragglers.md 2.2). Broadcast and
-// Reduce are not: their root-driven pipelines let members finish at different times.
-bool isSynchronizing(std::string_view func);
 
 // A collective's transfer time: the shortest GPU duration among the members that recorded
 // GPU times (the last to arrive waits for nobody). 0 when none did.

@@ -1,29 +1,20 @@
 #include "tools/report/analyses/p2p_calls.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <tuple>
+
+#include "core/nccl_vocab.h"
 
 namespace commtrace::report {
 namespace {
 
-enum class Shape { kAlltoAll, kGather, kScatter };
+using nccl::Func;
 
-struct CallFunc {
-  std::string_view func;
-  Shape shape;
-};
-
-constexpr std::array<CallFunc, 3> kCallFuncs{{
-    {"AlltoAll", Shape::kAlltoAll},
-    {"Gather", Shape::kGather},
-    {"Scatter", Shape::kScatter},
-}};
-
-const CallFunc* callFuncOf(std::string_view func) {
-  const auto it = std::find_if(kCallFuncs.begin(), kCallFuncs.end(), [&](const CallFunc& f) { return f.func == func; });
-  return it == kCallFuncs.end() ? nullptr : &*it;
+// A call NCCL runs as per-peer pieces (AlltoAll, Gather, Scatter), by its name; nullptr else.
+const nccl::FuncInfo* callFuncOf(std::string_view func) {
+  const nccl::FuncInfo* f = nccl::findFunc(func);
+  return f != nullptr && f->shape == nccl::FuncShape::kPieces ? f : nullptr;
 }
 
 // One rank's side of one piece.
@@ -56,13 +47,13 @@ std::map<PieceKey, std::vector<Piece>> piecesByRank(const RunModel& run) {
 // the part's number, so starting a part costs nothing however large the communicator.
 class RankPart {
  public:
-  RankPart(Shape shape, int n) : shape_(shape), others_(static_cast<uint32_t>(n - 1)), stamp_(2 * static_cast<size_t>(n), 0) {}
+  RankPart(Func call, int n) : call_(call), others_(static_cast<uint32_t>(n - 1)), stamp_(2 * static_cast<size_t>(n), 0) {}
 
   // Whether piece p begins the next call rather than joining this one.
   bool beginsNext(const Piece& p) const {
     if (sends_ + recvs_ == 0) return false;
     if (complete() || stamp_[slot(p)] == number_) return true;
-    return shape_ != Shape::kAlltoAll && (sends_ > 0) != p.is_send;
+    return call_ != Func::kAlltoAll && (sends_ > 0) != p.is_send;
   }
   void next() {
     ++number_;
@@ -76,16 +67,16 @@ class RankPart {
 
  private:
   bool complete() const {
-    switch (shape_) {
-      case Shape::kAlltoAll: return sends_ == others_ && recvs_ == others_;
-      case Shape::kGather: return sends_ == 1 || recvs_ == others_;
-      case Shape::kScatter: return recvs_ == 1 || sends_ == others_;
+    switch (call_) {
+      case Func::kAlltoAll: return sends_ == others_ && recvs_ == others_;
+      case Func::kGather: return sends_ == 1 || recvs_ == others_;
+      case Func::kScatter: return recvs_ == 1 || sends_ == others_;
+      default: return true;  // only those three are calls of pieces
     }
-    return true;
   }
   static size_t slot(const Piece& p) { return 2 * static_cast<size_t>(p.peer) + (p.is_send ? 1 : 0); }
 
-  Shape shape_;
+  Func call_;
   uint32_t others_;
   std::vector<uint64_t> stamp_;
   uint64_t number_ = 1;  // 0 marks a slot never seen
@@ -128,7 +119,7 @@ std::vector<P2pCall> p2pCalls(const RunModel& run) {
     const auto& [comm, func, rank] = key;
     std::stable_sort(pieces.begin(), pieces.end(),
                      [](const Piece& a, const Piece& b) { return a.side->cpu_start_ns < b.side->cpu_start_ns; });
-    RankPart part(callFuncOf(run.name(func))->shape, run.comms[comm].size);
+    RankPart part(callFuncOf(run.name(func))->func, run.comms[comm].size);
     for (const Piece& p : pieces) {
       if (part.beginsNext(p)) part.next();
       part.add(p);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 
+#include "core/nccl_vocab.h"
 #include "tools/report/load/linear_fit.h"
 
 namespace commtrace::report {
@@ -14,12 +15,6 @@ constexpr size_t kMaxAnchorsPerProcess = 4096;  // plenty for two parameters; bo
 constexpr size_t kMinAnchors = 8;               // fewer only when nothing better is on offer
 constexpr double kOutlierFloorNs = 2000;        // two globaltimer ticks of quantization never count as outliers
 constexpr double kMaxDriftStderrPpm = 1.0;      // a slope less certain than this is noise: held at 1
-
-// Completions are simultaneous only where every rank waits for every other to the end.
-// Broadcast and Reduce let a root finish before the others; p2p pairs are only two ranks.
-bool synchronizes(std::string_view func) {
-  return func == "AllReduce" || func == "AllGather" || func == "ReduceScatter";
-}
 
 // A process's anchors: a uniform sample of at most kMaxAnchorsPerProcess (reservoir
 // sampling). Random rather than every n-th, because ops repeat with the step: a regular
@@ -75,7 +70,7 @@ class ClockAligner {
 ClockAligner::ClockAligner(const RunModel& run)
     : run_(run), maps_(run.processes.size()), fits_(run.processes.size()) {
   anchor_instance_.reserve(run.collectives.size());
-  for (const CollInstance& c : run.collectives) anchor_instance_.push_back(c.n_members > 1 && synchronizes(run.name(c.func)));
+  for (const CollInstance& c : run.collectives) anchor_instance_.push_back(c.n_members > 1 && nccl::isSynchronizing(run.name(c.func)));
   for (size_t p = 0; p < run.processes.size(); ++p) {
     fits_[p].rank = run.processes[p].rank;
     fits_[p].host = run.processes[p].host;
