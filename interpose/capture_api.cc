@@ -5,8 +5,8 @@
 #include <mutex>
 #include <new>
 
-#include "interpose/export.h"
-#include "interpose/launcher_env.h"
+#include "core/export.h"
+#include "core/process_identity.h"
 #include "interpose/process_life.h"
 #include "core/settings.h"
 #include "sink/flusher.h"
@@ -35,7 +35,7 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
   if (g_flusher != nullptr) return -1;
   try {
     commtrace::FlusherOptions options;
-    options.identity = commtrace::launcherIdentity();
+    options.identity = commtrace::processIdentity();
     options.flush_period_ms = settings().flush_period_ms;
     options.dir = dir != nullptr ? dir : settings().dir;
     auto flusher = std::make_unique<commtrace::Flusher>(options);

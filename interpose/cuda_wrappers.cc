@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "interpose/export.h"
-#include "interpose/real_symbol.h"
+#include "core/export.h"
+#include "core/real_symbol.h"
 #include "core/settings.h"
 #include "ringbuffer/ringbuffer.h"
 

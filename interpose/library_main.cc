@@ -15,9 +15,9 @@
 #include <string_view>
 
 #include "interpose/capture_api.h"
-#include "interpose/launcher_env.h"
+#include "core/process_identity.h"
 #include "interpose/process_life.h"
-#include "interpose/real_symbol.h"
+#include "core/real_symbol.h"
 #include "core/settings.h"
 #include "ringbuffer/ring_registry.h"
 
@@ -79,7 +79,7 @@ bool namedInPreload(const char* loaded_name) {
 // called before its main, files the variable in bash's own table, after which bash's getenv
 // no longer sees the inherited environment. libc's writes environ, which bash imports (and
 // exports to its children) when its main starts.
-constinit commtrace::interpose::RealFunction<int(const char*, const char*, int)> g_libc_setenv{
+constinit commtrace::RealFunction<int(const char*, const char*, int)> g_libc_setenv{
     {"setenv", nullptr, nullptr}};
 
 void exportVariable(const char* name, const char* value) {

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <string_view>
 
-#include "interpose/launcher_env.h"
-#include "interpose/real_symbol.h"
-#include "ringbuffer/api_witness.h"
+#include "core/process_identity.h"
+#include "core/real_symbol.h"
+#include "core/api_witness.h"
 #include "ringbuffer/ringbuffer.h"
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 namespace commtrace::interpose {
 namespace {

@@ -9,12 +9,12 @@
 // API (ncclBcast calls ncclBroadcast, ncclSend/Recv and ncclAlltoAll wrap themselves in
 // ncclGroupStart/End, ncclCommInitAll groups its inits), and those calls reach us through
 // the PLT too. The plugin witness's `armed` flag is that nesting guard.
-#include "interpose/export.h"
+#include "core/export.h"
 #include "interpose/nccl_api.h"
 #include "interpose/nccl_recording.h"
-#include "interpose/real_symbol.h"
+#include "core/real_symbol.h"
 #include "core/settings.h"
-#include "ringbuffer/api_witness.h"
+#include "core/api_witness.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::interpose {
@@ -101,8 +101,8 @@ using ci::OpFunc;
 
 // The definition this wrapper forwards to, resolved at its first call.
 #define CT_REAL(name)                                     \
-  static constinit ci::RealFunction<decltype(name)> real{ \
-      ci::SymbolSource{#name, "p" #name, na::kNcclSonames}}
+  static constinit commtrace::RealFunction<decltype(name)> real{ \
+      commtrace::SymbolSource{#name, "p" #name, na::kNcclSonames}}
 
 // ---- communicators ----
 

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstddef>
 
-#include "interpose/export.h"
-#include "interpose/real_symbol.h"
+#include "core/export.h"
+#include "core/real_symbol.h"
 #include "core/settings.h"
 #include "ringbuffer/ring_registry.h"
 #include "sink/flusher.h"

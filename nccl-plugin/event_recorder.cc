@@ -10,8 +10,9 @@
 
 #include "nccl-plugin/name_cache.h"
 #include "nccl-plugin/op_pool.h"
+#include "core/process_identity.h"
 #include "core/settings.h"
-#include "ringbuffer/api_witness.h"
+#include "core/api_witness.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::plugin {
@@ -190,14 +191,6 @@ int activationMask(bool has_api_events) {
   return static_cast<int>(mask);
 }
 
-int globalRankFromEnv() {
-  const char* rank = std::getenv("RANK");
-  if (rank == nullptr || rank[0] == '\0') return -1;
-  char* end = nullptr;
-  const long value = std::strtol(rank, &end, 10);
-  return *end == '\0' && value >= 0 && value < (1L << 30) ? static_cast<int>(value) : -1;
-}
-
 }  // namespace
 
 NameCache& NameCache::global() {
@@ -229,7 +222,7 @@ CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_n
                         .n_nodes = n_nodes,
                         .n_ranks = n_ranks,
                         .rank = rank,
-                        .global_rank = globalRankFromEnv(),
+                        .global_rank = globalRank(),
                         .cuda_device = -1});
   return comm;
 }

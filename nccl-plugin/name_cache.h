@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 namespace commtrace::plugin {
 

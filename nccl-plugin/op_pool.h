@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 
 namespace commtrace::plugin {
 

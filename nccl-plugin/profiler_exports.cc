@@ -5,7 +5,7 @@
 
 #include "nccl-plugin/event_recorder.h"
 #include "nccl-plugin/profiler_abi.h"
-#include "ringbuffer/api_witness.h"
+#include "core/api_witness.h"
 
 namespace commtrace::plugin {
 namespace {

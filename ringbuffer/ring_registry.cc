@@ -17,12 +17,6 @@ pthread_key_t g_exit_key;
 
 constinit thread_local ThreadRing* RingRegistry::tl_ring __attribute__((tls_model("initial-exec"))) = nullptr;
 
-uint64_t nowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 RingRegistry::RingRegistry() : ring_records_(kDefaultRingRecords) {
   // The key's destructor is how a thread's exit reaches us: pthread runs it for every
   // thread that set a value, after the thread's own code is done.

@@ -14,7 +14,7 @@
 
 #include "ringbuffer/doorbell.h"
 #include "ringbuffer/flush_request.h"
-#include "ringbuffer/record.h"
+#include "core/record.h"
 #include "ringbuffer/thread_ring.h"
 
 namespace commtrace {

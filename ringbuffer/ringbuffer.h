@@ -9,9 +9,10 @@
 
 #include <cstdint>
 
-#include "ringbuffer/record.h"
+#include "core/clock.h"
+#include "core/record.h"
 #include "ringbuffer/ring_registry.h"
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 #include "ringbuffer/thread_ring.h"
 
 namespace commtrace {
@@ -27,8 +28,5 @@ inline PushResult record(const T& r) {
   if (result == PushResult::kStoredHalfFull) [[unlikely]] RingRegistry::global().doorbell().ring();
   return result;
 }
-
-// CLOCK_MONOTONIC in ns: the CPU clock of every record (vDSO, no syscall).
-uint64_t nowNs();
 
 }  // namespace commtrace

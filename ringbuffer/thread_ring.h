@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 
 namespace commtrace {
 

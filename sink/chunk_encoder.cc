@@ -4,7 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 namespace commtrace {
 

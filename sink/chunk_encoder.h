@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 #include "sink/schema.h"
 #include "sink/wire.h"
 

@@ -18,12 +18,6 @@ namespace {
 
 std::atomic<bool> g_flusher_active{false};
 
-uint64_t realtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 std::string hostName() {
   char host[HOST_NAME_MAX + 1] = {};
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "unknown-host";

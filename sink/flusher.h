@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 #include "sink/trace_file.h"
 
 namespace commtrace {
@@ -19,7 +19,7 @@ struct FlusherOptions {
   std::string dir = "commtrace-run";
   uint32_t flush_period_ms = 200;  // also the most a SIGKILL can lose
   uint32_t chunk_records = 16384;  // a chunk is cut when it reaches this many records
-  FileIdentity identity;
+  ProcessIdentity identity;
   TraceFile::WriteFn write = &::write;  // tests put a failing or hanging disk here
 };
 

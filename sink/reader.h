@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 #include "sink/commtrace.pb.h"
 
 namespace commtrace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <span>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 
 namespace commtrace::schema {
 

@@ -8,22 +8,13 @@
 #include <span>
 #include <string>
 
+#include "core/process_identity.h"
 #include "sink/wire.h"
 
 namespace commtrace {
 
-// Who wrote the file; becomes the FileHeader frame.
-struct FileIdentity {
-  int32_t rank = -1;
-  int32_t local_rank = -1;
-  int32_t world_size = -1;
-  std::string job_id;
-  uint32_t restart_count = 0;
-  std::string nccl_host_id;  // NCCL_HOSTID: NCCL's "same host" key, which can differ from the host name
-};
-
 struct FileHeaderFields {
-  FileIdentity identity;
+  ProcessIdentity identity;  // who wrote the file
   std::string host;
   int64_t pid = 0;
   uint64_t start_realtime_ns = 0;

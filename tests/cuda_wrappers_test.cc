@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 #include "sink/reader.h"
 #include "tests/cuda_sync_caller.h"
 #include "tests/run_program.h"

@@ -384,13 +384,14 @@ TEST(NcclWrappersTest, WithThePluginEachOpIsRecordedOnceAndSingleRankOpsByTheWra
     split_ids[rank] = split;
     EXPECT_NE(world, ourId(seed)) << "the plugin's records carry NCCL's comm id";
     EXPECT_NE(solo, ourId(soloSeed(seed, rank))) << "the wrapper adopts the plugin's id once it has seen it";
-    // The plugin's CommInfo, plus ours for the same id with what only the API knows.
+    // The plugin's CommInfo (with the global rank every face shares), plus ours for the same
+    // id with what only the API knows (the CUDA device).
     for (const auto& [comm, n, comm_rank] : {std::tuple{world, 2, rank}, {split, 2, rank}, {solo, 1, 0}}) {
       const auto infos = t.infosOf(comm);
       ASSERT_EQ(infos.size(), 2u);
       const CommInfo* plugin = infos[0]->name == "fake" ? infos[0] : infos[1];
       const CommInfo* ours = infos[0]->name == "fake" ? infos[1] : infos[0];
-      expectInfo(*plugin, n, comm_rank, -1, -1);
+      expectInfo(*plugin, n, comm_rank, rank, -1);  // the rank NCCL gave the wrapper
       expectInfo(*ours, n, comm_rank, rank, deviceOf(rank));
     }
     EXPECT_EQ(t.infos.size(), 6u) << "no CommInfo under our own ids: no record carries them";

@@ -12,7 +12,7 @@
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ring_registry.h"
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 using namespace commtrace;
 using namespace commtrace::nccl;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ringbuffer/record.h"
-#include "ringbuffer/string_table.h"
+#include "core/record.h"
+#include "core/string_table.h"
 #include "tests/sink_test_support.h"
 
 namespace commtrace::testing {

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 #include "ringbuffer/ringbuffer.h"
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 #include "sink/chunk_encoder.h"
 #include "sink/frame.h"
 #include "sink/reader.h"

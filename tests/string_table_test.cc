@@ -1,5 +1,5 @@
 // StringTable: interning, lookup, truncation, overflow and concurrent use.
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 #include <gtest/gtest.h>
 

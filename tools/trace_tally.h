@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 
 namespace commtrace {
 

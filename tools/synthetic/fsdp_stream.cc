@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/nccl_vocab.h"
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 namespace commtrace::synthetic {
 

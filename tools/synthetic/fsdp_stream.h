@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 
 namespace commtrace::synthetic {
 

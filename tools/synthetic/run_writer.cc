@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/nccl_vocab.h"
-#include "ringbuffer/record.h"
-#include "ringbuffer/string_table.h"
+#include "core/record.h"
+#include "core/string_table.h"
 #include "sink/chunk_encoder.h"
 #include "sink/frame.h"
 #include "sink/trace_file.h"
@@ -158,7 +158,7 @@ class RankWriter {
  private:
   FileHeaderFields header() const {
     FileHeaderFields h;
-    h.identity = {rank_, rank_ % job_.options.ranks_per_node, job_.options.ranks, "synthetic-run", 0};
+    h.identity = {.rank = rank_, .local_rank = rank_ % job_.options.ranks_per_node, .world_size = job_.options.ranks, .job_id = "synthetic-run"};
     h.host = "node" + std::to_string(node_);
     h.pid = 10'000 + rank_;
     h.start_realtime_ns = 1'760'000'000'000'000'000ull;

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-namespace commtrace::interpose {
+namespace commtrace {
 
 struct SymbolSource {
   const char* name;   // "ncclAllReduce"
@@ -43,4 +43,4 @@ class RealFunction {
   std::atomic<void*> fn_{nullptr};
 };
 
-}  // namespace commtrace::interpose
+}  // namespace commtrace

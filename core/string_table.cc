@@ -1,4 +1,4 @@
-#include "ringbuffer/string_table.h"
+#include "core/string_table.h"
 
 #include <cstring>
 

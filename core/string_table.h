@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ringbuffer/record.h"
+#include "core/record.h"
 
 namespace commtrace {
 

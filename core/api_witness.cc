@@ -1,4 +1,4 @@
-#include "ringbuffer/api_witness.h"
+#include "core/api_witness.h"
 
 namespace commtrace {
 namespace {

@@ -1,8 +1,8 @@
-#include "interpose/real_symbol.h"
+#include "core/real_symbol.h"
 
 #include <dlfcn.h>
 
-namespace commtrace::interpose {
+namespace commtrace {
 
 void* resolveNext(const SymbolSource& source) {
   if (void* fn = dlsym(RTLD_NEXT, source.name)) return fn;
@@ -20,4 +20,4 @@ void* resolveNext(const SymbolSource& source) {
   return nullptr;
 }
 
-}  // namespace commtrace::interpose
+}  // namespace commtrace
