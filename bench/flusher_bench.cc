@@ -28,13 +28,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/main_with_run_dir.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/chunk_encoder.h"
 #include "sink/flusher.h"
 #include "sink/frame.h"
 #include "sink/reader.h"
 #include "tools/synthetic/fsdp_stream.h"
-#include "bench/main_with_run_dir.h"
 
 namespace commtrace {
 namespace {

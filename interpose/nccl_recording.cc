@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <string_view>
 
+#include "core/api_witness.h"
 #include "core/process_identity.h"
 #include "core/real_symbol.h"
-#include "core/api_witness.h"
-#include "ringbuffer/ringbuffer.h"
 #include "core/string_table.h"
+#include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::interpose {
 namespace {

@@ -9,12 +9,12 @@
 // API (ncclBcast calls ncclBroadcast, ncclSend/Recv and ncclAlltoAll wrap themselves in
 // ncclGroupStart/End, ncclCommInitAll groups its inits), and those calls reach us through
 // the PLT too. The plugin witness's `armed` flag is that nesting guard.
+#include "core/api_witness.h"
 #include "core/export.h"
-#include "interpose/nccl_api.h"
-#include "interpose/nccl_recording.h"
 #include "core/real_symbol.h"
 #include "core/settings.h"
-#include "core/api_witness.h"
+#include "interpose/nccl_api.h"
+#include "interpose/nccl_recording.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::interpose {

@@ -19,8 +19,8 @@
 
 #include <cstdio>
 
-#include "interpose/capture_api.h"
 #include "interpose/nccl_api.h"
+#include "libcommtrace/capture_api.h"
 #include "tests/temp_dir.h"
 
 extern "C" na::Result pncclAllReduce(const void* send, void* recv, size_t count, na::DataType datatype,

@@ -36,8 +36,10 @@ void flushIfRecordingHere() {
 
 // pthread_atfork child handler, on the forking thread, the only one the child has. Cheap
 // and allocation-free, because it runs in every fork of every preloaded process.
+void (*g_abandon_recorder)() = nullptr;  // set once, before any fork handler can run
+
 void forgetParentRecorder() {
-  abandonRecorderInForkedChild();
+  if (g_abandon_recorder != nullptr) g_abandon_recorder();
   Flusher::forgetAfterFork();
   RingRegistry::global().forgetParentRingsAfterFork();
   g_recording_pid.store(0, std::memory_order_relaxed);
@@ -157,7 +159,8 @@ int flushThenExec(RealFunction<Fn>& real, Args... args) {
 
 }  // namespace
 
-void prepareProcessLife(bool preloaded) {
+void prepareProcessLife(bool preloaded, void (*abandon_recorder)()) {
+  g_abandon_recorder = abandon_recorder;
   pthread_atfork(nullptr, nullptr, &forgetParentRecorder);
   if (preloaded) {
     g_execve.get();

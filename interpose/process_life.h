@@ -11,7 +11,10 @@ namespace commtrace::interpose {
 // can record, so no fork can copy a half-started recorder), and, when the library was
 // preloaded (its exec wrappers are what the program calls), resolves the real exec
 // functions now, so a forked or vforked child never has to look them up.
-void prepareProcessLife(bool preloaded);
+// abandon_recorder is the library's, called first in a forked child: it drops the parent's
+// recorder (leaked: its thread does not exist there, so it can be neither stopped nor
+// destroyed) and its lock (which a vanished parent thread may hold).
+void prepareProcessLife(bool preloaded, void (*abandon_recorder)());
 
 // commtrace_start's, once a flusher runs in this process: from now on the exit paths
 // flush. The first time in the process tree, installs the signal handlers (never before:
@@ -19,10 +22,5 @@ void prepareProcessLife(bool preloaded);
 void recordingStarted();
 // commtrace_stop's, once the flusher has stopped.
 void recordingStopped();
-
-// Implemented by capture_api.cc, which owns the recorder: in a forked child, drops the
-// parent's Flusher (leaked: its thread does not exist here, so it can be neither stopped
-// nor destroyed) and its lock (which a vanished parent thread may hold).
-void abandonRecorderInForkedChild();
 
 }  // namespace commtrace::interpose

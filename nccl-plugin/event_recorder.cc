@@ -8,11 +8,11 @@
 #include <new>
 #include <string_view>
 
-#include "nccl-plugin/name_cache.h"
-#include "nccl-plugin/op_pool.h"
+#include "core/api_witness.h"
 #include "core/process_identity.h"
 #include "core/settings.h"
-#include "core/api_witness.h"
+#include "nccl-plugin/name_cache.h"
+#include "nccl-plugin/op_pool.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::plugin {

@@ -3,9 +3,9 @@
 // event_recorder.h; the versions differ only in where fields sit and which events exist.
 #include <cstdio>
 
+#include "core/api_witness.h"
 #include "nccl-plugin/event_recorder.h"
 #include "nccl-plugin/profiler_abi.h"
-#include "core/api_witness.h"
 
 namespace commtrace::plugin {
 namespace {

@@ -43,9 +43,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench/main_with_run_dir.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/flusher.h"
-#include "bench/main_with_run_dir.h"
 
 namespace commtrace {
 namespace {

@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/record.h"
 #include "ringbuffer/doorbell.h"
 #include "ringbuffer/flush_request.h"
-#include "core/record.h"
 #include "ringbuffer/thread_ring.h"
 
 namespace commtrace {

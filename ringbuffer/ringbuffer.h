@@ -11,8 +11,8 @@
 
 #include "core/clock.h"
 #include "core/record.h"
-#include "ringbuffer/ring_registry.h"
 #include "core/string_table.h"
+#include "ringbuffer/ring_registry.h"
 #include "ringbuffer/thread_ring.h"
 
 namespace commtrace {

@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/string_table.h"
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ring_registry.h"
-#include "core/string_table.h"
 
 using namespace commtrace;
 using namespace commtrace::nccl;

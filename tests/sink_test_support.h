@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "core/record.h"
-#include "ringbuffer/ringbuffer.h"
 #include "core/string_table.h"
+#include "ringbuffer/ringbuffer.h"
 #include "sink/chunk_encoder.h"
 #include "sink/frame.h"
 #include "sink/reader.h"

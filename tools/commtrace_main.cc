@@ -1,5 +1,5 @@
 // The commtrace command: dump one trace file, play the demo job, report on a run, export a
-// run for the Perfetto UI.
+// run for the Perfetto UI, list the settings.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
@@ -7,6 +7,7 @@
 #include "tools/demo.h"
 #include "tools/dump.h"
 #include "tools/report_command.h"
+#include "tools/settings_table.h"
 
 namespace {
 
@@ -92,6 +93,9 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--out", export_options.out, "file to write (default: RUN_DIR.perfetto.json, next to the run directory)");
   addProgressOption(export_cmd, export_progress);
 
+  CLI::App* settings = app.add_subcommand(
+      "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -108,6 +112,10 @@ int main(int argc, char** argv) {
   if (*dump) {
     const auto format = dump_format == "json" ? commtrace::tools::DumpFormat::kJson : commtrace::tools::DumpFormat::kText;
     return commtrace::tools::dump(dump_path, format, std::cout, std::cerr);
+  }
+  if (*settings) {
+    std::cout << commtrace::tools::settingsMarkdown();
+    return 0;
   }
   if (*demo) return commtrace::tools::runDemo(demo_options, std::cout, std::cerr);
   if (*report) {

@@ -1,4 +1,4 @@
-#include "interpose/capture_api.h"
+#include "libcommtrace/capture_api.h"
 
 #include <cstdio>
 #include <memory>
@@ -7,8 +7,8 @@
 
 #include "core/export.h"
 #include "core/process_identity.h"
-#include "interpose/process_life.h"
 #include "core/settings.h"
+#include "interpose/process_life.h"
 #include "sink/flusher.h"
 
 namespace {
@@ -19,14 +19,14 @@ std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 
 }  // namespace
 
-namespace commtrace::interpose {
+namespace commtrace::library {
 
 void abandonRecorderInForkedChild() {
   new (&g_mutex) std::mutex();
   g_flusher = nullptr;
 }
 
-}  // namespace commtrace::interpose
+}  // namespace commtrace::library
 
 COMMTRACE_EXPORT int commtrace_start(const char* dir) {
   using commtrace::settings;

@@ -23,6 +23,12 @@ const char* commtrace_version(void);
 
 #ifdef __cplusplus
 }
+
+namespace commtrace::library {
+// In a forked child (the fork handler): drops the parent's recorder, which belongs to a
+// thread that does not exist here.
+void abandonRecorderInForkedChild();
+}  // namespace commtrace::library
 #endif
 
 #endif

@@ -14,11 +14,11 @@
 #include <cstring>
 #include <string_view>
 
-#include "interpose/capture_api.h"
 #include "core/process_identity.h"
-#include "interpose/process_life.h"
 #include "core/real_symbol.h"
 #include "core/settings.h"
+#include "interpose/process_life.h"
+#include "libcommtrace/capture_api.h"
 #include "ringbuffer/ring_registry.h"
 
 namespace {
@@ -124,7 +124,7 @@ __attribute__((constructor)) void onLoad() {
   }
   const char* job_id = commtrace::nameJobIfUnnamed();
   if (job_id != nullptr && g_preloaded) exportVariable("COMMTRACE_JOB_ID", job_id);
-  commtrace::interpose::prepareProcessLife(g_preloaded);
+  commtrace::interpose::prepareProcessLife(g_preloaded, &commtrace::library::abandonRecorderInForkedChild);
   commtrace::RingRegistry::global().setFirstRingHook(&startRecording);
 }
 
