@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "sink/reader.h"
+#include "tools/nccl-driver/job.h"
 #include "tests/temp_dir.h"
 
 using namespace commtrace;
@@ -191,5 +193,86 @@ INSTANTIATE_TEST_SUITE_P(AbiVersions, DriverPluginE2E,
                                   (std::get<1>(param.param) == Loading::kPreloaded ? "_Preloaded" : "_PluginOnly") +
                                   (std::get<2>(param.param) == Ending::kQuickExit ? "_QuickExit" : "_Return");
                          });
+
+
+// ---- rank and job under every launcher ----
+
+// What one file says of its process: the header (written by the library's recorder) and
+// the plugin's CommInfo for the world communicator.
+struct ProcessView {
+  int header_rank = -2;
+  std::string job_id;
+  int world_comm_rank = -2;    // the seat NCCL gave it in "world.0"
+  std::set<int> info_ranks;    // every CommInfo's global rank
+};
+
+ProcessView viewOf(const std::string& path) {
+  ProcessView v;
+  TraceReader reader;
+  std::string error;
+  EXPECT_TRUE(reader.open(path, error)) << error;
+  v.header_rank = reader.header().rank();
+  v.job_id = reader.header().job_id();
+  DecodedChunk chunk;
+  while (reader.next(chunk)) {
+    for (const RecordSlot& s : chunk.records) {
+      if (s.kind != RecordKind::kCommInfo) continue;
+      const CommInfoRecord& c = s.payload.comm_info;
+      v.info_ranks.insert(c.global_rank);
+      if (reader.str(c.comm_name) == "world.0") v.world_comm_rank = c.rank;
+    }
+  }
+  return v;
+}
+
+struct LauncherCase {
+  const char* launcher;
+  const char* job_id;  // nullptr: none names the job, so each process makes one up
+  bool names_rank;
+};
+
+class LauncherIdentityE2E : public ::testing::TestWithParam<std::tuple<LauncherCase, Loading>> {};
+
+TEST_P(LauncherIdentityE2E, BothFacesAgreeOnRankAndJob) {
+  const auto [launcher, loading] = GetParam();
+  testutil::TempDir dir;
+  const std::string command = std::string(kDriver) + " --scenario " + kScenario + " --plugin " + kPlugin +
+                              (loading == Loading::kPreloaded ? " --preload" : "") + " --launcher " +
+                              launcher.launcher + " --out " + dir.path() + " > " + dir.path() + "/driver.log 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::set<int> ranks;
+  std::set<std::string> jobs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() != ".ctrace") continue;
+    const ProcessView v = viewOf(entry.path().string());
+    ASSERT_GE(v.world_comm_rank, 0) << entry.path();
+    const int expected = launcher.names_rank ? v.world_comm_rank : -1;  // the demo's world is in rank order
+    EXPECT_EQ(v.header_rank, expected) << launcher.launcher << ": the file header";
+    EXPECT_EQ(v.info_ranks, std::set<int>{expected}) << launcher.launcher << ": every CommInfo of the plugin";
+    ranks.insert(v.world_comm_rank);
+    jobs.insert(v.job_id);
+    if (launcher.job_id != nullptr) {
+      EXPECT_EQ(v.job_id, launcher.job_id);
+    } else {
+      EXPECT_EQ(v.job_id.rfind("ct-", 0), 0u) << v.job_id;
+    }
+  }
+  EXPECT_EQ(ranks.size(), 8u);
+  if (launcher.job_id == nullptr) {
+    EXPECT_EQ(jobs.size(), 8u) << "made up per process: no launcher tells them apart";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Launchers, LauncherIdentityE2E,
+    ::testing::Combine(::testing::Values(LauncherCase{"torchrun", "commtrace-demo", true},
+                                         LauncherCase{"slurm", driver::kSlurmJobId, true},
+                                         LauncherCase{"openmpi", driver::kOpenMpiNamespace, true},
+                                         LauncherCase{"mpich", nullptr, true}, LauncherCase{"none", nullptr, false}),
+                       ::testing::Values(Loading::kPluginOnly, Loading::kPreloaded)),
+    [](const ::testing::TestParamInfo<std::tuple<LauncherCase, Loading>>& param) {
+      return std::string(std::get<0>(param.param).launcher) +
+             (std::get<1>(param.param) == Loading::kPreloaded ? "_Preloaded" : "_PluginOnly");
+    });
 
 }  // namespace

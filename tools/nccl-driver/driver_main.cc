@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <map>
 
 #include "tools/nccl-driver/job.h"
 
@@ -27,7 +28,9 @@ int main(int argc, char** argv) {
   std::string scenario_path, out_dir = "commtrace-run", plugin;
   int version = 0;
   std::vector<int> ranks_only;
-  bool preload = false, verbose = false, rank_process = false;
+  bool preload = false, verbose = false;
+  int rank_process = -1;
+  std::string launcher = "torchrun";
   std::string exit_mode = "return";
   double time_scale = 0;
   app.add_option("--scenario", scenario_path, "scenario file (JSON; see tools/nccl-driver/README.md)")->required();
@@ -52,7 +55,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"return", "_exit"}))
       ->capture_default_str();
   app.add_flag("--verbose", verbose, "print NCCL INFO lines: plugin loading and what the plugin logs");
-  app.add_flag("--rank-process", rank_process, "internal: play the rank named by $RANK")->group("");
+  app.add_option("--launcher", launcher,
+                 "whose variables each rank gets: torchrun (RANK, WORLD_SIZE, TORCHELASTIC_RUN_ID, ...), slurm (SLURM_PROCID, "
+                 "SLURM_JOB_ID, ...), openmpi (OMPI_COMM_WORLD_RANK, PMIX_NAMESPACE, ...), mpich (PMI_RANK, PMI_SIZE, "
+                 "MPI_LOCALRANKID) or none (a plain process)")
+      ->check(CLI::IsMember({"torchrun", "slurm", "openmpi", "mpich", "none"}))
+      ->capture_default_str();
+  app.add_option("--rank-process", rank_process, "internal: play this rank")->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -73,8 +82,9 @@ int main(int argc, char** argv) {
         throw ScenarioError("commtrace: --ranks-only " + std::to_string(r) + ": scenario '" + scenario.name + "' has ranks 0.." +
                             std::to_string(scenario.ranks() - 1));
     const Timeline timeline = buildTimeline(scenario);
-    if (rank_process) {
-      const int status = runRankProcess(scenario, timeline, {version, time_scale, verbose}, std::cout, std::cerr);
+    if (rank_process >= 0) {
+      const int status =
+          runRankProcess(scenario, timeline, rank_process, {version, time_scale, verbose}, std::cout, std::cerr);
       if (exit_mode == "_exit") {
         std::cout.flush();
         _exit(status);
@@ -93,6 +103,10 @@ int main(int argc, char** argv) {
     launch.time_scale = time_scale;
     launch.verbose = verbose;
     launch.quick_exit = exit_mode == "_exit";
+    const std::map<std::string, Launcher> launchers = {{"torchrun", Launcher::kTorchrun}, {"slurm", Launcher::kSlurm},
+                                                       {"openmpi", Launcher::kOpenMpi}, {"mpich", Launcher::kMpich},
+                                                       {"none", Launcher::kNone}};
+    launch.launcher = launchers.at(launcher);
     return launchJob(scenario, timeline, launch, std::cout, std::cerr);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << '\n';

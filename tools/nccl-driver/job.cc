@@ -20,14 +20,10 @@ extern char** environ;
 namespace commtrace::driver {
 namespace {
 
-// The environment torchrun gives a worker, plus what NCCL and commtrace read.
-std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions& o, int rank) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+using Env = std::map<std::string, std::string>;
+
+// What torchrun gives a worker.
+void torchrunVariables(const Scenario& s, int rank, Env& env) {
   const int node = s.nodeOf(rank);
   env["RANK"] = std::to_string(rank);
   env["LOCAL_RANK"] = std::to_string(rank % s.ranks_per_node);
@@ -40,6 +36,46 @@ std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions&
   env["MASTER_ADDR"] = "127.0.0.1";
   env["MASTER_PORT"] = "29500";
   env["TORCHELASTIC_RUN_ID"] = "commtrace-" + s.name;
+}
+
+// What srun gives a task, Open MPI 5's mpirun (PRRTE, PMIx) a process, MPICH's Hydra a process.
+void launcherVariables(const Scenario& s, Launcher launcher, int rank, Env& env) {
+  const std::string r = std::to_string(rank), local = std::to_string(rank % s.ranks_per_node),
+                    n = std::to_string(s.ranks());
+  switch (launcher) {
+    case Launcher::kTorchrun: torchrunVariables(s, rank, env); break;
+    case Launcher::kSlurm:
+      env["SLURM_PROCID"] = r;
+      env["SLURM_LOCALID"] = local;
+      env["SLURM_NTASKS"] = n;
+      env["SLURM_NODEID"] = std::to_string(s.nodeOf(rank));
+      env["SLURM_JOB_ID"] = kSlurmJobId;
+      break;
+    case Launcher::kOpenMpi:
+      env["OMPI_COMM_WORLD_RANK"] = env["PMIX_RANK"] = r;
+      env["OMPI_COMM_WORLD_LOCAL_RANK"] = local;
+      env["OMPI_COMM_WORLD_SIZE"] = n;
+      env["PMIX_NAMESPACE"] = kOpenMpiNamespace;
+      break;
+    case Launcher::kMpich:
+      env["PMI_RANK"] = r;
+      env["PMI_SIZE"] = n;
+      env["MPI_LOCALRANKID"] = local;
+      break;
+    case Launcher::kNone: break;
+  }
+}
+
+// The launcher's environment for one rank, plus what NCCL and commtrace read.
+std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions& o, int rank) {
+  Env env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const int node = s.nodeOf(rank);
+  launcherVariables(s, o.launcher, rank, env);
   // NCCL decides "same host" from NCCL_HOSTID when set: one per simulated node.
   env["NCCL_HOSTID"] = "commtrace-" + s.name + "-node" + std::to_string(node);
   if (!env.count("COMMTRACE_DIR")) env["COMMTRACE_DIR"] = o.out_dir;
@@ -55,8 +91,8 @@ std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions&
   return out;
 }
 
-std::vector<std::string> rankArguments(const LaunchOptions& o) {
-  std::vector<std::string> args = {o.self, "--rank-process", "--scenario", o.scenario_path};
+std::vector<std::string> rankArguments(const LaunchOptions& o, int rank) {
+  std::vector<std::string> args = {o.self, "--rank-process", std::to_string(rank), "--scenario", o.scenario_path};
   if (o.forced_version != 0) args.insert(args.end(), {"--profiler-version", std::to_string(o.forced_version)});
   if (o.time_scale > 0) {
     std::ostringstream scale;
@@ -108,7 +144,7 @@ int launchJob(const Scenario& s, const Timeline& t, const LaunchOptions& o, std:
   int failed = 0;
   for (int rank : ranks) {
     // Everything the child needs is built before fork: it only calls execve.
-    std::vector<std::string> env = rankEnvironment(s, o, rank), args = rankArguments(o);
+    std::vector<std::string> env = rankEnvironment(s, o, rank), args = rankArguments(o, rank);
     std::vector<char*> envp = pointers(env), argv = pointers(args);
     const pid_t pid = fork();
     if (pid == 0) {
@@ -149,18 +185,10 @@ int launchJob(const Scenario& s, const Timeline& t, const LaunchOptions& o, std:
   return 0;
 }
 
-int runRankProcess(const Scenario& s, const Timeline& t, const RankProcessOptions& o, std::ostream& out, std::ostream& err) {
-  const char* rank_env = std::getenv("RANK");
-  const char* world_env = std::getenv("WORLD_SIZE");
-  char* end = nullptr;
-  const long rank = rank_env != nullptr ? std::strtol(rank_env, &end, 10) : -1;
-  if (rank_env == nullptr || *end != '\0' || rank < 0 || rank >= s.ranks()) {
-    err << "commtrace: RANK=" << (rank_env ? rank_env : "(unset)") << " is not a rank of scenario '" << s.name << "' (0.."
-        << s.ranks() - 1 << ")\n";
-    return 2;
-  }
-  if (world_env != nullptr && std::string(world_env) != std::to_string(s.ranks())) {
-    err << "commtrace: WORLD_SIZE=" << world_env << " but scenario '" << s.name << "' has " << s.ranks() << " ranks\n";
+int runRankProcess(const Scenario& s, const Timeline& t, int rank, const RankProcessOptions& o, std::ostream& out,
+                   std::ostream& err) {
+  if (rank < 0 || rank >= s.ranks()) {
+    err << "commtrace: rank " << rank << " is not a rank of scenario '" << s.name << "' (0.." << s.ranks() - 1 << ")\n";
     return 2;
   }
   HostOptions host_options;

@@ -11,6 +11,14 @@
 
 namespace commtrace::driver {
 
+// Whose environment each rank gets: the variables that launcher sets for its workers.
+enum class Launcher { kTorchrun, kSlurm, kOpenMpi, kMpich, kNone };
+
+// The job names the simulated Slurm and Open MPI launchers give (torchrun's is
+// "commtrace-<scenario>"; MPICH's Hydra and a plain process name none).
+inline constexpr const char* kSlurmJobId = "4242";
+inline constexpr const char* kOpenMpiNamespace = "prterun-commtrace-4242@1";
+
 struct LaunchOptions {
   std::string self;           // the driver executable, started again for each rank
   std::string scenario_path;  // handed to the ranks
@@ -22,6 +30,7 @@ struct LaunchOptions {
   double time_scale = 0;
   bool verbose = false;
   bool quick_exit = false;    // --exit _exit: each rank ends with _exit right after its last finalize
+  Launcher launcher = Launcher::kTorchrun;
 };
 
 // Writes the ground truth, starts the ranks and waits for every one. Returns 0 when all
@@ -35,9 +44,10 @@ struct RankProcessOptions {
   bool verbose = false;
 };
 
-// The rank process: $RANK names the rank, $NCCL_PROFILER_PLUGIN the plugin, as under NCCL.
+// The rank process for `rank` (the launcher passes it on the command line, whatever
+// variables the launcher kind sets); $NCCL_PROFILER_PLUGIN names the plugin, as under NCCL.
 // Returns 0 when the rank was played with a plugin bound (or NCCL_PROFILER_PLUGIN=none).
-int runRankProcess(const Scenario& scenario, const Timeline& timeline, const RankProcessOptions& options,
+int runRankProcess(const Scenario& scenario, const Timeline& timeline, int rank, const RankProcessOptions& options,
                    std::ostream& out, std::ostream& err);
 
 }  // namespace commtrace::driver
