@@ -1,10 +1,14 @@
 // The ncclProfiler_v4 ... v7 symbols NCCL looks for (newest first). One templated adapter
 // per callback reads each version's descriptor into the version-free views of
 // event_recorder.h; the versions differ only in where fields sit and which events exist.
+// v7 is read as v7 only when NVIDIA NCCL 2.31+ loaded us (loaded_nccl.h), else as v6.
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 
 #include "core/api_witness.h"
 #include "nccl-plugin/event_recorder.h"
+#include "nccl-plugin/loaded_nccl.h"
 #include "nccl-plugin/profiler_abi.h"
 
 namespace commtrace::plugin {
@@ -92,6 +96,16 @@ Result startEvent(void* context, void** handle, Descr* descr) {
   return kSuccess;
 }
 
+// Whether the v7 caller's descriptors have NVIDIA NCCL 2.31's layout (loaded_nccl.h):
+// decided at the first v7 init, before any v7 event; until then and otherwise, v7
+// descriptors are read as v6, which every v7 layout begins with.
+std::atomic<bool> g_v7_layout_is_nvidia{false};
+
+Result startEventV7(void* context, void** handle, EventDescrV7* descr) {
+  if (g_v7_layout_is_nvidia.load(std::memory_order_relaxed)) return startEvent(context, handle, descr);
+  return startEvent(context, handle, reinterpret_cast<EventDescrV6*>(descr));
+}
+
 Result stop(void* handle) {
   stopEvent(handle);
   return kSuccess;
@@ -129,9 +143,32 @@ Result initV5(void** context, uint64_t comm_id, int* mask, const char* comm_name
   return initWith(context, comm_id, mask, comm_name, n_nodes, n_ranks, rank, true);
 }
 
+void decideV7Layout() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const LoadedNccl nccl = findLoadedNccl();
+    const bool nvidia = hasNvidiaV7Layout(nccl);
+    g_v7_layout_is_nvidia.store(nvidia, std::memory_order_relaxed);
+    if (nvidia) return;
+    if (nccl.version == 0) {
+      std::fputs("commtrace: NCCL bound ncclProfiler_v7 but no ncclGetVersion was found; v7 events are read as v6 "
+                 "(no user tags)\n", stderr);
+    } else {
+      std::fprintf(stderr, "commtrace: ncclProfiler_v7 bound by %s %d, whose v7 layout commtrace does not know; v7 "
+                   "events are read as v6 (no user tags)\n", nccl.is_rccl ? "RCCL" : "NCCL", nccl.version);
+    }
+  });
+}
+
+Result initV7(void** context, uint64_t comm_id, int* mask, const char* comm_name, int n_nodes, int n_ranks, int rank,
+              DebugLogger logger) {
+  decideV7Layout();
+  return initV5(context, comm_id, mask, comm_name, n_nodes, n_ranks, rank, logger);
+}
+
 template <class Table, class Init, class Descr>
-constexpr Table table(Init init) {
-  return Table{"commtrace", init, startEvent<Descr>, stop, recordState, finalize};
+constexpr Table table(Init init, Result (*start)(void*, void**, Descr*) = startEvent<Descr>) {
+  return Table{"commtrace", init, start, stop, recordState, finalize};
 }
 
 }  // namespace
@@ -147,7 +184,8 @@ __attribute__((visibility("default"))) extern const cn::ProfilerV5 ncclProfiler_
 __attribute__((visibility("default"))) extern const cn::ProfilerV4 ncclProfiler_v4;
 }
 
-const cn::ProfilerV7 ncclProfiler_v7 = cp::table<cn::ProfilerV7, cn::InitV5, cn::EventDescrV7>(cp::initV5);
+const cn::ProfilerV7 ncclProfiler_v7 =
+    cp::table<cn::ProfilerV7, cn::InitV5, cn::EventDescrV7>(cp::initV7, cp::startEventV7);
 const cn::ProfilerV6 ncclProfiler_v6 = cp::table<cn::ProfilerV6, cn::InitV5, cn::EventDescrV6>(cp::initV5);
 const cn::ProfilerV5 ncclProfiler_v5 = cp::table<cn::ProfilerV5, cn::InitV5, cn::EventDescrV5>(cp::initV5);
 const cn::ProfilerV4 ncclProfiler_v4 = cp::table<cn::ProfilerV4, cn::InitV4, cn::EventDescrV4>(cp::initV4);

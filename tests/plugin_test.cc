@@ -257,21 +257,6 @@ TEST(PluginTest, V4CollTakesItsOwnTimesAndP2pChannelsAreIgnored) {
   EXPECT_EQ(p2ps[0].peer, 2);
 }
 
-TEST(PluginTest, V7CarriesUserTag) {
-  drainAll();
-  NcclV7 nccl(ncclProfiler_v7, 0xA15);
-  auto a = collApi<NcclV7>("ReduceScatter", 10, "ncclFloat32");
-  a.u.coll_api.user_tag = 42;
-  void* api = nccl.start(a);
-  void* c = nccl.start(coll<NcclV7>(api, 0, "ReduceScatter", 10, "ncclFloat32", 1));
-  nccl.stop(c);
-  nccl.stop(api);
-  nccl.stop(nccl.kernelCh(c, 0, 1, 2));
-  const auto colls = recordsOf<CollRecord>(drainAll(), 0xA15);
-  ASSERT_EQ(colls.size(), 1u);
-  EXPECT_EQ(colls[0].user_tag, 42u);
-}
-
 // AlltoAll decomposes into per-peer Send/Recv P2p events, each under a P2pApi "AlltoAll".
 TEST(PluginTest, AlltoAllPiecesKeepTheirParentFuncAndPerPeerIndex) {
   drainAll();

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   int version = 0;
   std::vector<int> ranks_only;
   bool preload = false, verbose = false;
-  int rank_process = -1;
+  int rank_process = -1, nccl_version = -1;
+  std::string v7_descriptor = "v7";
   std::string launcher = "torchrun";
   std::string exit_mode = "return";
   double time_scale = 0;
@@ -61,6 +62,15 @@ int main(int argc, char** argv) {
                  "MPI_LOCALRANKID) or none (a plain process)")
       ->check(CLI::IsMember({"torchrun", "slurm", "openmpi", "mpich", "none"}))
       ->capture_default_str();
+  app.add_option("--nccl-version", nccl_version,
+                 "what ncclGetVersion answers, as a version code (23102 is 2.31.2); 0: it fails, as if the library had "
+                 "none; default: the release that binds --profiler-version (2.31.2 when none is given)")
+      ->check(CLI::Range(0, 99999));
+  app.add_option("--v7-descriptor", v7_descriptor,
+                 "descriptors a bound ncclProfiler_v7 gets: v7 (NVIDIA NCCL 2.31's layout) or v6 (the v6 descriptor under "
+                 "the v7 name, as some NCCL-derived builds pass it)")
+      ->check(CLI::IsMember({"v7", "v6"}))
+      ->capture_default_str();
   app.add_option("--rank-process", rank_process, "internal: play this rank")->group("");
   try {
     app.parse(argc, argv);
@@ -84,7 +94,8 @@ int main(int argc, char** argv) {
     const Timeline timeline = buildTimeline(scenario);
     if (rank_process >= 0) {
       const int status =
-          runRankProcess(scenario, timeline, rank_process, {version, time_scale, verbose}, std::cout, std::cerr);
+          runRankProcess(scenario, timeline, rank_process,
+                         {version, time_scale, verbose, nccl_version, v7_descriptor == "v6"}, std::cout, std::cerr);
       if (exit_mode == "_exit") {
         std::cout.flush();
         _exit(status);
@@ -107,6 +118,8 @@ int main(int argc, char** argv) {
                                                        {"openmpi", Launcher::kOpenMpi}, {"mpich", Launcher::kMpich},
                                                        {"none", Launcher::kNone}};
     launch.launcher = launchers.at(launcher);
+    launch.nccl_version = nccl_version;
+    launch.v6_descriptors_as_v7 = v7_descriptor == "v6";
     return launchJob(scenario, timeline, launch, std::cout, std::cerr);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << '\n';

@@ -101,6 +101,8 @@ std::vector<std::string> rankArguments(const LaunchOptions& o, int rank) {
   }
   if (o.verbose) args.push_back("--verbose");
   if (o.quick_exit) args.insert(args.end(), {"--exit", "_exit"});
+  if (o.nccl_version >= 0) args.insert(args.end(), {"--nccl-version", std::to_string(o.nccl_version)});
+  if (o.v6_descriptors_as_v7) args.insert(args.end(), {"--v7-descriptor", "v6"});
   return args;
 }
 
@@ -195,6 +197,8 @@ int runRankProcess(const Scenario& s, const Timeline& t, int rank, const RankPro
   if (const char* plugin = std::getenv("NCCL_PROFILER_PLUGIN")) host_options.plugin = plugin;
   host_options.forced_version = o.forced_version;
   host_options.verbose = o.verbose;
+  host_options.nccl_version = o.nccl_version;
+  host_options.v6_descriptors_as_v7 = o.v6_descriptors_as_v7;
   host_options.log_prefix = "rank " + std::to_string(rank);
   ProfilerHost host(host_options);
   RankPlayer player(s, t, static_cast<int>(rank), host, PlayOptions{o.time_scale});

@@ -31,6 +31,8 @@ struct LaunchOptions {
   bool verbose = false;
   bool quick_exit = false;    // --exit _exit: each rank ends with _exit right after its last finalize
   Launcher launcher = Launcher::kTorchrun;
+  int nccl_version = -1;              // HostOptions::nccl_version
+  bool v6_descriptors_as_v7 = false;  // HostOptions::v6_descriptors_as_v7
 };
 
 // Writes the ground truth, starts the ranks and waits for every one. Returns 0 when all
@@ -42,6 +44,8 @@ struct RankProcessOptions {
   int forced_version = 0;
   double time_scale = 0;
   bool verbose = false;
+  int nccl_version = -1;
+  bool v6_descriptors_as_v7 = false;
 };
 
 // The rank process for `rank` (the launcher passes it on the command line, whatever

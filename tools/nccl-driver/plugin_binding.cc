@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <cstring>
+#include <type_traits>
 
 namespace commtrace::driver {
 namespace {
@@ -132,8 +133,9 @@ void fillDescriptor(Descr& d, const Event& e) {
   }
 }
 
-// One implementation for every version, parameterised by its init signature and descriptor.
-template <int V, class Init, class Descr>
+// One implementation for every version, parameterised by its init signature, its table's
+// descriptor and the descriptor actually built (Wire: Descr, or a smaller older one).
+template <int V, class Init, class Descr, class Wire = Descr>
 class BoundApi final : public ProfilerApi {
   using Table = ProfilerTable<Init, Descr>;
 
@@ -149,11 +151,15 @@ class BoundApi final : public ProfilerApi {
   }
 
   void* startEvent(void* context, const Event& e) const override {
-    Descr descr;  // on the stack, as in NCCL; v5+ zeroes it ("= {0}"), v4 does not
-    std::memset(static_cast<void*>(&descr), V == 4 ? kStackGarbage : 0, sizeof descr);
+    // On the stack, as in NCCL; v5+ zeroes it ("= {0}"), v4 does not. A v6 descriptor under
+    // the v7 name stands for another layout: what v6 leaves unset is that layout's data,
+    // here junk, so a plugin reading v7 fields from it reads visible junk.
+    Wire descr;
+    constexpr bool kForeign = V == 4 || !std::is_same_v<Wire, Descr>;
+    std::memset(static_cast<void*>(&descr), kForeign ? kStackGarbage : 0, sizeof descr);
     fillDescriptor(descr, e);
     void* handle = nullptr;
-    t_->start_event(context, &handle, &descr);
+    t_->start_event(context, &handle, reinterpret_cast<Descr*>(&descr));
     return handle;
   }
   void stopEvent(void* handle) const override { t_->stop_event(handle); }
@@ -166,9 +172,11 @@ class BoundApi final : public ProfilerApi {
   const Table* t_;
 };
 
-std::unique_ptr<ProfilerApi> bindVersion(int version, const void* table) {
+std::unique_ptr<ProfilerApi> bindVersion(int version, const void* table, bool v6_descriptors_as_v7) {
   switch (version) {
-    case 7: return std::make_unique<BoundApi<7, InitV5, EventDescrV7>>(table);
+    case 7:
+      if (v6_descriptors_as_v7) return std::make_unique<BoundApi<7, InitV5, EventDescrV7, EventDescrV6>>(table);
+      return std::make_unique<BoundApi<7, InitV5, EventDescrV7>>(table);
     case 6: return std::make_unique<BoundApi<6, InitV5, EventDescrV6>>(table);
     case 5: return std::make_unique<BoundApi<5, InitV5, EventDescrV5>>(table);
     case 4: return std::make_unique<BoundApi<4, InitV4, EventDescrV4>>(table);
@@ -197,7 +205,7 @@ PluginLibrary::~PluginLibrary() {
   dlclose(handle_);
 }
 
-PluginLibrary::Opened PluginLibrary::open(const char* plugin_env, int forced_version) {
+PluginLibrary::Opened PluginLibrary::open(const char* plugin_env, int forced_version, bool v6_descriptors_as_v7) {
   Opened out;
   const std::string value = plugin_env != nullptr ? plugin_env : "";
   if (plugin_env != nullptr && strcasecmp(plugin_env, "none") == 0) {
@@ -238,7 +246,7 @@ PluginLibrary::Opened PluginLibrary::open(const char* plugin_env, int forced_ver
     if (forced_version != 0 && version != forced_version) continue;
     const std::string symbol = "ncclProfiler_v" + std::to_string(version);
     looked_up += (looked_up.empty() ? "" : ", ") + symbol;
-    if (void* table = dlsym(handle, symbol.c_str())) api = bindVersion(version, table);
+    if (void* table = dlsym(handle, symbol.c_str())) api = bindVersion(version, table, v6_descriptors_as_v7);
   }
   if (api == nullptr) {
     dlclose(handle);

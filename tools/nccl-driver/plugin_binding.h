@@ -79,7 +79,9 @@ class PluginLibrary {
 
   // plugin_env: the NCCL_PROFILER_PLUGIN value, nullptr when unset. forced_version 4..7
   // looks up only ncclProfiler_v<N>; 0 looks up v7, v6, v5, v4 and takes the first found.
-  static Opened open(const char* plugin_env, int forced_version);
+  // v6_descriptors_as_v7: a bound v7 table gets v6-sized descriptors, as NCCL builds whose
+  // "v7" keeps the v6 descriptor pass them (a plugin that reads past them overreads).
+  static Opened open(const char* plugin_env, int forced_version, bool v6_descriptors_as_v7 = false);
 
   ~PluginLibrary();  // dlclose
   PluginLibrary(const PluginLibrary&) = delete;

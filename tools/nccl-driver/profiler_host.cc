@@ -25,7 +25,20 @@ const char* levelName(int level) {
   return "LOG";
 }
 
+// What the exported ncclGetVersion answers (0: it fails, as a library without it would
+// leave the plugin with no version).
+std::atomic<int> g_nccl_version{0};
+
 }  // namespace
+
+int ncclVersionBinding(int version) {
+  switch (version) {
+    case 4: return 22707;  // 2.27.7
+    case 5: return 22809;  // 2.28.9
+    case 6: return 22907;  // 2.29.7
+    default: return 23102;  // 2.31.2: v7
+  }
+}
 
 void ncclStyleLog(int level, unsigned long /*flags*/, const char* /*file*/, int /*line*/, const char* fmt, ...) {
   std::lock_guard lock(g_log_mutex);
@@ -39,6 +52,7 @@ void ncclStyleLog(int level, unsigned long /*flags*/, const char* /*file*/, int 
 }
 
 ProfilerHost::ProfilerHost(HostOptions options) : options_(std::move(options)) {
+  g_nccl_version.store(options_.nccl_version >= 0 ? options_.nccl_version : ncclVersionBinding(options_.forced_version));
   std::lock_guard lock(g_log_mutex);
   g_log_prefix = options_.log_prefix;
   g_log_verbose = options_.verbose;
@@ -57,7 +71,8 @@ bool ProfilerHost::acquireLibrary() {
     ++holders_;
     return true;
   }
-  PluginLibrary::Opened opened = PluginLibrary::open(options_.plugin ? options_.plugin->c_str() : nullptr, options_.forced_version);
+  PluginLibrary::Opened opened = PluginLibrary::open(options_.plugin ? options_.plugin->c_str() : nullptr, options_.forced_version,
+                                                     options_.v6_descriptors_as_v7);
   status_ = opened.status;
   if (!opened.library) {
     load_failed_ = true;
@@ -115,3 +130,12 @@ void ProfilerHost::finalizeComm(CommProfile& comm) {
 }
 
 }  // namespace commtrace::driver
+
+// NCCL's ncclGetVersion, exported (exports.list) so that a plugin finds it as it finds the
+// real one: ncclResult_t is an int, ncclSuccess 0, ncclInvalidUsage 5.
+extern "C" __attribute__((visibility("default"))) int ncclGetVersion(int* version) {
+  const int code = commtrace::driver::g_nccl_version.load();
+  if (version == nullptr || code == 0) return 5;
+  *version = code;
+  return 0;
+}

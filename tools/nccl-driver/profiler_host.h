@@ -20,7 +20,15 @@ struct HostOptions {
   int forced_version = 0;             // 4..7: only ncclProfiler_v<N>; 0: newest exported
   bool verbose = false;               // print INFO lines (NCCL_DEBUG=INFO); WARN lines always print
   std::string log_prefix = "commtrace-nccl-driver";
+  // What ncclGetVersion answers while this host runs: an NCCL version code (2.31.2 is
+  // 23102), 0 for "no such function" (it fails), -1 for the release that binds the forced
+  // version (the newest, 2.31, when none is forced).
+  int nccl_version = -1;
+  bool v6_descriptors_as_v7 = false;  // see PluginLibrary::open
 };
+
+// The NCCL version code a release binding ncclProfiler_v<version> has (0: the newest).
+int ncclVersionBinding(int version);
 
 // One communicator's hold on the profiler.
 struct CommProfile {
