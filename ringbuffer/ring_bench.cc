@@ -29,7 +29,9 @@
 #include <concurrentqueue.h>
 #include <stdlib.h>
 #include <time.h>
+#if defined(__x86_64__)
 #include <x86intrin.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -465,10 +467,12 @@ void BM_NowNs(benchmark::State& state) {
 }
 BENCHMARK(BM_NowNs);
 
+#if defined(__x86_64__)
 void BM_Rdtsc(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(__rdtsc());
 }
 BENCHMARK(BM_Rdtsc);
+#endif
 
 }  // namespace
 }  // namespace commtrace
