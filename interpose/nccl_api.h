@@ -6,7 +6,7 @@
 // ncclInvalidUsage.
 //
 // The functions are declared here so that the wrappers' definitions (nccl_wrappers.cc),
-// the fake library (tests/fake_nccl.cc) and test programs are all checked against one
+// the fake library (tests/fakes/fake_nccl.cc) and test programs are all checked against one
 // signature each.
 #pragma once
 

@@ -21,7 +21,7 @@
 
 #include "interpose/nccl_api.h"
 #include "libcommtrace/capture_api.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 extern "C" na::Result pncclAllReduce(const void* send, void* recv, size_t count, na::DataType datatype,
                                      na::RedOp op, na::CommHandle comm, na::Stream stream);

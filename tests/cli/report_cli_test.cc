@@ -1,0 +1,159 @@
+// `commtrace report` and `commtrace export --perfetto` as a user runs them: exit 1 with a
+// message when nothing can be analysed, 2 for usage errors, and on a run `commtrace demo`
+// plays through libcommtrace.so: every format written and well-formed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/support/run_program.h"
+#include "tests/support/temp_dir.h"
+
+namespace commtrace {
+namespace {
+
+using testutil::ProgramResult;
+using testutil::TempDir;
+
+ProgramResult commtrace(const TempDir& scratch, std::vector<std::string> args) {
+  args.insert(args.begin(), COMMTRACE_CLI);
+  return testutil::runProgram(std::move(args), scratch.path());
+}
+
+TEST(ReportCli, EmptyDirectoryIsNothingToAnalyse) {
+  TempDir scratch, run;
+  const ProgramResult r = commtrace(scratch, {"report", run.path()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("commtrace: " + run.path() + " has no trace files"), std::string::npos) << r.err;
+}
+
+TEST(ReportCli, MissingDirectoryIsNothingToAnalyse) {
+  TempDir scratch;
+  const ProgramResult r = commtrace(scratch, {"report", scratch.path() + "/no-such-run"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no such directory"), std::string::npos) << r.err;
+}
+
+TEST(ReportCli, ForeignFilesAreNothingToAnalyse) {
+  TempDir scratch, run;
+  std::ofstream(run.path() + "/notes.txt") << "not a trace\n";
+  const ProgramResult only_foreign = commtrace(scratch, {"report", run.path()});
+  EXPECT_EQ(only_foreign.exit_code, 1);
+  EXPECT_NE(only_foreign.err.find("has no trace files"), std::string::npos) << only_foreign.err;
+
+  std::ofstream(run.path() + "/rank0.ctrace") << "PK\x03\x04 a zip file, named like a trace";
+  const ProgramResult misnamed = commtrace(scratch, {"report", run.path()});
+  EXPECT_EQ(misnamed.exit_code, 1);
+  EXPECT_NE(misnamed.err.find(run.path() + "/rank0.ctrace"), std::string::npos) << misnamed.err;
+  EXPECT_NE(misnamed.err.find("could be read"), std::string::npos) << misnamed.err;
+
+  const ProgramResult exported = commtrace(scratch, {"export", "--perfetto", run.path(), "--out", scratch.path() + "/t.json"});
+  EXPECT_EQ(exported.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(scratch.path() + "/t.json"));
+}
+
+TEST(ReportCli, UsageErrorsExitTwo) {
+  TempDir scratch, run;
+  const ProgramResult csv = commtrace(scratch, {"report", run.path(), "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 2);
+  EXPECT_NE(csv.err.find("--out DIR"), std::string::npos) << csv.err;
+  EXPECT_EQ(commtrace(scratch, {"report", run.path(), "--format", "pdf"}).exit_code, 2);
+  EXPECT_EQ(commtrace(scratch, {"report"}).exit_code, 2);
+  EXPECT_EQ(commtrace(scratch, {"export", run.path()}).exit_code, 2);  // --perfetto is the one format, and required
+}
+
+// One demo run shared by the tests below: 8 ranks on 2 nodes through the real capture library.
+class ReportCliOnDemo : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = new TempDir;
+    const ProgramResult demo = commtrace(*scratch_, {"demo", "--dir", runDir()});
+    ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  }
+  static void TearDownTestSuite() {
+    delete scratch_;
+    scratch_ = nullptr;
+  }
+  static std::string runDir() { return scratch_->path() + "/run"; }
+  static ProgramResult run(std::vector<std::string> args) { return commtrace(*scratch_, std::move(args)); }
+  static TempDir* scratch_;
+};
+TempDir* ReportCliOnDemo::scratch_ = nullptr;
+
+TEST_F(ReportCliOnDemo, TextStartsWithTheFindings) {
+  const ProgramResult r = run({"report", runDir()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = testutil::linesOf(r.out);
+  ASSERT_GT(lines.size(), 10u);
+  EXPECT_EQ(lines[0], "Findings");
+  EXPECT_EQ(lines[1].rfind("  1. ", 0), 0u);
+  EXPECT_NE(r.out.find("\nRun " + runDir() + "\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\nOverlap"), std::string::npos);
+  EXPECT_EQ(r.err, "");  // stderr is not a terminal here: no progress line
+}
+
+TEST_F(ReportCliOnDemo, JsonIsValidAndComplete) {
+  const ProgramResult r = run({"report", runDir(), "--format", "json", "--progress", "never"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("schema"), "commtrace.report.v1");
+  EXPECT_EQ(j.at("run").at("ranks"), 8);
+  EXPECT_EQ(j.at("run").at("files"), 8);
+  for (const char* key : {"communicators", "bandwidth", "overlap", "stragglers", "mismatches"}) EXPECT_TRUE(j.at(key).is_array()) << key;
+  EXPECT_EQ(j.at("matrix").at("bytes").size(), 8u);
+  EXPECT_EQ(j.at("overlap").size(), 8u);
+  for (const nlohmann::json& o : j.at("overlap")) {  // the driver records no CUPTI kernels
+    EXPECT_EQ(o.at("available"), false);
+    EXPECT_FALSE(o.contains("overlapped_us"));
+    EXPECT_EQ(o.at("step_source"), "inferred");
+    EXPECT_EQ(o.at("steps").size(), 20u);  // demo.json plays 20 steps
+  }
+}
+
+TEST_F(ReportCliOnDemo, ProgressGoesToStderrWhenAsked) {
+  const ProgramResult shown = run({"report", runDir(), "--format", "json", "--progress", "always"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.err, "");
+  EXPECT_EQ(nlohmann::json::parse(shown.out).at("schema"), "commtrace.report.v1");  // stdout stays clean
+  EXPECT_EQ(run({"report", runDir(), "--progress", "never"}).err, "");
+}
+
+TEST_F(ReportCliOnDemo, WritesFilesWithOut) {
+  const std::string html = scratch_->path() + "/report.html", csv = scratch_->path() + "/csv";
+  ASSERT_EQ(run({"report", runDir(), "--format", "html", "--out", html}).exit_code, 0);
+  const std::string page = testutil::readText(html);
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  ASSERT_EQ(run({"report", runDir(), "--format", "csv", "--out", csv}).exit_code, 0);
+  EXPECT_EQ(testutil::linesOf(testutil::readText(csv + "/stragglers.csv")).size(), 1u + 8u);
+
+  const ProgramResult unwritable = run({"report", runDir(), "--format", "json", "--out", scratch_->path() + "/no/such/dir/r.json"});
+  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_NE(unwritable.err.find("commtrace: " + scratch_->path() + "/no/such/dir/r.json"), std::string::npos) << unwritable.err;
+}
+
+TEST_F(ReportCliOnDemo, ExportsAPerfettoTrace) {
+  const std::string trace = scratch_->path() + "/trace.json";
+  const ProgramResult r = run({"export", "--perfetto", runDir(), "--out", trace});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Wrote " + trace), std::string::npos);
+  const nlohmann::json t = nlohmann::json::parse(testutil::readText(trace));
+  std::set<int> pids;
+  size_t slices = 0;
+  for (const nlohmann::json& e : t.at("traceEvents"))
+    if (e.at("ph") == "X") ++slices, pids.insert(e.at("pid").get<int>());
+  EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_GT(slices, 0u);
+}
+
+TEST_F(ReportCliOnDemo, ExportDefaultsToAFileNextToTheRun) {
+  const ProgramResult r = run({"export", "--perfetto", runDir() + "/"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_regular_file(runDir() + ".perfetto.json")) << r.out;
+}
+
+}  // namespace
+}  // namespace commtrace

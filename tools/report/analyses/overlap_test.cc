@@ -1,0 +1,190 @@
+// The overlap analysis on hand-built runs: unions of communication and compute kernels,
+// exposed communication and idle time, the reason given when no compute kernel was recorded,
+// and steps from NVTX ranges or from the repeating op pattern.
+#include "tools/report/analyses/overlap.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/run_model_builder.h"
+
+namespace commtrace::report {
+namespace {
+
+using testutil::RunModelBuilder;
+constexpr uint64_t kBase = 1'790'000'000'000'000'000ull;  // a GPU globaltimer value
+constexpr uint64_t kUs = 1000;
+constexpr uint64_t kMiB = 1 << 20;
+
+uint64_t at(double us) { return kBase + static_cast<uint64_t>(us * 1000); }
+
+// Two ranks; rank 0: comm kernels [1, 11) and [8, 12) (overlapping: union 11 us) and
+// [21, 31); compute [6, 13). Rank 1's kernels are elsewhere and must not mix in.
+RunModelBuilder twoRanks(bool with_compute) {
+  RunModelBuilder b({"a", "a"});
+  const uint32_t comm = b.comm({0, 1}, "world");
+  b.coll(comm, "AllReduce", 4 * kMiB, {{at(1), at(11)}, {at(100), at(110)}});
+  b.coll(comm, "AllGather", kMiB, {{at(8), at(12)}, {at(111), at(112)}});
+  b.coll(comm, "AllReduce", 4 * kMiB, {{at(21), at(31)}, {at(120), at(130)}});
+  if (with_compute) {
+    b.run.timelines[0] = {.compute = {{at(6), at(13)}}, .has_kernel_records = true};
+    b.run.timelines[1] = {.compute = {}, .has_kernel_records = true};
+  }
+  return b;
+}
+
+TEST(Overlap, UnionsKernelsAndSplitsCommunicationIntoOverlappedExposedAndIdle) {
+  const std::vector<OverlapRow> rows = computeOverlap(twoRanks(true).run);
+  ASSERT_EQ(rows.size(), 2u);
+  const OverlapRow& r0 = rows[0];
+  EXPECT_EQ(r0.rank, 0);
+  ASSERT_TRUE(r0.available) << r0.reason;
+  EXPECT_DOUBLE_EQ(r0.comm_us, 21);       // [1, 12) + [21, 31)
+  EXPECT_DOUBLE_EQ(r0.overlapped_us, 6);  // [6, 12)
+  EXPECT_DOUBLE_EQ(r0.exposed_us, 15);
+  EXPECT_DOUBLE_EQ(r0.idle_us, 8);  // span [1, 31) = 30 us, busy [1, 13) + [21, 31) = 22 us
+  EXPECT_NEAR(r0.overlap_pct, 100.0 * 6 / 21, 1e-9);
+
+  const OverlapRow& r1 = rows[1];  // recorded kernels, none of them compute
+  EXPECT_EQ(r1.rank, 1);
+  ASSERT_TRUE(r1.available);
+  EXPECT_DOUBLE_EQ(r1.comm_us, 10 + 1 + 10);
+  EXPECT_DOUBLE_EQ(r1.overlapped_us, 0);
+  EXPECT_DOUBLE_EQ(r1.exposed_us, 21);
+  EXPECT_DOUBLE_EQ(r1.idle_us, 30 - 21);
+}
+
+TEST(Overlap, WithoutComputeRecordsSaysWhyAndKeepsOnlyCommunicationTime) {
+  const std::vector<OverlapRow> rows = computeOverlap(twoRanks(false).run);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].available);
+  EXPECT_EQ(rows[0].reason, "no compute-kernel records: CUPTI was not attached");
+  EXPECT_DOUBLE_EQ(rows[0].comm_us, 21);
+  EXPECT_DOUBLE_EQ(rows[0].overlap_pct, 0);
+  EXPECT_DOUBLE_EQ(rows[0].idle_us, 0);  // not known: writers print the reason instead
+}
+
+TEST(Overlap, ProcessWithoutTimedCommunicationIsNotAvailable) {
+  RunModelBuilder b({"a"});
+  const uint32_t comm = b.comm({0}, "solo");
+  b.coll(comm, "AllReduce", kMiB, {{0, 0}});  // cut off before the GPU times
+  const std::vector<OverlapRow> rows = computeOverlap(b.run);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].available);
+  EXPECT_EQ(rows[0].reason, "no communication kernel with GPU times recorded");
+  EXPECT_DOUBLE_EQ(rows[0].comm_us, 0);
+  EXPECT_EQ(rows[0].step_source, "none");
+}
+
+// One rank, steps 100 us apart from at(first): AllReduce [0, 10), compute [10, 32),
+// AllGather [30, 35) (2 us under compute).
+RunModelBuilder steppedRank(int steps, double first = 0) {
+  RunModelBuilder b({"a"});
+  const uint32_t comm = b.comm({0}, "solo");
+  b.run.timelines[0].has_kernel_records = true;
+  for (int s = 0; s < steps; ++s) {
+    const double t0 = first + 100.0 * s;
+    b.coll(comm, "AllReduce", 4 * kMiB, {{at(t0), at(t0 + 10)}});
+    b.run.timelines[0].compute.push_back({at(t0 + 10), at(t0 + 32)});
+    b.coll(comm, "AllGather", kMiB, {{at(t0 + 30), at(t0 + 35)}});
+  }
+  return b;
+}
+
+TEST(Overlap, StepsInferredFromTheRepeatingOpPattern) {
+  const OverlapRow row = computeOverlap(steppedRank(3).run).at(0);
+  EXPECT_EQ(row.step_source, "inferred");
+  ASSERT_EQ(row.steps.size(), 3u);
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(row.steps[s].step, s);
+    EXPECT_DOUBLE_EQ(row.steps[s].start_us, 100.0 * s);
+    EXPECT_DOUBLE_EQ(row.steps[s].comm_us, 15);
+    EXPECT_DOUBLE_EQ(row.steps[s].overlapped_us, 2);
+    EXPECT_DOUBLE_EQ(row.steps[s].exposed_us, 13);
+  }
+  EXPECT_DOUBLE_EQ(row.steps[0].idle_us, 100 - 35);  // a step runs to the next one's first op
+  EXPECT_DOUBLE_EQ(row.steps[2].idle_us, 0);         // the last ends with its last op
+}
+
+TEST(Overlap, InferredStepsSkipWarmUpOpsAndKeepACutShortLastStep) {
+  RunModelBuilder warm = steppedRank(0);
+  warm.coll(0, "Broadcast", 4096, {{at(0), at(3)}});  // parameters, once
+  RunModelBuilder stepped = steppedRank(3, 50);
+  for (const CollInstance& c : stepped.run.collectives) {
+    const MemberView& m = stepped.run.membersOf(c)[0];
+    warm.coll(0, std::string(stepped.run.name(c.func)), c.bytes, {{m.gpu_start_ns, m.gpu_end_ns}});
+  }
+  const OverlapRow warm_row = computeOverlap(warm.run).at(0);
+  EXPECT_EQ(warm_row.step_source, "inferred");
+  ASSERT_EQ(warm_row.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(warm_row.steps[0].start_us, 50);  // the Broadcast at 0 belongs to no step
+
+  RunModelBuilder cut = steppedRank(3);
+  cut.coll(0, "AllReduce", 4 * kMiB, {{at(300), at(310)}});  // the run ends mid-step
+  const OverlapRow cut_row = computeOverlap(cut.run).at(0);
+  EXPECT_EQ(cut_row.step_source, "inferred");
+  ASSERT_EQ(cut_row.steps.size(), 4u);
+  EXPECT_DOUBLE_EQ(cut_row.steps[3].start_us, 300);
+  EXPECT_DOUBLE_EQ(cut_row.steps[3].comm_us, 10);
+}
+
+TEST(Overlap, NoStepsWhenNothingRepeats) {
+  RunModelBuilder b = steppedRank(1);
+  b.coll(0, "Broadcast", 4096, {{at(40), at(41)}});
+  const OverlapRow row = computeOverlap(b.run).at(0);
+  EXPECT_EQ(row.step_source, "none");
+  EXPECT_TRUE(row.steps.empty());
+  EXPECT_DOUBLE_EQ(row.comm_us, 16);
+}
+
+// steppedRank(3) with NVTX ranges "step N" at depth 0 starting 5 us before each step's first
+// op (on the CPU clock, 7 ms behind the GPU's), "fwd"/"bwd" inside them, one "init" before;
+// clock_samples: whether the process wrote the samples that map its CPU clock to the GPU's.
+OverlapRow overlapWithNvtxSteps(bool clock_samples) {
+  RunModelBuilder b = steppedRank(3);
+  const uint64_t cpu_base = 7'000'000;
+  ProcessTimeline& t = b.run.timelines[0];
+  auto cpuAt = [&](double us) { return cpu_base + static_cast<uint64_t>(us * 1000); };
+  t.phases.push_back({b.run.names.intern("init"), cpuAt(-50), cpuAt(-10), 0});
+  for (int s = 0; s < 3; ++s) {
+    const double t0 = 100.0 * s;
+    t.phases.push_back({b.run.names.intern("step " + std::to_string(s + 1)), cpuAt(t0 - 5), cpuAt(t0 + 90), 0});
+    t.phases.push_back({b.run.names.intern("fwd"), cpuAt(t0), cpuAt(t0 + 20), 1});
+    t.phases.push_back({b.run.names.intern("bwd"), cpuAt(t0 + 20), cpuAt(t0 + 40), 1});
+  }
+  b.run.processes[0].gpu_from_cpu = {.slope = 1.0, .intercept = static_cast<double>(kBase - cpu_base), .valid = clock_samples};
+  return computeOverlap(b.run).at(0);
+}
+
+TEST(Overlap, StepsFromTheRepeatingTopLevelNvtxRange) {
+  const OverlapRow row = overlapWithNvtxSteps(true);
+  EXPECT_EQ(row.step_source, "nvtx");
+  ASSERT_EQ(row.steps.size(), 3u);
+  // A clock map's double result near 1.8e18 ns moves in 256 ns steps.
+  constexpr double kMapPrecisionUs = 0.3;
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_NEAR(row.steps[s].start_us, 100.0 * s - 5, kMapPrecisionUs);
+    EXPECT_DOUBLE_EQ(row.steps[s].comm_us, 15);
+    EXPECT_DOUBLE_EQ(row.steps[s].overlapped_us, 2);
+    EXPECT_NEAR(row.steps[s].idle_us, 95 - 35, kMapPrecisionUs);  // the range's 95 us less 35 us busy
+  }
+}
+
+TEST(Overlap, NvtxRangesWithoutClockSamplesFallBackToTheOpPattern) {
+  const OverlapRow row = overlapWithNvtxSteps(false);
+  EXPECT_EQ(row.step_source, "inferred");
+  ASSERT_EQ(row.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(row.steps[1].start_us, 100);
+}
+
+TEST(Overlap, PointToPointKernelsCountOnBothSides) {
+  RunModelBuilder b({"a", "b"});
+  const uint32_t comm = b.comm({0, 1}, "pair");
+  b.p2p(comm, "Send", 0, 1, kMiB, {at(0), at(4)}, {at(1), at(4)});
+  b.p2p(comm, "Send", 1, 0, kMiB, {at(2), at(6)}, {at(3), at(6)});  // overlaps the first on rank 0: union [0, 6)
+  const std::vector<OverlapRow> rows = computeOverlap(b.run);
+  EXPECT_DOUBLE_EQ(rows.at(0).comm_us, 6);
+  EXPECT_DOUBLE_EQ(rows.at(1).comm_us, 5);  // [1, 6)
+}
+
+}  // namespace
+}  // namespace commtrace::report

@@ -1,0 +1,60 @@
+// The HTML report: one self-contained page (nothing it would fetch), the matrix and
+// lateness heatmaps and the bandwidth plots as inline SVG, every text escaped.
+#include "tools/report/output/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tests/support/sample_report.h"
+
+namespace commtrace::report {
+namespace {
+
+std::string html(const Report& r) {
+  std::ostringstream out;
+  writeHtml(r, out);
+  return out.str();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(HtmlReport, FetchesNothing) {
+  const std::string page = html(testutil::sampleReport());
+  ASSERT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* ref : {"http://", "https://", "<script src", "<link", "@import", "url(", "<img", "<iframe"})
+    EXPECT_EQ(page.find(ref), std::string::npos) << ref;
+}
+
+TEST(HtmlReport, DrawsTheMatrixAndLatenessHeatmapsAndOneBandwidthPlotPerFunc) {
+  const std::string page = html(testutil::sampleReport());
+  EXPECT_EQ(count(page, "<svg"), 2u + 2u);  // matrix, lateness, AllReduce and AllGather plots (Broadcast has no bandwidth)
+  EXPECT_NE(page.find("<title>sender rank 2, receiver rank 3: 1 MiB</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 2, time +2 ms: 1.3 ms</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 1, time +2 ms: no data</title>"), std::string::npos);
+  EXPECT_NE(page.find(">AllReduce</text>"), std::string::npos);
+  EXPECT_NE(page.find(">AllGather</text>"), std::string::npos);
+  EXPECT_EQ(count(page, "<circle"), 3u);  // one point per bandwidth row with a bandwidth
+  EXPECT_EQ(count(page, "<title>sender rank"), 16u);
+}
+
+TEST(HtmlReport, HasTheFindingsAndTables) {
+  const std::string page = html(testutil::sampleReport());
+  EXPECT_NE(page.find("<li>Rank 2 (node1) is the straggler"), std::string::npos);
+  for (const char* heading : {"Bandwidth", "Stragglers", "Links", "Overlap", "Mismatches and hangs (1)", "Communicators", "Clocks"})
+    EXPECT_NE(page.find("<h2>" + std::string(heading)), std::string::npos) << heading;
+  EXPECT_NE(page.find("no compute-kernel records: CUPTI was not attached"), std::string::npos);
+}
+
+TEST(HtmlReport, EscapesEveryText) {
+  const std::string page = html(testutil::sampleReport());
+  EXPECT_EQ(page.find("<b>&x</b>"), std::string::npos);
+  EXPECT_NE(page.find("tp,&quot;0&quot;\n&lt;b&gt;&amp;x&lt;/b&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commtrace::report

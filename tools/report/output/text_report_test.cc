@@ -1,0 +1,126 @@
+// The terminal report: findings before anything else, aligned columns, long tables cut
+// with a pointer to the formats that hold every row, and no zeros where nothing was measured.
+#include "tools/report/output/text_report.h"
+
+#include <gtest/gtest.h>
+
+#include <iterator>
+#include <sstream>
+
+#include "tests/support/run_program.h"
+#include "tests/support/sample_report.h"
+#include "tools/report/output/table.h"
+
+namespace commtrace::report {
+namespace {
+
+std::string text(const Report& r) {
+  std::ostringstream out;
+  writeText(r, out);
+  return out.str();
+}
+
+// The line holding `what`, or "".
+std::string lineWith(const std::string& all, const std::string& what) {
+  for (const std::string& line : testutil::linesOf(all))
+    if (line.find(what) != std::string::npos) return line;
+  return "";
+}
+
+TEST(TextReport, FindingsComeFirst) {
+  const std::vector<std::string> lines = testutil::linesOf(text(testutil::sampleReport()));
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "Findings");
+  EXPECT_EQ(lines[1], "  1. Rank 2 (node1) is the straggler: it kept the others waiting 12 ms in total (compute, confidence 0.95).");
+  EXPECT_EQ(lines[2].rfind("  2. The link 2 <-> 3 is slow", 0), 0u);
+}
+
+TEST(TextReport, SummarisesTheRun) {
+  const std::string out = text(testutil::sampleReport());
+  EXPECT_NE(lineWith(out, "files").find("5 found: 4 read (1 damaged), 1 not readable as traces"), std::string::npos);
+  EXPECT_NE(lineWith(out, "records lost").find("3 dropped"), std::string::npos);
+  EXPECT_NE(lineWith(out, "clocks").find("3 of 4 processes aligned"), std::string::npos);
+  EXPECT_NE(out.find("commtrace: /runs/job-7/notes.txt: not a commtrace trace file"), std::string::npos);
+}
+
+TEST(TextReport, StragglerTableListsTheRanksAndTheEvidence) {
+  const std::string out = text(testutil::sampleReport());
+  const std::string row = lineWith(out, "compute ");
+  EXPECT_NE(row.find("node1"), std::string::npos) << row;
+  EXPECT_NE(row.find("12 ms"), std::string::npos) << row;
+  EXPECT_NE(row.find("90.0%"), std::string::npos) << row;
+  EXPECT_NE(out.find("  rank 2: compute before its ops 1.2 ms longer"), std::string::npos);
+}
+
+TEST(TextReport, UnmeasuredOverlapShowsDashesAndTheReason) {
+  const std::string out = text(testutil::sampleReport());
+  const size_t section = out.find("\nOverlap");
+  ASSERT_NE(section, std::string::npos);
+  const std::vector<std::string> lines = testutil::linesOf(out.substr(section + 1));
+  // title, header, rank 0, rank 1, note
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_NE(lines[2].find("25.0%"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("1.8 ms"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[3].find("0 ns"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[3].find("0.0%"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[4], "  - = not measured: no compute-kernel records: CUPTI was not attached");
+}
+
+TEST(TextReport, CudaSyncListsCallsWithStreamRowsUnderCallsOnSeveral) {
+  const std::string out = text(testutil::sampleReport());
+  const size_t section = out.find("\nCPU blocked in CUDA synchronisation");
+  ASSERT_NE(section, std::string::npos);
+  const std::vector<std::string> lines = testutil::linesOf(out.substr(section + 1));
+  // title, header, rank 0 stream sync over 2 streams, its 2 stream rows, rank 0 device sync, rank 1 stream sync
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_NE(lines[2].find("cudaStreamSynchronize  all 2"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("2.5 ms  800 us  1.2 ms       1"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("0x000000000005a000"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("per-thread default"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[5].find("cudaDeviceSynchronize  -"), std::string::npos) << lines[5];
+  EXPECT_NE(lines[6].find("legacy default"), std::string::npos) << lines[6];
+}
+
+TEST(TextReport, NoCudaSyncCallsSaysWhy) {
+  report::Report r = testutil::sampleReport();
+  r.cuda_sync.clear();
+  EXPECT_NE(text(r).find("none recorded: no CUDA sync call went through the preload face"), std::string::npos);
+}
+
+// A 4-byte AllReduce moves ~0.00003 GB/s: "0.00" would say nothing moved, "3.3e-05" is
+// noise in a column of GB/s. JSON and CSV keep the value.
+TEST(TextReport, BandwidthsBelowTheLastDigitPrintAsLessThanIt) {
+  Report r = testutil::sampleReport();
+  r.bandwidth = {{0x42, "w", "AllReduce", 4, "4-8 B", "RING", "LL", 20, 20, 210, 210, 1.9e-05, 3.3e-05, ""}};
+  const std::string out = text(r);
+  std::istringstream row(lineWith(out, " AllReduce "));
+  std::vector<std::string> cells{std::istream_iterator<std::string>(row), std::istream_iterator<std::string>()};
+  ASSERT_GE(cells.size(), 2u);
+  EXPECT_EQ(cells[cells.size() - 2], "<0.01");  // algBw
+  EXPECT_EQ(cells.back(), "<0.01");             // busBw
+  EXPECT_NE(out.find("<0.01 GB/s"), std::string::npos) << "the sample's 0.0035 GB/s matrix cell";
+  EXPECT_EQ(out.find("e-0"), std::string::npos);
+}
+
+TEST(TextReport, LongTablesAreCutWithAPointerToTheFullFormats) {
+  Report r = testutil::sampleReport();
+  r.stragglers.ranks.clear();
+  for (int rank = 0; rank < 25; ++rank) r.stragglers.ranks.push_back({rank, "n", 10, 25.0 - rank, 0.1, 1, "none", 0.1, false, ""});
+  const std::string out = text(r);
+  EXPECT_NE(out.find("  (15 more rows: --format json or csv for all)"), std::string::npos);
+  EXPECT_NE(lineWith(out, "  9  n"), "");
+  EXPECT_EQ(lineWith(out, " 10  n"), "");
+}
+
+TEST(TextTable, PadsColumnsAndRightAlignsNumbers) {
+  Table t{{{"name"}, {"bytes", Table::Align::kRight}}, {{"a", "1"}, {"longer", "12345678"}}};
+  std::ostringstream out;
+  printTable(t, out, 10);
+  EXPECT_EQ(out.str(),
+            "  name       bytes\n"
+            "  a              1\n"
+            "  longer  12345678\n");
+}
+
+}  // namespace
+}  // namespace commtrace::report
