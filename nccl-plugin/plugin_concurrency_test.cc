@@ -1,5 +1,5 @@
 // The NCCL profiler plugin under the threads NCCL really calls it from, through the
-// exported ncclProfiler_v5 table:
+// exported ncclProfiler_v5 table, called by the NCCL driver's binding:
 //
 //   user thread           GroupApi, CollApi/P2pApi and (direct launch) Coll/P2p events of
 //                         two communicators, ungrouped (Coll inside its CollApi) and grouped
@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -37,6 +38,7 @@
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ringbuffer.h"
+#include "tools/nccl-driver/plugin_binding.h"
 
 extern "C" {
 extern const commtrace::nccl::ProfilerV5 ncclProfiler_v5;
@@ -46,7 +48,7 @@ namespace commtrace {
 namespace {
 
 namespace cn = nccl;
-using Descr = cn::EventDescrV5;
+using driver::Event;
 
 constexpr int kRanks = 4;
 constexpr uint64_t kStream = 0x7f00a0000000ull;
@@ -108,7 +110,12 @@ class Pipe {
 };
 
 // ---------------------------------------------------------------------------------------
-// NCCL's side: descriptors as NCCL 2.28 fills them.
+// NCCL's side: the NCCL driver's binding fills ncclProfiler_v5's descriptors as NCCL 2.28.
+
+const driver::ProfilerApi& v5() {
+  static const std::unique_ptr<driver::ProfilerApi> api = driver::bindProfiler(5, &ncclProfiler_v5);
+  return *api;
+}
 
 struct Comm {
   uint64_t id = 0;
@@ -118,98 +125,59 @@ struct Comm {
 Comm initComm(uint64_t id) {
   Comm comm{id, nullptr};
   int mask = 0;
-  EXPECT_EQ(ncclProfiler_v5.init(&comm.context, id, &mask, "plugin_concurrency_test", 1, kRanks, 0, nullptr),
-            cn::kSuccess);
+  EXPECT_EQ(v5().init(&comm.context, id, &mask, "plugin_concurrency_test", 1, kRanks, 0, nullptr), cn::kSuccess);
   EXPECT_NE(comm.context, nullptr);
   EXPECT_NE(mask & cn::kKernelCh, 0) << "KernelCh must be on (COMMTRACE_KERNEL_TIMING unset or 1)";
   return comm;
 }
 
-void* start(const Comm& comm, Descr d) {
-  void* handle = reinterpret_cast<void*>(0x1);  // the plugin must always write it
-  EXPECT_EQ(ncclProfiler_v5.start_event(comm.context, &handle, &d), cn::kSuccess);
+void* start(const Comm& comm, const Event& e) {
+  cn::Result result = cn::kInternalError;
+  void* handle = v5().startEvent(comm.context, e, &result);
+  EXPECT_EQ(result, cn::kSuccess);
   return handle;
 }
-void stop(void* handle) { ncclProfiler_v5.stop_event(handle); }
+void stop(void* handle) { v5().stopEvent(handle); }
 
-Descr groupApi(int depth) {
-  Descr d{};
-  d.type = cn::kGroupApi;
-  d.u.group_api = {.graph_captured = false, .group_depth = depth};
-  return d;
-}
+Event groupApi(int depth) { return Event{.type = cn::kGroupApi, .group_depth = depth}; }
 
 // The API's count is the op's key, so that a record can be told from its API fields too.
-Descr collApi(void* group, uint64_t key, bool graph_captured) {
-  Descr d{};
-  d.type = cn::kCollApi;
-  d.parent_obj = group;
-  d.u.coll_api = {.func = "AllReduce",
-                  .count = key,
-                  .datatype = "ncclFloat32",
-                  .root = 0,
-                  .stream = reinterpret_cast<void*>(kStream),
-                  .graph_captured = graph_captured};
-  return d;
+Event collApi(void* group, uint64_t key, bool graph_captured) {
+  return Event{.type = cn::kCollApi, .parent = group, .graph_captured = graph_captured, .func = "AllReduce",
+               .count = key, .datatype = "ncclFloat32", .root = 0, .stream = reinterpret_cast<void*>(kStream)};
 }
 
 // A Coll's key is its seqNumber (unique in these tests); its count is its API's.
-Descr coll(void* api, uint64_t key, uint8_t channels, uint64_t count) {
-  Descr d{};
-  d.type = cn::kColl;
-  d.parent_obj = api;
-  d.u.coll.v4 = {.seq_number = key,
-                 .func = "AllReduce",
-                 .send_buff = nullptr,
-                 .recv_buff = nullptr,
-                 .count = count,
-                 .root = 0,
-                 .datatype = "ncclFloat32",
-                 .n_channels = channels,
-                 .n_warps = 16,
-                 .algo = "RING",
-                 .proto = "LL128"};
-  return d;
+Event coll(void* api, uint64_t key, uint8_t channels, uint64_t count) {
+  return Event{.type = cn::kColl, .parent = api, .func = "AllReduce", .count = count, .datatype = "ncclFloat32",
+               .root = 0, .seq_number = key, .n_channels = channels, .n_warps = 16, .algo = "RING", .proto = "LL128"};
 }
 
-Descr p2pApi(void* group, bool recv, uint64_t key) {
-  Descr d{};
-  d.type = cn::kP2pApi;
-  d.parent_obj = group;
-  d.u.p2p_api = {.func = recv ? "Recv" : "Send",
-                 .count = key,
-                 .datatype = "ncclFloat32",
-                 .stream = reinterpret_cast<void*>(kStream),
-                 .graph_captured = false};
-  return d;
+Event p2pApi(void* group, bool recv, uint64_t key) {
+  return Event{.type = cn::kP2pApi, .parent = group, .func = recv ? "Recv" : "Send", .count = key,
+               .datatype = "ncclFloat32", .stream = reinterpret_cast<void*>(kStream)};
 }
 
 // A P2p's key is its count (P2pRecord::count comes from the P2p event itself).
-Descr p2p(void* api, bool recv, uint64_t key, int peer, uint8_t channels) {
-  Descr d{};
-  d.type = cn::kP2p;
-  d.parent_obj = api;
-  d.u.p2p.v4 = {.func = recv ? "Recv" : "Send",
-                .buff = nullptr,
-                .datatype = "ncclFloat32",
-                .count = key,
-                .peer = peer,
-                .n_channels = channels};
-  return d;
+Event p2p(void* api, bool recv, uint64_t key, int peer, uint8_t channels) {
+  return Event{.type = cn::kP2p, .parent = api, .func = recv ? "Recv" : "Send", .count = key,
+               .datatype = "ncclFloat32", .n_channels = channels, .peer = peer};
 }
 
-Descr kernelCh(void* op, int channel, uint64_t p_timer) {
-  Descr d{};
-  d.type = cn::kKernelCh;
-  d.parent_obj = op;
-  d.u.kernel_ch = {.channel_id = static_cast<uint8_t>(channel), .p_timer = p_timer};
-  return d;
+Event kernelCh(void* op, int channel, uint64_t p_timer) {
+  return Event{.type = cn::kKernelCh, .parent = op, .channel_id = static_cast<uint8_t>(channel), .p_timer = p_timer};
+}
+
+// A ProxyOp from another process (PXN): its parent is never read.
+Event pxnProxyOp(void* parent) {
+  return Event{.type = cn::kProxyOp, .parent = parent, .peer = 1, .pid = 1, .channel_id = 0, .n_steps = 1,
+               .chunk_size = 1, .is_send = 1};
 }
 
 void kernelChStopState(void* kch, uint64_t p_timer) {
   cn::StateArgs args{};
   args.kernel_ch.p_timer = p_timer;
-  ncclProfiler_v5.record_event_state(kch, cn::kKernelChStop, &args);
+  v5().recordEventState(kch, cn::kKernelChStop, &args);
 }
 
 // The GPU times the proxy thread reports for channel c of op `key`: channels start and stop
@@ -568,7 +536,7 @@ TEST_F(PluginConcurrency, CallbacksFromThreeThreadsAtOnce) {
                         collector.of(comms[1].id, RecordKind::kColl).size() +
                         collector.of(comms[0].id, RecordKind::kP2p).size() +
                         collector.of(comms[1].id, RecordKind::kP2p).size();
-  for (const Comm& c : comms) EXPECT_EQ(ncclProfiler_v5.finalize(c.context), cn::kSuccess);
+  for (const Comm& c : comms) EXPECT_EQ(v5().finalize(c.context), cn::kSuccess);
   collector.drainOnce();
   const size_t after = collector.of(comms[0].id, RecordKind::kColl).size() +
                        collector.of(comms[1].id, RecordKind::kColl).size() +
@@ -675,20 +643,17 @@ TEST_F(PluginConcurrency, LateSurplusAndGarbageEventsNeverCrashOrDuplicate) {
         void* h = handles[rng() % handles.size()];
         switch (rng() % 6) {
           case 0: stop(h); break;
-          case 1: ncclProfiler_v5.record_event_state(h, states[rng() % 5], rng() % 2 ? &args : nullptr); break;
+          case 1: v5().recordEventState(h, states[rng() % 5], rng() % 2 ? &args : nullptr); break;
           case 2: stop(start(comm, kernelCh(h, static_cast<int>(rng() % 64), 7))); break;
-          case 3: {  // a ProxyStep under a garbage ProxyOp: not tracked
-            Descr d{};
-            d.type = cn::kProxyStep;
-            d.parent_obj = h;
-            stop(start(comm, d));
+          case 3:  // a ProxyStep under a garbage ProxyOp: not tracked
+            stop(start(comm, Event{.type = cn::kProxyStep, .parent = h}));
             break;
-          }
-          case 4: {  // events the plugin does not track, and malformed calls
-            Descr d{};
-            d.type = rng() % 2 ? cn::kProxyCtrl : uint64_t{1} << 40;
+          case 4: {  // events the plugin does not track, and malformed calls (by hand: no NCCL makes them)
+            const auto type = rng() % 2 ? cn::kProxyCtrl : static_cast<cn::EventType>(uint64_t{1} << 40);
+            stop(start(comm, Event{.type = type, .parent = h}));
+            cn::EventDescrV5 d{};
+            d.type = type;
             d.parent_obj = h;
-            stop(start(comm, d));
             void* out = h;
             ncclProfiler_v5.start_event(nullptr, &out, &d);
             EXPECT_EQ(out, nullptr);
@@ -697,14 +662,9 @@ TEST_F(PluginConcurrency, LateSurplusAndGarbageEventsNeverCrashOrDuplicate) {
             EXPECT_EQ(out, nullptr);
             break;
           }
-          case 5: {  // a PXN-like ProxyOp from another process, naming a garbage parent
-            Descr d{};
-            d.type = cn::kProxyOp;
-            d.parent_obj = h;
-            d.u.proxy_op = {.pid = 1, .channel_id = 0, .peer = 1, .n_steps = 1, .chunk_size = 1, .is_send = 1};
-            stop(start(comm, d));
+          case 5:  // a PXN-like ProxyOp from another process, naming a garbage parent
+            stop(start(comm, pxnProxyOp(h)));
             break;
-          }
         }
       }
     });
@@ -717,7 +677,7 @@ TEST_F(PluginConcurrency, LateSurplusAndGarbageEventsNeverCrashOrDuplicate) {
   for (std::thread& t : garbage) t.join();
   // Ops whose completion a surplus or repeated stop brought forward are written early, once;
   // none may still be waiting, so finalize must add nothing.
-  EXPECT_EQ(ncclProfiler_v5.finalize(comm.context), cn::kSuccess);
+  EXPECT_EQ(v5().finalize(comm.context), cn::kSuccess);
   collector.join();
 
   checkComm(collector, comm.id, expected, false);
@@ -753,10 +713,7 @@ TEST_F(PluginConcurrency, GroupedCollWhoseStoppedApiSlotIsReclaimedStillComplete
     }
   });
   std::thread claimer([&] {
-    Descr d{};
-    d.type = cn::kProxyOp;
-    d.u.proxy_op.pid = 1;  // from another process (PXN): its parent is never read
-    while (!done.load(std::memory_order_relaxed)) stop(start(comm, d));
+    while (!done.load(std::memory_order_relaxed)) stop(start(comm, pxnProxyOp(nullptr)));
   });
   std::thread user([&] {
     for (uint64_t k = 1; k <= kOps; ++k) {
@@ -776,7 +733,7 @@ TEST_F(PluginConcurrency, GroupedCollWhoseStoppedApiSlotIsReclaimedStillComplete
   drainOnce();
   drainOnce();
   const uint64_t completed = colls;
-  EXPECT_EQ(ncclProfiler_v5.finalize(comm.context), cn::kSuccess);
+  EXPECT_EQ(v5().finalize(comm.context), cn::kSuccess);
   drainOnce();
   // A consumer descheduled on a loaded machine can let the user's ring fill: those records
   // are dropped and counted, which is not what this test is about. Lost completions are.
@@ -797,10 +754,7 @@ TEST_F(PluginConcurrency, SnapshotOfAReclaimedParentIsAllOrNothing) {
   constexpr uint64_t kUntouched = ~uint64_t{0};
   std::atomic<bool> done{false};
   std::thread claimer([&] {
-    Descr d{};
-    d.type = cn::kProxyOp;
-    d.u.proxy_op.pid = 1;  // PXN: never reads its parent
-    while (!done.load(std::memory_order_relaxed)) stop(start(comm, d));
+    while (!done.load(std::memory_order_relaxed)) stop(start(comm, pxnProxyOp(nullptr)));
   });
   uint64_t torn = 0, read = 0;
   for (uint64_t k = 1; k <= kApis; ++k) {
@@ -818,7 +772,7 @@ TEST_F(PluginConcurrency, SnapshotOfAReclaimedParentIsAllOrNothing) {
   claimer.join();
   EXPECT_EQ(torn, 0u) << "copies that were neither the parent's nor untouched";
   EXPECT_GT(read, 0u);
-  EXPECT_EQ(ncclProfiler_v5.finalize(comm.context), cn::kSuccess);
+  EXPECT_EQ(v5().finalize(comm.context), cn::kSuccess);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The NCCL profiler-plugin face, driven in-process through its exported ncclProfiler_vN
-// tables the way NCCL calls them, with the records read back from the rings.
+// tables by the NCCL driver's binding (descriptors filled as NCCL fills them), with the
+// records read back from the rings.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ring_registry.h"
+#include "tools/nccl-driver/plugin_binding.h"
 
 using namespace commtrace;
 using namespace commtrace::nccl;
@@ -50,41 +52,30 @@ std::vector<T> recordsOf(const std::vector<RecordSlot>& slots, uint64_t comm_id)
 
 int g_mask = 0;  // NCCL's one process-global activation mask
 
-// Builds descriptors of one version the way NCCL fills them, and calls that version's table.
-template <class Table, class Descr>
+using driver::Event;
+
+// One communicator of this version, its events handed to the plugin's exported table by
+// the NCCL driver's binding, which fills each version's descriptor as NCCL does.
 class Nccl {
  public:
-  Nccl(const Table& table, uint64_t comm_id, int n_ranks = 4, int rank = 0) : t_(table), comm_id_(comm_id) {
-    if constexpr (std::is_same_v<Descr, EventDescrV4>) {
-      EXPECT_EQ(t_.init(&ctx_, &g_mask, "test-comm", comm_id, 1, n_ranks, rank, nullptr), kSuccess);
-    } else {
-      EXPECT_EQ(t_.init(&ctx_, comm_id, &g_mask, "test-comm", 1, n_ranks, rank, nullptr), kSuccess);
-    }
+  template <class Table>
+  Nccl(int version, const Table& table, uint64_t comm_id, int n_ranks = 4, int rank = 0)
+      : api_(driver::bindProfiler(version, &table)), comm_id_(comm_id) {
+    EXPECT_EQ(api_->init(&ctx_, comm_id, &g_mask, "test-comm", 1, n_ranks, rank, nullptr), kSuccess);
   }
-  ~Nccl() { t_.finalize(ctx_); }
+  ~Nccl() { EXPECT_EQ(api_->finalize(ctx_), kSuccess); }
 
-  void* start(Descr d) {
-    void* handle = reinterpret_cast<void*>(0x1234);  // must be overwritten, even for untracked events
-    EXPECT_EQ(t_.start_event(ctx_, &handle, &d), kSuccess);
-    EXPECT_NE(handle, reinterpret_cast<void*>(0x1234));
+  void* start(const Event& e) {
+    Result result = kInternalError;
+    void* handle = api_->startEvent(ctx_, e, &result);
+    EXPECT_EQ(result, kSuccess);
     return handle;
   }
-  void stop(void* h) { EXPECT_EQ(t_.stop_event(h), kSuccess); }
-  void state(void* h, EventState s, StateArgs* args) { EXPECT_EQ(t_.record_event_state(h, s, args), kSuccess); }
+  void stop(void* h) { EXPECT_EQ(api_->stopEvent(h), kSuccess); }
+  void state(void* h, EventState s, StateArgs* args) { EXPECT_EQ(api_->recordEventState(h, s, args), kSuccess); }
 
-  static Descr blank(uint64_t type, void* parent) {
-    Descr d;
-    std::memset(&d, 0xA5, sizeof d);  // NCCL's v4 adapter does not zero its descriptors
-    d.type = static_cast<decltype(d.type)>(type);
-    d.parent_obj = parent;
-    d.rank = 0;
-    return d;
-  }
   void* kernelCh(void* parent, uint8_t channel, uint64_t start, uint64_t stop_time) {
-    Descr d = blank(kKernelCh, parent);
-    d.u.kernel_ch.channel_id = channel;
-    d.u.kernel_ch.p_timer = start;
-    void* h = this->start(d);
+    void* h = this->start(Event{.type = kKernelCh, .parent = parent, .channel_id = channel, .p_timer = start});
     StateArgs args{};
     args.kernel_ch.p_timer = stop_time;
     state(h, kKernelChStop, &args);
@@ -94,40 +85,25 @@ class Nccl {
   uint64_t comm() const { return comm_id_; }
 
  private:
-  const Table& t_;
+  std::unique_ptr<driver::ProfilerApi> api_;
   void* ctx_ = nullptr;
   uint64_t comm_id_;
 };
 
-using NcclV4 = Nccl<ProfilerV4, EventDescrV4>;
-using NcclV5 = Nccl<ProfilerV5, EventDescrV5>;
-using NcclV7 = Nccl<ProfilerV7, EventDescrV7>;
-
-template <class N>
-auto collApi(const char* func, size_t count, const char* datatype) {
-  auto d = N::blank(kCollApi, nullptr);
-  auto& a = [&]() -> CollApiV5& {
-    if constexpr (std::is_same_v<N, NcclV7>) return d.u.coll_api.v5;
-    else return d.u.coll_api;
-  }();
-  a = CollApiV5{func, count, datatype, 0, reinterpret_cast<void*>(0x5000), false};
-  return d;
+Event collApi(const char* func, size_t count, const char* datatype) {
+  return Event{.type = kCollApi, .func = func, .count = count, .datatype = datatype,
+               .stream = reinterpret_cast<void*>(0x5000)};
 }
 
-template <class N>
-auto coll(void* parent, uint64_t seq, const char* func, size_t count, const char* datatype, uint8_t channels) {
-  auto d = N::blank(kColl, parent);
-  CollV4 c{seq, func, nullptr, nullptr, count, 0, datatype, channels, 8, "RING", "LL128"};
-  if constexpr (std::is_same_v<N, NcclV4>) d.u.coll = c;
-  else if constexpr (std::is_same_v<N, NcclV5>) d.u.coll = CollV5{c, nullptr};
-  else d.u.coll = CollV7{CollV5{c, nullptr}, "default", false, 0};
-  return d;
+Event coll(void* parent, uint64_t seq, const char* func, size_t count, const char* datatype, uint8_t channels) {
+  return Event{.type = kColl, .parent = parent, .func = func, .count = count, .datatype = datatype, .seq_number = seq,
+               .n_channels = channels, .n_warps = 8, .algo = "RING", .proto = "LL128"};
 }
 
 TEST(PluginTest, InitSetsTheDefaultMaskAndWritesCommInfo) {
   drainAll();
   {
-    NcclV5 nccl(ncclProfiler_v5, 0xC0FFEE01, 8, 3);
+    Nccl nccl(5, ncclProfiler_v5, 0xC0FFEE01, 8, 3);
     EXPECT_EQ(g_mask, kColl | kP2p | kKernelCh | kGroupApi | kCollApi | kP2pApi);
   }
   const auto infos = recordsOf<CommInfoRecord>(drainAll(), 0xC0FFEE01);
@@ -138,7 +114,7 @@ TEST(PluginTest, InitSetsTheDefaultMaskAndWritesCommInfo) {
 }
 
 TEST(PluginTest, V4MaskHasNoApiEvents) {
-  NcclV4 nccl(ncclProfiler_v4, 0xC0FFEE02);
+  Nccl nccl(4, ncclProfiler_v4, 0xC0FFEE02);
   EXPECT_EQ(g_mask, kColl | kP2p | kKernelCh);
 }
 
@@ -146,10 +122,10 @@ TEST(PluginTest, V4MaskHasNoApiEvents) {
 // the KernelCh events come later from the proxy thread.
 TEST(PluginTest, UngroupedAllReduceJoinsApiCollAndKernelChannels) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA11);
-  void* api = nccl.start(collApi<NcclV5>("AllReduce", 1000, "ncclFloat32"));
+  Nccl nccl(5, ncclProfiler_v5, 0xA11);
+  void* api = nccl.start(collApi("AllReduce", 1000, "ncclFloat32"));
   ASSERT_NE(api, nullptr);
-  void* c = nccl.start(coll<NcclV5>(api, 7, "AllReduce", 1000, "ncclFloat32", 2));
+  void* c = nccl.start(coll(api, 7, "AllReduce", 1000, "ncclFloat32", 2));
   ASSERT_NE(c, nullptr);
   nccl.stop(c);
   nccl.stop(api);
@@ -187,16 +163,14 @@ TEST(PluginTest, UngroupedAllReduceJoinsApiCollAndKernelChannels) {
 // keeps the user's count and datatype from the CollApi and the byte total from the Coll.
 TEST(PluginTest, GroupedAllGatherKeepsUserCountAndNcclBytes) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA12);
-  auto group = NcclV5::blank(kGroupApi, nullptr);
-  group.u.group_api = GroupApiV5{false, 2};
-  void* g = nccl.start(group);
+  Nccl nccl(5, ncclProfiler_v5, 0xA12);
+  void* g = nccl.start(Event{.type = kGroupApi, .group_depth = 2});
   ASSERT_NE(g, nullptr);
   nccl.state(g, kGroupStartApiStop, nullptr);
-  void* api = nccl.start(collApi<NcclV5>("AllGather", 256, "ncclBfloat16"));
+  void* api = nccl.start(collApi("AllGather", 256, "ncclBfloat16"));
   nccl.stop(api);
   nccl.state(g, kGroupEndApiStart, nullptr);
-  void* c = nccl.start(coll<NcclV5>(api, 0, "AllGather", 512, "ncclInt8", 1));
+  void* c = nccl.start(coll(api, 0, "AllGather", 512, "ncclInt8", 1));
   nccl.stop(c);
   nccl.stop(g);
   nccl.stop(nccl.kernelCh(c, 0, 100, 200));
@@ -217,9 +191,9 @@ TEST(PluginTest, GroupedAllGatherKeepsUserCountAndNcclBytes) {
 
 TEST(PluginTest, UnknownDatatypeLeavesBytesUnknown) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA13);
-  void* api = nccl.start(collApi<NcclV5>("AllReduce", 64, "Unknown"));  // ncclUint8 in 2.28
-  void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 64, "Unknown", 1));
+  Nccl nccl(5, ncclProfiler_v5, 0xA13);
+  void* api = nccl.start(collApi("AllReduce", 64, "Unknown"));  // ncclUint8 in 2.28
+  void* c = nccl.start(coll(api, 0, "AllReduce", 64, "Unknown", 1));
   nccl.stop(c);
   nccl.stop(api);
   nccl.stop(nccl.kernelCh(c, 0, 1, 2));
@@ -232,13 +206,12 @@ TEST(PluginTest, UnknownDatatypeLeavesBytesUnknown) {
 
 TEST(PluginTest, V4CollTakesItsOwnTimesAndP2pChannelsAreIgnored) {
   drainAll();
-  NcclV4 nccl(ncclProfiler_v4, 0xA14, 4);
-  void* c = nccl.start(coll<NcclV4>(reinterpret_cast<void*>(0x777), 3, "Broadcast", 4096, "ncclInt8", 1));
+  Nccl nccl(4, ncclProfiler_v4, 0xA14, 4);
+  void* c = nccl.start(coll(reinterpret_cast<void*>(0x777), 3, "Broadcast", 4096, "ncclInt8", 1));
   nccl.stop(c);
   nccl.stop(nccl.kernelCh(c, 0, 10, 20));
-  auto p = NcclV4::blank(kP2p, nullptr);
-  p.u.p2p = P2pV4{"Send", nullptr, "ncclFloat16", 100, 2, 0xA5};  // n_channels: garbage in v4
-  void* send = nccl.start(p);
+  // v4: the binding leaves p2p.nChannels as stack garbage, as NCCL 2.27 does.
+  void* send = nccl.start(Event{.type = kP2p, .func = "Send", .count = 100, .datatype = "ncclFloat16", .peer = 2});
   nccl.stop(send);
 
   const auto slots = drainAll();
@@ -260,18 +233,15 @@ TEST(PluginTest, V4CollTakesItsOwnTimesAndP2pChannelsAreIgnored) {
 // AlltoAll decomposes into per-peer Send/Recv P2p events, each under a P2pApi "AlltoAll".
 TEST(PluginTest, AlltoAllPiecesKeepTheirParentFuncAndPerPeerIndex) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA16, 3);
+  Nccl nccl(5, ncclProfiler_v5, 0xA16, 3);
   std::vector<void*> ops;
   for (int round = 0; round < 2; ++round) {
     for (int peer = 0; peer < 3; ++peer) {
       for (const char* dir : {"Send", "Recv"}) {
-        auto a = NcclV5::blank(kP2pApi, nullptr);
-        a.u.p2p_api = P2pApiV5{"AlltoAll", 8, "ncclInt32", nullptr, false};
-        void* api = nccl.start(a);
+        void* api = nccl.start(Event{.type = kP2pApi, .func = "AlltoAll", .count = 8, .datatype = "ncclInt32"});
         nccl.stop(api);
-        auto p = NcclV5::blank(kP2p, api);
-        p.u.p2p = P2pV5{P2pV4{dir, nullptr, "ncclInt32", 8, peer, 1}, nullptr};
-        void* h = nccl.start(p);
+        void* h = nccl.start(Event{.type = kP2p, .parent = api, .func = dir, .count = 8, .datatype = "ncclInt32",
+                                   .n_channels = 1, .peer = peer});
         nccl.stop(h);
         nccl.stop(nccl.kernelCh(h, 0, 1000, 2000 + peer));
       }
@@ -289,7 +259,7 @@ TEST(PluginTest, AlltoAllPiecesKeepTheirParentFuncAndPerPeerIndex) {
 
 TEST(PluginTest, NullAndForeignArgumentsAreHarmless) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA17);
+  Nccl nccl(5, ncclProfiler_v5, 0xA17);
   // NULL descriptor, NULL handle pointer, NULL context
   void* h = reinterpret_cast<void*>(0x1);
   EXPECT_EQ(ncclProfiler_v5.start_event(nullptr, &h, nullptr), kSuccess);
@@ -302,23 +272,23 @@ TEST(PluginTest, NullAndForeignArgumentsAreHarmless) {
     EXPECT_EQ(ncclProfiler_v5.record_event_state(foreign, kKernelChStop, nullptr), kSuccess);
     StateArgs args{};
     EXPECT_EQ(ncclProfiler_v5.record_event_state(foreign, kProxyStepSendWait, &args), kSuccess);
-    EXPECT_EQ(nccl.start(coll<NcclV5>(foreign, 0, "AllReduce", 1, "ncclFloat32", 0)) != nullptr, true);
+    EXPECT_EQ(nccl.start(coll(foreign, 0, "AllReduce", 1, "ncclFloat32", 0)) != nullptr, true);
   }
   // A NULL-named op with NULL strings everywhere.
-  void* c = nccl.start(coll<NcclV5>(nullptr, 0, nullptr, 1, nullptr, 0));
+  void* c = nccl.start(coll(nullptr, 0, nullptr, 1, nullptr, 0));
   ASSERT_NE(c, nullptr);
   nccl.stop(c);
   // Untracked event types get a NULL handle.
-  EXPECT_EQ(nccl.start(NcclV5::blank(kProxyCtrl, nullptr)), nullptr);
-  EXPECT_EQ(nccl.start(NcclV5::blank(kKernelLaunch, nullptr)), nullptr);
-  EXPECT_EQ(nccl.start(NcclV5::blank(kNetPlugin, nullptr)), nullptr);
+  for (EventType untracked : {kProxyCtrl, kKernelLaunch, kNetPlugin}) {
+    EXPECT_EQ(nccl.start(Event{.type = untracked}), nullptr);
+  }
 }
 
 TEST(PluginTest, LateAndSurplusChildrenNeverDuplicateARecord) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA18);
-  void* api = nccl.start(collApi<NcclV5>("AllReduce", 1, "ncclFloat32"));
-  void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 1, "ncclFloat32", 1));
+  Nccl nccl(5, ncclProfiler_v5, 0xA18);
+  void* api = nccl.start(collApi("AllReduce", 1, "ncclFloat32"));
+  void* c = nccl.start(coll(api, 0, "AllReduce", 1, "ncclFloat32", 1));
   nccl.stop(c);
   nccl.stop(api);
   void* k = nccl.kernelCh(c, 0, 1, 2);
@@ -333,10 +303,10 @@ TEST(PluginTest, LateAndSurplusChildrenNeverDuplicateARecord) {
 }
 
 TEST(PluginTest, ProxyOpOfAnotherProcessNeverReadsItsParent) {
-  NcclV5 nccl(ncclProfiler_v5, 0xA19);
-  auto d = NcclV5::blank(kProxyOp, reinterpret_cast<void*>(0xC700000000000001ull));
-  d.u.proxy_op = ProxyOpDescr{getpid() + 1, 0, 1, 4, 4096, 1};
-  void* op = nccl.start(d);
+  Nccl nccl(5, ncclProfiler_v5, 0xA19);
+  void* op = nccl.start(Event{.type = kProxyOp, .parent = reinterpret_cast<void*>(0xC700000000000001ull),
+                               .peer = 1, .pid = getpid() + 1, .channel_id = 0, .n_steps = 4, .chunk_size = 4096,
+                               .is_send = 1});
   ASSERT_NE(op, nullptr);
   {
     plugin::SharedSnapshot s{};
@@ -349,15 +319,12 @@ TEST(PluginTest, ProxyOpOfAnotherProcessNeverReadsItsParent) {
 
 TEST(PluginTest, ProxyStepsRecordStatesAndBytes) {
   drainAll();
-  NcclV5 nccl(ncclProfiler_v5, 0xA1A);
-  void* api = nccl.start(collApi<NcclV5>("AllReduce", 1, "ncclFloat32"));
-  void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 1, "ncclFloat32", 1));
-  auto d = NcclV5::blank(kProxyOp, c);
-  d.u.proxy_op = ProxyOpDescr{getpid(), 3, 5, 1, 4096, 1};
-  void* op = nccl.start(d);
-  auto sd = NcclV5::blank(kProxyStep, op);
-  sd.u.proxy_step.step = 0;
-  void* step = nccl.start(sd);
+  Nccl nccl(5, ncclProfiler_v5, 0xA1A);
+  void* api = nccl.start(collApi("AllReduce", 1, "ncclFloat32"));
+  void* c = nccl.start(coll(api, 0, "AllReduce", 1, "ncclFloat32", 1));
+  void* op = nccl.start(Event{.type = kProxyOp, .parent = c, .peer = 5, .pid = getpid(), .channel_id = 3,
+                               .n_steps = 1, .chunk_size = 4096, .is_send = 1});
+  void* step = nccl.start(Event{.type = kProxyStep, .parent = op, .step = 0});
   StateArgs args{};
   nccl.state(step, kProxyStepSendGpuWait, &args);
   nccl.state(step, kProxyStepSendPeerWait, &args);
@@ -385,9 +352,9 @@ TEST(PluginTest, ProxyStepsRecordStatesAndBytes) {
 TEST(PluginTest, FinalizeWritesOpsStillWaitingForTheirChannels) {
   drainAll();
   {
-    NcclV5 nccl(ncclProfiler_v5, 0xA1B);
-    void* api = nccl.start(collApi<NcclV5>("AllReduce", 1, "ncclFloat32"));
-    void* c = nccl.start(coll<NcclV5>(api, 0, "AllReduce", 1, "ncclFloat32", 4));
+    Nccl nccl(5, ncclProfiler_v5, 0xA1B);
+    void* api = nccl.start(collApi("AllReduce", 1, "ncclFloat32"));
+    void* c = nccl.start(coll(api, 0, "AllReduce", 1, "ncclFloat32", 4));
     nccl.stop(c);
     nccl.stop(api);
     nccl.stop(nccl.kernelCh(c, 0, 10, 20));  // 1 of 4 channels
@@ -402,16 +369,16 @@ TEST(PluginTest, ExhaustedPoolLeavesEventsUntrackedCountedAndReported) {
   drainAll();
   const uint64_t before = plugin::OpPool::global().exhausted();
   {
-    NcclV5 nccl(ncclProfiler_v5, 0xA1C);
+    Nccl nccl(5, ncclProfiler_v5, 0xA1C);
     std::vector<void*> live;
     for (uint32_t i = 0; i < plugin::OpPool::kSlots + 100; ++i) {
-      live.push_back(nccl.start(coll<NcclV5>(nullptr, i, "AllReduce", 1, "ncclFloat32", 1)));
+      live.push_back(nccl.start(coll(nullptr, i, "AllReduce", 1, "ncclFloat32", 1)));
     }
     EXPECT_EQ(live.back(), nullptr);
     EXPECT_GT(plugin::OpPool::global().exhausted(), before);
     for (void* h : live) nccl.stop(h);  // NULL handles included
     for (void* h : live) nccl.stop(nccl.kernelCh(h, 0, 1, 2));
-    EXPECT_NE(nccl.start(coll<NcclV5>(nullptr, 0, "AllReduce", 1, "ncclFloat32", 0)), nullptr) << "slots came back";
+    EXPECT_NE(nccl.start(coll(nullptr, 0, "AllReduce", 1, "ncclFloat32", 0)), nullptr) << "slots came back";
   }
   uint64_t untracked = 0;
   for (const RecordSlot& s : drainAll()) {
@@ -427,7 +394,7 @@ TEST(PluginSettingsTest, ProxyEventsAndKernelTimingChangeTheMask) {
       {
         setenv("COMMTRACE_PROXY_EVENTS", "1", 1);
         setenv("COMMTRACE_KERNEL_TIMING", "off", 1);
-        NcclV5 nccl(ncclProfiler_v5, 0xB01);
+        Nccl nccl(5, ncclProfiler_v5, 0xB01);
         std::exit(g_mask == (kColl | kP2p | kGroupApi | kCollApi | kP2pApi | kProxyOp | kProxyStep) ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
@@ -438,8 +405,8 @@ TEST(PluginSettingsTest, BadValueIsReportedOnceAndTheDefaultUsed) {
   EXPECT_EXIT(
       {
         setenv("COMMTRACE_PROXY_EVENTS", "sometimes", 1);
-        NcclV5 a(ncclProfiler_v5, 0xB02);
-        NcclV5 b(ncclProfiler_v5, 0xB03);
+        Nccl a(5, ncclProfiler_v5, 0xB02);
+        Nccl b(5, ncclProfiler_v5, 0xB03);
         std::exit((g_mask & kProxyOp) == 0 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0),

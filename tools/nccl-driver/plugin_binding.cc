@@ -150,7 +150,7 @@ class BoundApi final : public ProfilerApi {
     else return t_->init(context, comm_id, mask, comm_name, n_nodes, n_ranks, rank, logger);
   }
 
-  void* startEvent(void* context, const Event& e) const override {
+  void* startEvent(void* context, const Event& e, Result* result) const override {
     // On the stack, as in NCCL; v5+ zeroes it ("= {0}"), v4 does not. A v6 descriptor under
     // the v7 name stands for another layout: what v6 leaves unset is that layout's data,
     // here junk, so a plugin reading v7 fields from it reads visible junk.
@@ -159,20 +159,23 @@ class BoundApi final : public ProfilerApi {
     std::memset(static_cast<void*>(&descr), kForeign ? kStackGarbage : 0, sizeof descr);
     fillDescriptor(descr, e);
     void* handle = nullptr;
-    t_->start_event(context, &handle, reinterpret_cast<Descr*>(&descr));
+    const Result r = t_->start_event(context, &handle, reinterpret_cast<Descr*>(&descr));
+    if (result != nullptr) *result = r;
     return handle;
   }
-  void stopEvent(void* handle) const override { t_->stop_event(handle); }
-  void recordEventState(void* handle, EventState state, StateArgs* args) const override {
-    t_->record_event_state(handle, state, args);
+  Result stopEvent(void* handle) const override { return t_->stop_event(handle); }
+  Result recordEventState(void* handle, EventState state, StateArgs* args) const override {
+    return t_->record_event_state(handle, state, args);
   }
-  void finalize(void* context) const override { t_->finalize(context); }
+  Result finalize(void* context) const override { return t_->finalize(context); }
 
  private:
   const Table* t_;
 };
 
-std::unique_ptr<ProfilerApi> bindVersion(int version, const void* table, bool v6_descriptors_as_v7) {
+}  // namespace
+
+std::unique_ptr<ProfilerApi> bindProfiler(int version, const void* table, bool v6_descriptors_as_v7) {
   switch (version) {
     case 7:
       if (v6_descriptors_as_v7) return std::make_unique<BoundApi<7, InitV5, EventDescrV7, EventDescrV6>>(table);
@@ -183,6 +186,8 @@ std::unique_ptr<ProfilerApi> bindVersion(int version, const void* table, bool v6
   }
   return nullptr;
 }
+
+namespace {
 
 std::string dlError() {
   const char* e = dlerror();
@@ -246,7 +251,7 @@ PluginLibrary::Opened PluginLibrary::open(const char* plugin_env, int forced_ver
     if (forced_version != 0 && version != forced_version) continue;
     const std::string symbol = "ncclProfiler_v" + std::to_string(version);
     looked_up += (looked_up.empty() ? "" : ", ") + symbol;
-    if (void* table = dlsym(handle, symbol.c_str())) api = bindVersion(version, table, v6_descriptors_as_v7);
+    if (void* table = dlsym(handle, symbol.c_str())) api = bindProfiler(version, table, v6_descriptors_as_v7);
   }
   if (api == nullptr) {
     dlclose(handle);

@@ -57,15 +57,20 @@ class ProfilerApi {
   // Called with the v4 argument order (hash third) or the v5+ one (commId second).
   virtual nccl::Result init(void** context, uint64_t comm_id, int* activation_mask, const char* comm_name, int n_nodes,
                             int n_ranks, int rank, nccl::DebugLogger logger) const = 0;
-  // The handle the plugin wrote; nullptr means the plugin does not track the event.
-  virtual void* startEvent(void* context, const Event& event) const = 0;
-  virtual void stopEvent(void* handle) const = 0;
-  virtual void recordEventState(void* handle, nccl::EventState state, nccl::StateArgs* args) const = 0;
-  virtual void finalize(void* context) const = 0;
+  // The handle the plugin wrote; nullptr means the plugin does not track the event. The
+  // plugin's answer goes to *result when given (NCCL ignores it).
+  virtual void* startEvent(void* context, const Event& event, nccl::Result* result = nullptr) const = 0;
+  virtual nccl::Result stopEvent(void* handle) const = 0;
+  virtual nccl::Result recordEventState(void* handle, nccl::EventState state, nccl::StateArgs* args) const = 0;
+  virtual nccl::Result finalize(void* context) const = 0;
 
   // NCCL 2.27 (v4) has no GroupApi, CollApi, P2pApi or KernelLaunch events.
   bool hasApiEvents() const { return version() >= 5; }
 };
+
+// Binds an ncclProfiler_v<version> table found by other means (in-process tests hold the
+// plugin's tables themselves); v6_descriptors_as_v7 as in PluginLibrary::open.
+std::unique_ptr<ProfilerApi> bindProfiler(int version, const void* table, bool v6_descriptors_as_v7 = false);
 
 // The plugin library, opened as NCCL_PROFILER_PLUGIN says (shared/reference/nccl-profiler.md §1).
 class PluginLibrary {
