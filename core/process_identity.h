@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 
+#include "core/env_lookup.h"
+
 namespace commtrace {
 
 struct ProcessIdentity {
@@ -32,8 +34,6 @@ struct LauncherVariables {
   const char* job_id;
 };
 std::span<const LauncherVariables> launchers();
-
-using EnvLookup = const char* (*)(const char* name);
 
 // The identity those variables give (COMMTRACE_JOB_ID, then generated_job_id when no
 // launcher names the job). Pure: no NCCL answer, for tests and for processIdentity().

@@ -5,18 +5,13 @@
 #include <map>
 #include <string>
 
+#include "tests/support/fake_env.h"
+
 namespace commtrace {
 namespace {
 
-std::map<std::string, std::string> g_env;
-const char* fakeEnv(const char* name) {
-  const auto it = g_env.find(name);
-  return it == g_env.end() ? nullptr : it->second.c_str();
-}
-
 ProcessIdentity identityOf(std::map<std::string, std::string> env) {
-  g_env = std::move(env);
-  return identityFrom(&fakeEnv, "ct-generated");
+  return identityFrom(testutil::FakeEnv::set(std::move(env)), "ct-generated");
 }
 
 struct LauncherCase {

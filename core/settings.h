@@ -12,6 +12,8 @@
 #include <span>
 #include <string_view>
 
+#include "core/env_lookup.h"
+
 namespace commtrace {
 
 struct Settings {
@@ -47,8 +49,6 @@ std::span<const SettingSpec> settingSpecs();
 
 // The defaults, as Settings{} holds them; a kText setting's default_note.
 const Settings& defaultSettings();
-
-using EnvLookup = const char* (*)(const char* name);
 
 // Parses the variables lookup finds (unset or empty: the default), warning on stderr once
 // per bad value. The process's settings come from parseSettings(getenv) via loadSettings().

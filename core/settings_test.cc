@@ -6,20 +6,15 @@
 #include <set>
 #include <string>
 
+#include "tests/support/fake_env.h"
+
 namespace commtrace {
 namespace {
 
-std::map<std::string, std::string> g_env;
-
-const char* fakeEnv(const char* name) {
-  const auto it = g_env.find(name);
-  return it == g_env.end() ? nullptr : it->second.c_str();
-}
-
 Settings parseWith(std::map<std::string, std::string> env, std::string* warnings = nullptr) {
-  g_env = std::move(env);
+  const EnvLookup lookup = testutil::FakeEnv::set(std::move(env));
   ::testing::internal::CaptureStderr();
-  Settings s = parseSettings(&fakeEnv);
+  Settings s = parseSettings(lookup);
   const std::string err = ::testing::internal::GetCapturedStderr();
   if (warnings != nullptr) *warnings = err;
   return s;
