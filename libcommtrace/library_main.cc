@@ -3,7 +3,7 @@
 //
 // Preloaded, the library lands in every process of a job (launcher, workers, every shell
 // and compiler they start), so the constructor stays passive: it reads the settings, points
-// NCCL and NVTX at this library, names the job, registers the fork handler. No thread, no
+// NCCL at this library, names the job, registers the fork handler. No thread, no
 // file, no CUDA call: recording starts with the process's first record.
 #include <dlfcn.h>
 #include <limits.h>
@@ -27,22 +27,15 @@ namespace {
 // absolute path only when unset and only when preloaded (children inherit it, so only the
 // first process of a job says so); a value someone else set is left alone, and said so by
 // a process that records (shells and compilers stay quiet).
+// (NVTX_INJECTION64_PATH joins this list with the NVTX face: until the library exports
+// InitializeInjectionNvtx2, pointing NVTX here would claim a face that does not exist.)
 struct SelfPointer {
   const char* name;
-  const char* when_set;   // what pointing it here does
   const char* when_left;  // what a value found there means
 };
 
-constexpr SelfPointer kNcclProfilerPlugin{"NCCL_PROFILER_PLUGIN", "so NCCL loads commtrace",
-                                          "NCCL loads the profiler it names"};
-// NVTX dlopens the path at each NVTX-using library's first NVTX call and looks for
-// InitializeInjectionNvtx2 (cuda-interpose.md 3.2).
-constexpr SelfPointer kNvtxInjection{
-    "NVTX_INJECTION64_PATH",
-    "for NVTX; this build has no NVTX face yet (no InitializeInjectionNvtx2), so NVTX finds nothing to call and "
-    "stays a no-op, as with no tool",
-    "NVTX reports to the tool it names"};
-constexpr const SelfPointer* kSelfPointers[] = {&kNcclProfilerPlugin, &kNvtxInjection};
+constexpr SelfPointer kNcclProfilerPlugin{"NCCL_PROFILER_PLUGIN", "NCCL loads the profiler it names"};
+constexpr const SelfPointer* kSelfPointers[] = {&kNcclProfilerPlugin};
 
 bool g_preloaded = false;
 const char* g_loaded_name = nullptr;  // this library's file as the loader opened it
@@ -91,7 +84,7 @@ void pointAtThisLibrary(const SelfPointer& variable) {
   const char* self = selfPath();
   if (self == nullptr) return;
   exportVariable(variable.name, self);
-  std::fprintf(stderr, "commtrace: %s was unset; set it to %s %s\n", variable.name, self, variable.when_set);
+  std::fprintf(stderr, "commtrace: set %s=%s\n", variable.name, self);
 }
 
 void sayWhichVariablesWereLeft() {
