@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string_view>
 
 #include "core/record.h"
 
@@ -56,6 +57,12 @@ inline constexpr uint32_t kScaleField = 98;  // ColumnScale entries, in every ta
 inline constexpr uint32_t kScaleColumnField = 1;
 inline constexpr uint32_t kScaleShiftField = 2;
 inline constexpr uint32_t kFormatVersion = 1;
+
+// Columns holding opaque 64-bit identifiers (communicator ids, CUDA stream handles): every
+// reader shows them as "0x" and 16 hex digits, never as numbers (JSON would round them).
+constexpr bool isIdentifier(const Column& c) {
+  return std::string_view(c.name) == "comm_id" || std::string_view(c.name) == "stream";
+}
 
 // The table of a kind; nullptr for an unknown kind.
 const Table* tableFor(RecordKind kind);

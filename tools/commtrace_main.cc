@@ -41,10 +41,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(COMMTRACE_VERSION));
   app.require_subcommand(1);
 
-  std::string dump_path;
+  std::vector<std::string> dump_paths;
   std::string dump_format = "text";
-  CLI::App* dump = app.add_subcommand("dump", "Print every record of one trace file (.ctrace)");
-  dump->add_option("file", dump_path, "trace file written by libcommtrace.so")->required()->check(CLI::ExistingFile);
+  CLI::App* dump = app.add_subcommand("dump", "Print every record of trace files (.ctrace), each after its header");
+  dump->footer("Exit status: 0 when every file was read (damage is reported on stderr), 1 when a path names nothing or a "
+               "file is not a trace, 2 for usage errors.");
+  dump->add_option("paths", dump_paths, "trace files written by libcommtrace.so, or directories to read every *.ctrace below")
+      ->required();
   dump->add_option("--format", dump_format, "text (one line per record) or json (JSON lines)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
 
   if (*dump) {
     const auto format = dump_format == "json" ? commtrace::tools::DumpFormat::kJson : commtrace::tools::DumpFormat::kText;
-    return commtrace::tools::dump(dump_path, format, std::cout, std::cerr);
+    return commtrace::tools::dump(dump_paths, format, std::cout, std::cerr);
   }
   if (*settings) {
     std::cout << commtrace::tools::settingsMarkdown();

@@ -1,9 +1,12 @@
 #include "tools/dump.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "sink/reader.h"
 #include "sink/schema.h"
+#include "tools/report/output/format.h"
 #include "tools/trace_tally.h"
 
 namespace commtrace::tools {
@@ -11,10 +14,13 @@ namespace {
 
 using schema::Codec;
 
-// One column's value for display: strings resolved, signed fields signed.
+namespace fs = std::filesystem;
+
+// One column's value for display: strings resolved, identifiers in hex, signed fields signed.
 nlohmann::json columnJson(const TraceReader& reader, const RecordSlot& slot, const schema::Column& c) {
   const uint64_t v = schema::load(slot, c);
   if (c.codec == Codec::kString) return std::string(reader.str(static_cast<StringId>(v)));
+  if (schema::isIdentifier(c)) return report::fmt::hexId(v);  // as the report writes them
   if (c.sign_extend) return static_cast<int64_t>(v);
   return v;
 }
@@ -30,24 +36,57 @@ void printRecord(const TraceReader& reader, const RecordSlot& slot, DumpFormat f
     return;
   }
   out << table->name;
-  for (const schema::Column& c : table->columns) out << ' ' << c.name << '=' << columnJson(reader, slot, c).dump();
+  for (const schema::Column& c : table->columns) {
+    const nlohmann::json value = columnJson(reader, slot, c);
+    out << ' ' << c.name << '=' << (schema::isIdentifier(c) ? value.get<std::string>() : value.dump());
+  }
   out << '\n';
 }
 
-}  // namespace
+void printHeader(const std::string& path, const TraceReader& reader, DumpFormat format, std::ostream& out) {
+  const auto& h = reader.header();
+  if (format == DumpFormat::kJson) {
+    const nlohmann::ordered_json line{{"kind", "FileHeader"},     {"file", path},
+                                      {"host", h.host()},         {"pid", h.pid()},
+                                      {"rank", h.rank()},         {"world_size", h.world_size()},
+                                      {"job_id", h.job_id()},     {"format", h.format_version()},
+                                      {"tracer_version", h.tracer_version()}};
+    out << line.dump() << '\n';
+    return;
+  }
+  out << "# " << path << ": host " << h.host() << ", pid " << h.pid() << ", rank " << h.rank() << ", job "
+      << (h.job_id().empty() ? "(none)" : h.job_id()) << ", format " << h.format_version()
+      << ", written by commtrace " << h.tracer_version() << '\n';
+}
 
-int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ostream& err) {
+// The files a path names: itself, or every *.ctrace below a directory, in path order.
+std::vector<std::string> traceFilesOf(const std::string& path, std::ostream& err) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    if (!fs::exists(path, ec)) {
+      err << "commtrace: " << path << ": no such file or directory\n";
+      return {};
+    }
+    return {path};
+  }
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".ctrace") files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) err << "commtrace: " << path << ": no trace files (*.ctrace) in this directory\n";
+  return files;
+}
+
+int dumpFile(const std::string& path, DumpFormat format, std::ostream& out, std::ostream& err) {
   TraceReader reader;
   std::string error;
   if (!reader.open(path, error)) {
     err << error << '\n';
     return 1;
   }
-  const auto& h = reader.header();
-  if (format == DumpFormat::kText) {
-    out << "# " << path << ": host " << h.host() << ", pid " << h.pid() << ", rank " << h.rank()
-        << ", format " << h.format_version() << ", written by commtrace " << h.tracer_version() << '\n';
-  }
+  printHeader(path, reader, format, out);
   TraceTally tally;
   DecodedChunk chunk;
   size_t issues_printed = 0;
@@ -65,6 +104,18 @@ int dump(const std::string& path, DumpFormat format, std::ostream& out, std::ost
   if (!reader.issues().empty()) err << "; " << reader.issues().size() << " damaged region(s)";
   err << '\n';
   return 0;
+}
+
+}  // namespace
+
+int dump(const std::vector<std::string>& paths, DumpFormat format, std::ostream& out, std::ostream& err) {
+  int status = 0;
+  for (const std::string& path : paths) {
+    const std::vector<std::string> files = traceFilesOf(path, err);
+    if (files.empty()) status = 1;
+    for (const std::string& file : files) status = std::max(status, dumpFile(file, format, out, err));
+  }
+  return status;
 }
 
 }  // namespace commtrace::tools

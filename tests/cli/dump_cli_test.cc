@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_program.h"
@@ -100,7 +102,7 @@ TEST(DumpCli, TextHasOneLinePerRecord) {
   for (size_t i = 0; i < colls.size(); ++i) {
     SCOPED_TRACE(records[i]);
     const CollRecord& c = colls[i].payload.coll;
-    EXPECT_EQ(records[i].rfind("coll thread=1234 comm_id=65261 ", 0), 0u);
+    EXPECT_EQ(records[i].rfind("coll thread=1234 comm_id=0x000000000000feed ", 0), 0u) << "ids in hex, as the report";
     EXPECT_NE(records[i].find(std::string(" func=\"") + std::string(StringTable::global().lookup(c.func)) + "\""), std::string::npos);
     EXPECT_NE(records[i].find(" datatype=\"ncclBfloat16\" algo=\"RING\" proto=\"SIMPLE\" parent_func=\"\" root=-1 "), std::string::npos);
     EXPECT_NE(records[i].find(" seq=" + std::to_string(c.seq) + " "), std::string::npos);
@@ -160,11 +162,16 @@ TEST(DumpCli, JsonLinesHoldTheValuesWritten) {
   ASSERT_EQ(r.exit_code, 0) << joined(r.err);
   std::vector<RecordSlot> want;
   for (const auto& c : built.expected) want.insert(want.end(), c.begin(), c.end());
-  ASSERT_EQ(r.out.size(), want.size()) << "one JSON line per record, nothing else on stdout";
+  ASSERT_EQ(r.out.size(), 1 + want.size()) << "the file's header, then one JSON line per record, nothing else";
+  const nlohmann::json header = nlohmann::json::parse(r.out[0]);
+  EXPECT_EQ(header.at("kind"), "FileHeader");
+  EXPECT_EQ(header.at("file"), path);
+  EXPECT_EQ(header.at("rank"), 5);
+  EXPECT_TRUE(header.contains("job_id"));
   for (size_t i = 0; i < want.size(); ++i) {
-    SCOPED_TRACE(r.out[i]);
+    SCOPED_TRACE(r.out[i + 1]);
     nlohmann::json j;
-    ASSERT_NO_THROW(j = nlohmann::json::parse(r.out[i]));
+    ASSERT_NO_THROW(j = nlohmann::json::parse(r.out[i + 1]));
     const schema::Table* t = schema::tableFor(want[i].kind);
     EXPECT_EQ(j.at("kind"), t->name);
     EXPECT_EQ(j.size(), t->columns.size() + 1) << "kind plus one key per column";
@@ -175,6 +182,10 @@ TEST(DumpCli, JsonLinesHoldTheValuesWritten) {
       const nlohmann::json& got = j[c.name];
       if (c.codec == schema::Codec::kString) {
         EXPECT_EQ(got.get<std::string>(), StringTable::global().lookup(static_cast<StringId>(v)));
+      } else if (schema::isIdentifier(c)) {  // a JSON number would lose the low bits of a 64-bit id
+        char hex[24];
+        std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(v));
+        EXPECT_EQ(got.get<std::string>(), hex);
       } else if (c.sign_extend) {
         ASSERT_TRUE(got.is_number_integer());
         EXPECT_EQ(got.get<int64_t>(), static_cast<int64_t>(v));
@@ -205,7 +216,7 @@ TEST(DumpCli, FileThatIsNotATraceExitsOne) {
 TEST(DumpCli, UsageErrorsStartWithCommtraceAndExitTwo) {
   TempDir dir;
   const std::vector<std::vector<std::string>> bad = {
-      {"dump", testing::pathIn(dir, "missing.ctrace")},
+      {"dump"},
       {"dump", testing::pathIn(dir, "missing.ctrace"), "--format", "xml"},
       {"frobnicate"},
       {},
@@ -241,6 +252,35 @@ TEST(DumpCli, DamagedFileIsDumpedWithTheDamageReported) {
   EXPECT_EQ(r.err[0].rfind("commtrace: " + path + ": offset " + std::to_string(damaged_at) + ": ", 0), 0u) << r.err[0];
   EXPECT_EQ(r.err[1].rfind("commtrace: " + path + ": offset " + std::to_string(torn_at) + ": ", 0), 0u) << r.err[1];
   EXPECT_NE(r.err[2].find("2 damaged region(s)"), std::string::npos) << r.err[2];
+}
+
+// As the README shows it: several files at once, or directories (per-node subdirectories
+// included); a path naming nothing is said and exits 1 after the rest is dumped.
+TEST(DumpCli, SeveralFilesDirectoriesAndAMissingPath) {
+  TempDir dir;
+  const BuiltTrace built = sampleTrace();
+  std::filesystem::create_directories(testing::pathIn(dir, "run/node1"));
+  const std::string a = testing::pathIn(dir, "run/a.ctrace"), b = testing::pathIn(dir, "run/node1/b.ctrace");
+  testing::writeFile(a, built.bytes);
+  testing::writeFile(b, built.bytes);
+  const size_t per_file = 1 + recordCount(built);
+
+  CliResult r = runCli(dir, {"dump", a, b});
+  EXPECT_EQ(r.exit_code, 0) << joined(r.err);
+  EXPECT_EQ(r.out.size(), 2 * per_file);
+
+  r = runCli(dir, {"dump", testing::pathIn(dir, "run")});
+  EXPECT_EQ(r.exit_code, 0) << joined(r.err);
+  ASSERT_EQ(r.out.size(), 2 * per_file);
+  EXPECT_EQ(r.out[0].rfind("# " + a + ":", 0), 0u) << r.out[0];
+  EXPECT_EQ(r.out[per_file].rfind("# " + b + ":", 0), 0u) << r.out[per_file];
+
+  const std::string missing = testing::pathIn(dir, "missing.ctrace");
+  r = runCli(dir, {"dump", missing, a});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out.size(), per_file) << "the readable file is still dumped";
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err[0], "commtrace: " + missing + ": no such file or directory");
 }
 
 }  // namespace
