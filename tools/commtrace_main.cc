@@ -99,6 +99,19 @@ int main(int argc, char** argv) {
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");
 
+  // CLI11 reads a mistyped command as a stray argument and then asks for "a subcommand":
+  // name the word it did not know instead.
+  std::string known;
+  bool is_command = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    is_command = is_command || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !is_command) {
+    std::cerr << "commtrace: '" << argv[1] << "' is not a commtrace command (" << known
+              << ")\nRun 'commtrace --help' for usage.\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

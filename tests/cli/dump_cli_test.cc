@@ -227,6 +227,10 @@ TEST(DumpCli, UsageErrorsStartWithCommtraceAndExitTwo) {
     ASSERT_FALSE(r.err.empty());
     EXPECT_EQ(r.err[0].rfind("commtrace: ", 0), 0u) << r.err[0];
   }
+  const CliResult typo = runCli(dir, {"reprot", "run"});
+  EXPECT_EQ(typo.exit_code, 2);
+  ASSERT_FALSE(typo.err.empty());
+  EXPECT_EQ(typo.err[0], "commtrace: 'reprot' is not a commtrace command (dump, demo, report, export, settings)");
   const CliResult help = runCli(dir, {"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(joined(help.out).find("dump"), std::string::npos) << joined(help.out);
