@@ -95,16 +95,10 @@ class MatrixBuilder {
     }
   }
 
-  // Plain sends take their own transfer time. The pieces of an AlltoAll/Gather/Scatter run
-  // together, and each piece's own span includes waiting for the call's other ranks, so
-  // they take the call's transfer time.
+  // Each transfer with its transfer time (transferTimes: a call's pieces take the call's).
   void addTransfers() {
-    for (const P2pTransfer& t : run_.transfers)  // a piece to itself is a local copy, no part of a call
-      if (!isCallPiece(run_.name(t.func)) || t.send.comm_rank == t.recv.comm_rank) addTransfer(t, transferNs(t));
-    for (const P2pCall& call : p2pCalls(run_)) {
-      const uint64_t ns = transferNs(call);
-      for (uint32_t piece : call.pieces) addTransfer(run_.transfers[piece], ns);
-    }
+    const std::vector<uint64_t> times = transferTimes(run_);
+    for (size_t i = 0; i < run_.transfers.size(); ++i) addTransfer(run_.transfers[i], times[i]);
   }
 
   void addTransfer(const P2pTransfer& t, uint64_t ns) {

@@ -27,4 +27,18 @@ uint64_t transferNs(const P2pTransfer& t) {
   return std::min(s, r);
 }
 
+std::vector<uint64_t> transferTimes(const RunModel& run) {
+  std::vector<uint64_t> times;
+  times.reserve(run.transfers.size());
+  for (const P2pTransfer& t : run.transfers) times.push_back(transferNs(t));
+  for (const P2pCall& call : p2pCalls(run)) {
+    const uint64_t ns = transferNs(call);
+    for (uint32_t piece : call.pieces) {
+      const P2pTransfer& t = run.transfers[piece];
+      if (t.send.comm_rank != t.recv.comm_rank) times[piece] = ns;
+    }
+  }
+  return times;
+}
+
 }  // namespace commtrace::report

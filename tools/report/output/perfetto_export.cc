@@ -85,6 +85,7 @@ class TraceWriter {
       : run_(run), clocks_(traceClocks(run, clocks)), json_(out) {
     transfer_ns_.reserve(run.collectives.size());
     for (const CollInstance& c : run.collectives) transfer_ns_.push_back(transferNs(run, c));
+    p2p_transfer_ns_ = transferTimes(run);
     for (const Communicator& c : run.comms) comm_ids_.push_back(fmt::hexId(c.id));
   }
 
@@ -252,7 +253,7 @@ class TraceWriter {
         .field("bytes", t.bytes)
         .field("datatype", run_.name(t.datatype))
         .field("channels", static_cast<int>(t.n_channels));
-    const uint64_t transfer = transferNs(t);
+    const uint64_t transfer = p2p_transfer_ns_[op.index];
     if (transfer > 0) args.field("transfer_us", static_cast<double>(transfer) / 1e3).field("algbw_gbs", gbPerS(static_cast<double>(t.bytes), transfer));
   }
 
@@ -279,7 +280,8 @@ class TraceWriter {
 
   const RunModel& run_;
   std::vector<TraceClock> clocks_;
-  std::vector<uint64_t> transfer_ns_;  // per collective instance
+  std::vector<uint64_t> transfer_ns_;      // per collective instance
+  std::vector<uint64_t> p2p_transfer_ns_;  // per transfer (transferTimes)
   std::vector<std::string> comm_ids_;  // per communicator, as printed
   JsonStream json_;
   bool first_event_ = true;
