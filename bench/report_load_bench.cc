@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   using commtrace::report::RunModel;
   RunModel run;
   const auto start = std::chrono::steady_clock::now();
-  if (!commtrace::report::loadRun({argv[1], false}, run, std::cerr)) return 1;
+  if (!commtrace::report::loadRun({{argv[1]}, false}, run, std::cerr)) return 1;
   const double load_s = secondsSince(start);
   const long load_rss_mb = peakRssMb();
   const auto align_start = std::chrono::steady_clock::now();

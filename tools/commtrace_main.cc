@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   commtrace::tools::ReportOptions report_options;
   std::string report_format = "text", report_progress = "auto";
   CLI::App* report = app.add_subcommand(
-      "report", "Analyse a run (every rank's trace files in RUN_DIR): findings, bandwidth, matrix, stragglers, mismatches, overlap");
+      "report", "Analyse a run (every rank's trace files, from directories and files): findings, bandwidth, matrix, stragglers, mismatches, overlap");
   report->footer(
       "The text report starts with the top findings (straggler, slow link, exposed communication, lowest bandwidth), then the "
       "run's summary (files, damaged files, missing ranks, dropped records, clock alignment), communicators, the bandwidth table "
@@ -76,7 +76,9 @@ int main(int argc, char** argv) {
       "compute/communication overlap. Long tables are cut; json, csv and html hold every row.\n"
       "Exit status: 0 when the run was analysed (damaged or missing files are reported in it), 1 when nothing could be analysed "
       "or the output could not be written, 2 for usage errors.");
-  report->add_option("run_dir", report_options.dir, "directory holding the run's trace files (*.ctrace)")->required();
+  report->add_option("paths", report_options.paths,
+                     "the run: directories (every *.ctrace below them, per-node subdirectories included) and trace files")
+      ->required();
   addNamedOption(report, "--format", report_format, kFormats,
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
@@ -92,8 +94,10 @@ int main(int argc, char** argv) {
                  "a Chrome trace-event JSON file for the Perfetto UI (ui.perfetto.dev) or chrome://tracing: a process per rank, a "
                  "track per CUDA stream, every op a slice with its fields as args, on the aligned timeline")
       ->required();
-  export_cmd->add_option("run_dir", export_options.dir, "directory holding the run's trace files (*.ctrace)")->required();
-  export_cmd->add_option("--out", export_options.out, "file to write (default: RUN_DIR.perfetto.json, next to the run directory)");
+  export_cmd->add_option("paths", export_options.paths,
+                         "the run: directories (every *.ctrace below them) and trace files")
+      ->required();
+  export_cmd->add_option("--out", export_options.out, "file to write (default: PATH.perfetto.json next to the first path)");
   addProgressOption(export_cmd, export_progress);
 
   CLI::App* settings = app.add_subcommand(

@@ -177,7 +177,7 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
     planted_p2ps += r.planted_p2ps;
   }
   out << "\n$ commtrace report " << dir.string() << "\n\n";
-  if (runReport(ReportOptions{.dir = dir.string(), .progress = ProgressMode::kNever}, out, err) != 0) return 1;
+  if (runReport(ReportOptions{.paths = {dir.string()}, .progress = ProgressMode::kNever}, out, err) != 0) return 1;
   out << "\nThe " << traces.size() << " trace files hold " << colls << " of " << planted_colls
       << " planted collective records (one per rank and op) and " << p2ps << " of " << planted_p2ps
       << " send/receive records.\n";

@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace commtrace::tools {
 
@@ -11,15 +12,15 @@ enum class ReportFormat { kText, kJson, kCsv, kHtml };
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: when stderr is a terminal
 
 struct ReportOptions {
-  std::string dir;
+  std::vector<std::string> paths;  // run directories (read as trees) and trace files
   ReportFormat format = ReportFormat::kText;
   std::string out;  // file (text, json, html) or directory (csv); empty: stdout
   ProgressMode progress = ProgressMode::kAuto;
 };
 
 struct ExportOptions {
-  std::string dir;
-  std::string out;  // empty: perfettoPathFor(dir)
+  std::vector<std::string> paths;  // run directories (read as trees) and trace files
+  std::string out;  // empty: perfettoPathFor(the first path)
   ProgressMode progress = ProgressMode::kAuto;
 };
 

@@ -34,7 +34,7 @@ TEST(ReportCli, MissingDirectoryIsNothingToAnalyse) {
   TempDir scratch;
   const ProgramResult r = commtrace(scratch, {"report", scratch.path() + "/no-such-run"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no such directory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no such file or directory"), std::string::npos) << r.err;
 }
 
 TEST(ReportCli, ForeignFilesAreNothingToAnalyse) {

@@ -123,7 +123,7 @@ CallerRun runCaller(const TempDir& dir, std::vector<std::string> argv,
 std::vector<report::CudaSyncRow> reportedSyncWaits(const TempDir& dir) {
   report::RunModel model;
   std::ostringstream err;
-  EXPECT_TRUE(report::loadRun({.dir = dir.path() + "/trace"}, model, err)) << err.str();
+  EXPECT_TRUE(report::loadRun({.paths = {dir.path() + "/trace"}}, model, err)) << err.str();
   return report::cudaSyncWaits(model);
 }
 

@@ -57,7 +57,7 @@ struct DriverRun {
   void load() {
     run = RunModel{};
     std::ostringstream err;
-    EXPECT_TRUE(loadRun({dir.path() + "/run", false}, run, err)) << err.str();
+    EXPECT_TRUE(loadRun({{dir.path() + "/run"}, false}, run, err)) << err.str();
     clocks = alignClocks(run);
   }
 

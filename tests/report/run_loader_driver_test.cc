@@ -58,7 +58,7 @@ std::unique_ptr<DriverRun> playScenario(const std::string& scenario, bool paced 
 RunModel load(const std::string& dir) {
   RunModel run;
   std::ostringstream err;
-  EXPECT_TRUE(loadRun({dir, false}, run, err)) << err.str();
+  EXPECT_TRUE(loadRun({{dir}, false}, run, err)) << err.str();
   EXPECT_EQ(err.str(), "");
   return run;
 }

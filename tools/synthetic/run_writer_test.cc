@@ -32,7 +32,7 @@ TEST(RunWriter, TheLoaderJoinsEveryPlantedOp) {
 
   RunModel run;
   std::ostringstream err;
-  ASSERT_TRUE(loadRun({options.dir, false}, run, err)) << err.str();
+  ASSERT_TRUE(loadRun({{options.dir}, false}, run, err)) << err.str();
   EXPECT_EQ(run.processes.size(), 16u);
   EXPECT_EQ(run.comms.size(), static_cast<size_t>(truth.communicators));
   EXPECT_EQ(run.collectives.size(), truth.coll_instances);

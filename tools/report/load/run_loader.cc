@@ -27,37 +27,66 @@ struct TraceFileEntry {
   uint64_t size = 0;
 };
 
-// The *.ctrace files of dir in name order; false with a message when there is nothing to read.
-bool listTraceFiles(const std::string& dir, std::vector<TraceFileEntry>& files, std::ostream& err) {
+// The trace files a path names: itself, or every *.ctrace below a directory; false with a
+// message when it names nothing to read.
+bool listTraceFiles(const std::string& path, std::vector<TraceFileEntry>& files, std::ostream& err) {
   std::error_code ec;
-  const fs::file_status status = fs::status(dir, ec);
+  const fs::file_status status = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) {
-    err << "commtrace: cannot access " << dir << ": " << ec.message() << '\n';
+    err << "commtrace: cannot access " << path << ": " << ec.message() << '\n';
     return false;
   }
   if (!fs::exists(status)) {
-    err << "commtrace: " << dir << ": no such directory\n";
+    err << "commtrace: " << path << ": no such file or directory\n";
     return false;
   }
   if (!fs::is_directory(status)) {
-    err << "commtrace: " << dir << " is not a directory; give the run directory the trace files were written to\n";
-    return false;
+    files.push_back({path, static_cast<uint64_t>(fs::file_size(path, ec))});
+    return true;
   }
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+  const size_t before = files.size();
+  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code file_ec;
     if (it->path().extension() != ".ctrace" || !it->is_regular_file(file_ec)) continue;
     files.push_back({it->path().string(), static_cast<uint64_t>(it->file_size(file_ec))});
   }
   if (ec) {
-    err << "commtrace: cannot read directory " << dir << ": " << ec.message() << '\n';
+    err << "commtrace: cannot read directory " << path << ": " << ec.message() << '\n';
     return false;
   }
-  if (files.empty()) {
-    err << "commtrace: " << dir << " has no trace files (*.ctrace)\n";
+  if (files.size() == before) {
+    err << "commtrace: " << path << " has no trace files (*.ctrace)\n";
     return false;
   }
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   return true;
+}
+
+// Every path's files, in path order, each file once however it was named (relative,
+// absolute, through a link).
+bool listTraceFiles(const std::vector<std::string>& paths, std::vector<TraceFileEntry>& files, std::ostream& err) {
+  for (const std::string& path : paths) {
+    if (!listTraceFiles(path, files, err)) return false;
+  }
+  std::vector<std::pair<std::string, size_t>> by_file;  // canonical path, index
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(files[i].path, ec);
+    by_file.emplace_back(ec ? files[i].path : canonical.string(), i);
+  }
+  std::sort(by_file.begin(), by_file.end());
+  std::vector<TraceFileEntry> unique;
+  for (size_t i = 0; i < by_file.size(); ++i) {
+    if (i == 0 || by_file[i].first != by_file[i - 1].first) unique.push_back(files[by_file[i].second]);
+  }
+  files = std::move(unique);
+  return !files.empty();
+}
+
+// How the report names what it read: the one path, or all of them.
+std::string describePaths(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const std::string& p : paths) out += (out.empty() ? "" : ", ") + p;
+  return out;
 }
 
 // Opens every file once for its header: the readable ones become the run's processes, in
@@ -205,14 +234,14 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
 
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run = RunModel{};
-  run.dir = options.dir;
+  run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
-  if (!listTraceFiles(options.dir, files, err)) return false;
+  if (!listTraceFiles(options.paths, files, err)) return false;
   std::vector<ProcessIdentity> identities;
   const std::vector<TraceFileEntry> admitted = admitFiles(files, run, identities);
   if (admitted.empty()) {
     for (const std::string& why : run.skipped_files) err << why << '\n';
-    err << "commtrace: none of the " << files.size() << " trace files in " << options.dir << " could be read\n";
+    err << "commtrace: none of the " << files.size() << " trace files in " << run.dir << " could be read\n";
     return false;
   }
   run.timelines.resize(run.processes.size());

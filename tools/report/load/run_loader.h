@@ -5,20 +5,23 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
 
 struct LoadOptions {
-  std::string dir;
+  // Trace files, and directories read with every *.ctrace below them (nodes often write
+  // into per-node subdirectories).
+  std::vector<std::string> paths;
   bool progress = false;  // a one-line, \r-updated progress indicator on err
 };
 
 // true when at least one file could be read. Files that are not readable traces are listed
 // in run.skipped_files; damaged ones are read as far as they go and marked in their
-// ProcessInfo. false (nothing to analyse) with the reasons written to err: no such
-// directory, no *.ctrace file in it, or none of them readable.
+// ProcessInfo. false (nothing to analyse) with the reasons written to err: a path that
+// names nothing, a directory tree without *.ctrace files, or none of them readable.
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err);
 
 }  // namespace commtrace::report

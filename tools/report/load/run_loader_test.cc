@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 #include <sstream>
 
 #include "sink/frame.h"
@@ -29,13 +30,14 @@ struct Loaded {
   RunModel run;
 };
 
-Loaded load(const std::string& dir, bool progress = false) {
+Loaded load(std::vector<std::string> paths, bool progress = false) {
   Loaded l;
   std::ostringstream err;
-  l.ok = loadRun({dir, progress}, l.run, err);
+  l.ok = loadRun({std::move(paths), progress}, l.run, err);
   l.err = err.str();
   return l;
 }
+Loaded load(const std::string& dir, bool progress = false) { return load(std::vector<std::string>{dir}, progress); }
 
 int processOfRank(const RunModel& run, int rank, uint32_t restart = 0) {
   for (size_t p = 0; p < run.processes.size(); ++p) {
@@ -68,15 +70,27 @@ void writeWorld(const std::string& dir, int n, int n_ops, const std::vector<int>
 TEST(RunLoader, NoSuchDirectoryIsAnError) {
   const Loaded l = load("/nonexistent/commtrace-run");
   EXPECT_FALSE(l.ok);
-  EXPECT_EQ(l.err, "commtrace: /nonexistent/commtrace-run: no such directory\n");
+  EXPECT_EQ(l.err, "commtrace: /nonexistent/commtrace-run: no such file or directory\n");
 }
 
-TEST(RunLoader, AFileIsNotARunDirectory) {
+// Nodes often write into per-node subdirectories; a user may also name files and several
+// directories. Every file is read once, whatever names it.
+TEST(RunLoader, ReadsDirectoryTreesFilesAndSeveralPathsEachFileOnce) {
   TempDir dir;
-  writeRankFile(dir.path(), "rank0", rankHeader(0, 1), {worldOps(1)});
-  const Loaded l = load(dir.path() + "/rank0.ctrace");
-  EXPECT_FALSE(l.ok);
-  EXPECT_NE(l.err.find("commtrace: " + dir.path() + "/rank0.ctrace is not a directory"), std::string::npos) << l.err;
+  std::filesystem::create_directories(dir.path() + "/node0");
+  std::filesystem::create_directories(dir.path() + "/node1");
+  writeRankFile(dir.path() + "/node0", "rank0", rankHeader(0, 2), {worldOps(1)});
+  writeRankFile(dir.path() + "/node1", "rank1", rankHeader(1, 2), {worldOps(1)});
+  const std::string rank1 = dir.path() + "/node1/rank1.ctrace";
+  for (const std::vector<std::string>& paths : std::vector<std::vector<std::string>>{
+           {dir.path()},
+           {dir.path() + "/node0", rank1},
+           {dir.path(), rank1, dir.path() + "/node0"},
+           {dir.path(), dir.path() + "/node1/../node1/rank1.ctrace"}}) {
+    const Loaded l = load(paths);
+    EXPECT_TRUE(l.ok) << l.err;
+    EXPECT_EQ(l.run.processes.size(), 2u) << paths.size() << " paths";
+  }
 }
 
 TEST(RunLoader, DirectoryWithoutTraceFilesIsAnError) {
