@@ -138,7 +138,10 @@ Table mismatches(const std::vector<MismatchRow>& rows) {
 }
 
 Table overlap(const std::vector<OverlapRow>& rows) {
-  Table t{{{"rank", kRight}, {"comm", kRight}, {"overlapped", kRight}, {"exposed", kRight}, {"idle", kRight}, {"overlap", kRight}, {"steps"}}, {}};
+  // "comm time": communication, not a communicator, which "comm" names in every other table.
+  Table t{{{"rank", kRight}, {"comm time", kRight}, {"overlapped", kRight}, {"exposed", kRight}, {"idle", kRight},
+           {"overlap", kRight}, {"steps"}},
+          {}};
   for (const OverlapRow& o : rows) {
     const std::string steps = o.steps.empty() ? "none found" : std::to_string(o.steps.size()) + " (" + o.step_source + ")";
     if (o.available)

@@ -59,6 +59,7 @@ TEST(TextReport, UnmeasuredOverlapShowsDashesAndTheReason) {
   const std::vector<std::string> lines = testutil::linesOf(out.substr(section + 1));
   // title, header, rank 0, rank 1, note
   ASSERT_GE(lines.size(), 5u);
+  EXPECT_NE(lines[1].find("comm time"), std::string::npos) << "communication time, not a communicator: " << lines[1];
   EXPECT_NE(lines[2].find("25.0%"), std::string::npos) << lines[2];
   EXPECT_NE(lines[3].find("1.8 ms"), std::string::npos) << lines[3];
   EXPECT_EQ(lines[3].find("0 ns"), std::string::npos) << lines[3];
