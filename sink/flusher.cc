@@ -220,8 +220,6 @@ void Flusher::run() {
   futexWakeAll(finished_);
 }
 
-bool Flusher::flushAndWait(uint32_t timeout_ms) { return RingRegistry::global().flushAndWait(timeout_ms); }
-
 void Flusher::forgetAfterFork() { g_flusher_active.store(false, std::memory_order_relaxed); }
 
 FlusherStats Flusher::stats() const {

@@ -48,9 +48,6 @@ class Flusher {
   bool stop(uint32_t timeout_ms = kNoTimeout);
   static constexpr uint32_t kNoTimeout = UINT32_MAX;
 
-  // For exit paths and signal handlers (async-signal-safe): RingRegistry::flushAndWait.
-  static bool flushAndWait(uint32_t timeout_ms);
-
   // In a forked child, where the running flusher's thread does not exist: lets this
   // process start a flusher of its own. The parent's Flusher object must be left alone
   // (neither stopped nor destroyed: there is no thread to join).

@@ -1,5 +1,5 @@
 // The recorder's side of the process-life mechanisms, in-process (sanitizer builds too):
-// Flusher::flushAndWait, which exit paths and signal handlers use, and what a forked
+// RingRegistry::flushAndWait, which exit paths and signal handlers use, and what a forked
 // child does to forget its parent's recorder (RingRegistry::forgetParentRingsAfterFork,
 // Flusher::forgetAfterFork). The preloaded library's use of them is tested in child
 // processes by preload_process_test.
@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "ringbuffer/ring_registry.h"
 #include "sink/flusher.h"
 #include "tests/support/sink_test_support.h"
 
@@ -58,7 +59,7 @@ FlusherOptions optionsFor(const std::string& dir) {
 
 TEST(FlusherExitPaths, FlushAndWaitWithoutAFlusherReturnsAtOnce) {
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(Flusher::flushAndWait(5000));
+  EXPECT_FALSE(RingRegistry::global().flushAndWait(5000));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
@@ -71,7 +72,7 @@ TEST(FlusherExitPaths, FlushAndWaitWritesEverythingRecordedBefore) {
   std::vector<std::thread> producers;
   for (uint64_t t = 0; t < 4; ++t) producers.emplace_back([t] { recordColls(0xF1 + t, 0, 500); });
   for (auto& p : producers) p.join();
-  ASSERT_TRUE(Flusher::flushAndWait(10'000));
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(10'000));
   const auto files = testing::traceFilesIn(dir.path());
   ASSERT_EQ(files.size(), 1u);
   const auto colls = collsIn(files[0]);
@@ -79,8 +80,8 @@ TEST(FlusherExitPaths, FlushAndWaitWritesEverythingRecordedBefore) {
 
   // Again, from two threads at once (two signals, or a signal during _exit).
   recordColls(0xF9, 0, 100);
-  std::thread other([] { EXPECT_TRUE(Flusher::flushAndWait(10'000)); });
-  EXPECT_TRUE(Flusher::flushAndWait(10'000));
+  std::thread other([] { EXPECT_TRUE(RingRegistry::global().flushAndWait(10'000)); });
+  EXPECT_TRUE(RingRegistry::global().flushAndWait(10'000));
   other.join();
   EXPECT_EQ(collsIn(files[0]).at(0xF9), seqs(0, 100));
   flusher.stop();
@@ -97,7 +98,7 @@ TEST(FlusherExitPaths, ForkedChildForgetsTheParentsRecorder) {
   ASSERT_TRUE(parent_flusher->start());
   // One round trip puts the flusher to sleep: a sanitizer's allocator is not fork-safe
   // while another thread allocates (the flusher starting up).
-  ASSERT_TRUE(Flusher::flushAndWait(10'000));
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(10'000));
   recordColls(0xA, 0, 100);  // still in this thread's ring when it forks
   std::fflush(nullptr);
   const pid_t child = fork();
