@@ -14,9 +14,10 @@ namespace {
 constexpr SettingSpec kSpecs[] = {
     {.name = "COMMTRACE_DIR",
      .kind = SettingKind::kPath,
-     .help = "the run directory trace files are written to (relative to where recording starts); created (one "
-             "level) if missing",
-     .path = &Settings::dir},
+     .help = "the directory trace files are written to, exactly (relative to where recording starts); created if "
+             "missing. Unset: each job gets its own directory under commtrace-run/, named by its job id",
+     .path = &Settings::dir,
+     .default_note = "commtrace-run/<job id>"},
     {.name = "COMMTRACE_FLUSH_MS",
      .kind = SettingKind::kWholeNumber,
      .help = "the flusher's period in ms: also the most a SIGKILL can lose",
@@ -103,8 +104,8 @@ void warnBadValue(const SettingSpec& spec, const char* value) {
                    kDefaults.*spec.number);
       break;
     case SettingKind::kPath:
-      std::fprintf(stderr, "commtrace: %.*s is longer than %d bytes; using %s\n", static_cast<int>(spec.name.size()),
-                   spec.name.data(), PATH_MAX - 1, kDefaults.*spec.path);
+      std::fprintf(stderr, "commtrace: %.*s is longer than %d bytes; using %.*s\n", static_cast<int>(spec.name.size()),
+                   spec.name.data(), PATH_MAX - 1, static_cast<int>(spec.default_note.size()), spec.default_note.data());
       break;
     case SettingKind::kText: break;
   }

@@ -17,7 +17,7 @@
 namespace commtrace {
 
 struct Settings {
-  char dir[PATH_MAX] = "commtrace-run";
+  char dir[PATH_MAX] = "";  // empty: runDirectory() picks commtrace-run/<job id>
   uint32_t flush_period_ms = 200;
   uint32_t exit_flush_ms = 1000;
   bool kernel_timing = true;
@@ -29,7 +29,7 @@ struct Settings {
 enum class SettingKind : uint8_t {
   kFlag,         // 1/0, true/false, yes/no, on/off (any case)
   kWholeNumber,  // decimal, within [min, max]
-  kPath,         // at most PATH_MAX - 1 bytes
+  kPath,         // at most PATH_MAX - 1 bytes; empty by default (default_note says what that means)
   kText,         // read where it is used (process identity), not parsed into Settings
 };
 

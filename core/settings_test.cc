@@ -25,7 +25,7 @@ TEST(SettingsTest, UnsetOrEmptyGivesTheDefaults) {
   const Settings s = parseWith({{"COMMTRACE_FLUSH_MS", ""}}, &warnings);
   EXPECT_EQ(s.flush_period_ms, 200u);
   EXPECT_EQ(s.exit_flush_ms, 1000u);
-  EXPECT_STREQ(s.dir, "commtrace-run");
+  EXPECT_STREQ(s.dir, "");
   EXPECT_TRUE(s.kernel_timing);
   EXPECT_FALSE(s.proxy_events);
   EXPECT_TRUE(s.nccl_api);
@@ -62,9 +62,9 @@ TEST(SettingsTest, BadValuesKeepTheDefaultWithOneLineEach) {
   const Settings s = parseWith({{"COMMTRACE_PROXY_EVENTS", "sometimes"}, {"COMMTRACE_DIR", std::string(PATH_MAX, 'd')}},
                                &warnings);
   EXPECT_FALSE(s.proxy_events);
-  EXPECT_STREQ(s.dir, "commtrace-run");
+  EXPECT_STREQ(s.dir, "");
   EXPECT_EQ(warnings,
-            "commtrace: COMMTRACE_DIR is longer than " + std::to_string(PATH_MAX - 1) + " bytes; using commtrace-run\n"
+            "commtrace: COMMTRACE_DIR is longer than " + std::to_string(PATH_MAX - 1) + " bytes; using commtrace-run/<job id>\n"
             "commtrace: COMMTRACE_PROXY_EVENTS=sometimes is not 1/0, true/false, yes/no or on/off; using 0\n");
 }
 

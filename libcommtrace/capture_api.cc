@@ -7,6 +7,7 @@
 
 #include "core/export.h"
 #include "core/process_identity.h"
+#include "core/run_directory.h"
 #include "core/settings.h"
 #include "interpose/process_life.h"
 #include "sink/flusher.h"
@@ -37,7 +38,7 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     commtrace::FlusherOptions options;
     options.identity = commtrace::processIdentity();
     options.flush_period_ms = settings().flush_period_ms;
-    options.dir = dir != nullptr ? dir : settings().dir;
+    options.dir = dir != nullptr ? dir : commtrace::runDirectory(settings(), options.identity);
     auto flusher = std::make_unique<commtrace::Flusher>(options);
     if (!flusher->start()) return -1;
     g_flusher = flusher.release();

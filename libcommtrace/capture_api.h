@@ -8,7 +8,7 @@ extern "C" {
 #endif
 
 /* Starts the flusher writing this process's trace file into dir (NULL: $COMMTRACE_DIR as
- * the library found it at load, else "commtrace-run"), every $COMMTRACE_FLUSH_MS. Returns 0
+ * the library found it at load, else "commtrace-run/<job id>"), every $COMMTRACE_FLUSH_MS. Returns 0
  * on success, -1 if recording already runs. A directory that cannot be written is reported
  * once on stderr and records are counted as dropped. */
 int commtrace_start(const char* dir);

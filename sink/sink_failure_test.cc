@@ -159,15 +159,27 @@ void expectHostUntouched(const ChildResult& r, const std::string& must_mention) 
   EXPECT_LT(num(r, "slowest_record_ns"), 500'000'000u) << "record() blocked";
 }
 
-TEST(SinkFailure, RunDirectoryWhoseParentIsMissing) {
+// commtrace-run/<job id> on a fresh machine: every missing level is made.
+TEST(SinkFailure, RunDirectoryWhoseParentsAreMissingIsCreated) {
   TempDir dir;
   const std::string run = testing::pathIn(dir, "no/such/parent/run");
+  const ChildResult r = runChild([&](int fd) { return hostProgram(optionsFor(run), fd); });
+  EXPECT_EQ(num(r, "records_written"), kRecords);
+  EXPECT_EQ(num(r, "coll_sink_failed"), 0u);
+  EXPECT_TRUE(std::filesystem::is_directory(run));
+}
+
+TEST(SinkFailure, RunDirectoryBelowARegularFile) {
+  TempDir dir;
+  const std::string blocker = testing::pathIn(dir, "file");
+  testing::writeFile(blocker, std::vector<uint8_t>{'x'});
+  const std::string run = blocker + "/run";
   const ChildResult r = runChild([&](int fd) { return hostProgram(optionsFor(run), fd); });
   expectHostUntouched(r, run);
   EXPECT_EQ(num(r, "records_written"), 0u);
   EXPECT_EQ(num(r, "chunks_written"), 0u);
   EXPECT_EQ(num(r, "coll_sink_failed"), kRecords);
-  EXPECT_FALSE(std::filesystem::exists(run));
+  EXPECT_EQ(testing::readFile(blocker), std::vector<uint8_t>{'x'});
 }
 
 TEST(SinkFailure, RunDirectoryPathIsARegularFile) {

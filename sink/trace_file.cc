@@ -37,11 +37,25 @@ TraceFile::~TraceFile() {
   if (fd_ >= 0) close(fd_);
 }
 
-bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, std::string& error) {
-  if (mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
-    error = "commtrace: cannot create run directory " + dir + ": " + strerror(errno) + "; tracing disabled";
-    return false;
+namespace {
+
+// Creates dir and any missing parent (commtrace-run/<job id> on a fresh machine). Every
+// process of a job may race here: a level another one made first is no error.
+bool makeRunDirectory(const std::string& dir, std::string& error) {
+  for (size_t end = dir.find('/', 1); ; end = dir.find('/', end + 1)) {
+    const std::string level = dir.substr(0, end);
+    if (mkdir(level.c_str(), 0750) != 0 && errno != EEXIST) {
+      error = "commtrace: cannot create run directory " + level + ": " + strerror(errno) + "; tracing disabled";
+      return false;
+    }
+    if (end == std::string::npos) return true;
   }
+}
+
+}  // namespace
+
+bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, std::string& error) {
+  if (!makeRunDirectory(dir, error)) return false;
   const std::string stem = dir + "/" + header.host + "-pid" + std::to_string(header.pid) + "-" +
                            std::to_string(header.start_realtime_ns);
   for (int attempt = 0; attempt < 100; ++attempt) {

@@ -37,7 +37,7 @@ class TraceFile {
   TraceFile& operator=(const TraceFile&) = delete;
   ~TraceFile();
 
-  // Creates the run directory (one level) if missing and a new file in it named
+  // Creates the run directory (and missing parents) if missing and a new file in it named
   // <host>-pid<pid>-<start>[-n].ctrace (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0640).
   // On failure returns false and sets error to a complete "commtrace: ..." line.
   bool create(const std::string& dir, const FileHeaderFields& header, std::string& error);

@@ -29,8 +29,15 @@ CLI::Option* addNamedOption(CLI::App* cmd, const std::string& flag, std::string&
   return cmd->add_option(flag, name, help)->check(CLI::IsMember(keys))->capture_default_str();
 }
 
-void addProgressOption(CLI::App* cmd, std::string& mode) {
-  addNamedOption(cmd, "--progress", mode, kProgressModes,
+// What report and export read: the paths, which job, and how loading shows progress.
+void addRunOptions(CLI::App* cmd, std::vector<std::string>& paths, std::string& job, std::string& progress) {
+  cmd->add_option("paths", paths,
+                  "the run: directories (every *.ctrace below them, per-node subdirectories included) and trace files")
+      ->required();
+  cmd->add_option("--job", job,
+                  "when the files come from several jobs (each file names its job): read only this job's, or 'all' "
+                  "to read them as one run. Without it, files of several jobs are refused with a list of the jobs");
+  addNamedOption(cmd, "--progress", progress, kProgressModes,
                  "a progress line on stderr while the files are read: auto (when stderr is a terminal), always, never");
 }
 
@@ -76,14 +83,11 @@ int main(int argc, char** argv) {
       "compute/communication overlap. Long tables are cut; json, csv and html hold every row.\n"
       "Exit status: 0 when the run was analysed (damaged or missing files are reported in it), 1 when nothing could be analysed "
       "or the output could not be written, 2 for usage errors.");
-  report->add_option("paths", report_options.paths,
-                     "the run: directories (every *.ctrace below them, per-node subdirectories included) and trace files")
-      ->required();
+  addRunOptions(report, report_options.paths, report_options.job, report_progress);
   addNamedOption(report, "--format", report_format, kFormats,
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
   report->add_option("--out", report_options.out, "write to this file (text, json, html) or directory (csv) instead of stdout");
-  addProgressOption(report, report_progress);
 
   commtrace::tools::ExportOptions export_options;
   std::string export_progress = "auto";
@@ -94,11 +98,8 @@ int main(int argc, char** argv) {
                  "a Chrome trace-event JSON file for the Perfetto UI (ui.perfetto.dev) or chrome://tracing: a process per rank, a "
                  "track per CUDA stream, every op a slice with its fields as args, on the aligned timeline")
       ->required();
-  export_cmd->add_option("paths", export_options.paths,
-                         "the run: directories (every *.ctrace below them) and trace files")
-      ->required();
+  addRunOptions(export_cmd, export_options.paths, export_options.job, export_progress);
   export_cmd->add_option("--out", export_options.out, "file to write (default: PATH.perfetto.json next to the first path)");
-  addProgressOption(export_cmd, export_progress);
 
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");

@@ -24,8 +24,10 @@ bool showProgress(ProgressMode mode) {
   return mode == ProgressMode::kAlways || (mode == ProgressMode::kAuto && isatty(STDERR_FILENO) == 1);
 }
 
-bool load(const std::vector<std::string>& paths, ProgressMode progress, RunModel& run, std::ostream& err) {
-  return report::loadRun(report::LoadOptions{.paths = paths, .progress = showProgress(progress)}, run, err);
+template <class Options>
+bool load(const Options& options, RunModel& run, std::ostream& err) {
+  const report::LoadOptions load{.paths = options.paths, .progress = showProgress(options.progress), .job = options.job};
+  return report::loadRun(load, run, err);
 }
 
 void writeTo(const Report& r, ReportFormat format, std::ostream& out) {
@@ -66,14 +68,14 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
     return 2;
   }
   RunModel run;
-  if (!load(options.paths, options.progress, run, err)) return 1;  // the loader said why
+  if (!load(options, run, err)) return 1;  // the loader said why
   const Report r = report::buildReport(run, report::alignClocks(run));
   return writeReport(r, options, out, err) ? 0 : 1;
 }
 
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err) {
   RunModel run;
-  if (!load(options.paths, options.progress, run, err)) return 1;
+  if (!load(options, run, err)) return 1;
   const std::string path = options.out.empty() ? perfettoPathFor(options.paths.front()) : options.out;
   report::PerfettoStats stats;
   if (!report::exportPerfetto(run, report::alignClocks(run), path, err, &stats)) return 1;

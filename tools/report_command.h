@@ -13,6 +13,7 @@ enum class ProgressMode { kAuto, kAlways, kNever };  // auto: when stderr is a t
 
 struct ReportOptions {
   std::vector<std::string> paths;  // run directories (read as trees) and trace files
+  std::string job;  // when the files come from several jobs: which (report::kAllJobs: all as one run)
   ReportFormat format = ReportFormat::kText;
   std::string out;  // file (text, json, html) or directory (csv); empty: stdout
   ProgressMode progress = ProgressMode::kAuto;
@@ -20,6 +21,7 @@ struct ReportOptions {
 
 struct ExportOptions {
   std::vector<std::string> paths;  // run directories (read as trees) and trace files
+  std::string job;  // as ReportOptions::job
   std::string out;  // empty: perfettoPathFor(the first path)
   ProgressMode progress = ProgressMode::kAuto;
 };

@@ -12,7 +12,7 @@ std::string defaultOf(const SettingSpec& spec) {
   switch (spec.kind) {
     case SettingKind::kFlag: return (d.*spec.flag) ? "1" : "0";
     case SettingKind::kWholeNumber: return std::to_string(d.*spec.number);
-    case SettingKind::kPath: return "`" + std::string(d.*spec.path) + "`";
+    case SettingKind::kPath: return "`" + std::string(spec.default_note) + "`";
     case SettingKind::kText: return std::string(spec.default_note);
   }
   return "";

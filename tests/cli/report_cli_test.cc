@@ -65,6 +65,34 @@ TEST(ReportCli, UsageErrorsExitTwo) {
   EXPECT_EQ(commtrace(scratch, {"export", run.path()}).exit_code, 2);  // --perfetto is the one format, and required
 }
 
+// Two jobs (the driver as srun, then as Open MPI's mpirun) write into one directory, as
+// jobs do into a COMMTRACE_DIR they share: the report names both and reads one on request.
+TEST(ReportCli, FilesOfTwoJobsAreNotMergedUnlessAsked) {
+  TempDir scratch;
+  const std::string dir = scratch.path() + "/shared";
+  for (const char* launcher : {"slurm", "openmpi"}) {
+    const ProgramResult job = testutil::runProgram(
+        {COMMTRACE_DRIVER, "--scenario", COMMTRACE_SCENARIO_DIR "/tiny.json", "--out", dir, "--plugin", COMMTRACE_SO,
+         "--launcher", launcher},
+        scratch.path(), {{"COMMTRACE_DIR", std::nullopt}, {"NCCL_PROFILER_PLUGIN", std::nullopt}});
+    ASSERT_EQ(job.exit_code, 0) << job.err;
+  }
+  const ProgramResult mixed = commtrace(scratch, {"report", dir});
+  EXPECT_EQ(mixed.exit_code, 1);
+  EXPECT_NE(mixed.err.find("these files come from 2 jobs"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("  4242: "), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("  prterun-commtrace-4242@1: "), std::string::npos) << mixed.err;
+
+  const ProgramResult one = commtrace(scratch, {"report", dir, "--job", "4242", "--format", "json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto run = nlohmann::json::parse(one.out)["run"];
+  EXPECT_EQ(run["jobs"], nlohmann::json::array({"4242"}));
+  EXPECT_GT(run["processes"].get<int>(), 0);
+
+  const ProgramResult both = commtrace(scratch, {"export", "--perfetto", dir, "--job", "all", "--out", scratch.path() + "/t.json"});
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+}
+
 // One demo run shared by the tests below: 8 ranks on 2 nodes through the real capture library.
 class ReportCliOnDemo : public ::testing::Test {
  protected:

@@ -100,7 +100,7 @@ class Child {
         else unsetenv(name.c_str());
       }
       const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (err < 0 || dup2(out[1], STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) _exit(126);
+      if (err < 0 || chdir(scratch.c_str()) != 0 || dup2(out[1], STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) _exit(126);
       std::vector<char*> args;
       for (std::string& a : argv) args.push_back(a.data());
       args.push_back(nullptr);
@@ -374,6 +374,26 @@ TEST_F(PreloadTest, RunDirectoryAndFlushPeriodComeFromTheSettings) {
   const TraceSummary trace = summarize(files[0]);
   EXPECT_EQ(trace.flush_period_ms, 50u);
   EXPECT_EQ(trace.seqsOf(kParentComm), seqRange(0, kBurst));
+}
+
+// Without COMMTRACE_DIR, jobs started one after another in one place each get a directory
+// of their own, named by the job id: a report of one never reads the other's files.
+TEST_F(PreloadTest, WithoutCommtraceDirEachJobWritesIntoItsOwnDirectory) {
+  for (const char* job : {"41", "42"}) {
+    const Outcome o = run(life({"return", "0"}), true, {{"COMMTRACE_DIR", std::nullopt}, {"SLURM_JOB_ID", job}});
+    ASSERT_EQ(o.status, 0) << o.err;
+  }
+  const Outcome unnamed = run(life({"job-id"}), true, {{"COMMTRACE_DIR", std::nullopt}});
+  ASSERT_EQ(unnamed.status, 0) << unnamed.err;
+  const std::string root = dir_.path() + "/commtrace-run/";
+  const std::string generated = testutil::linesOf(unnamed.out).at(0);
+  for (const std::string& job : {std::string("41"), std::string("42"), generated}) {
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(root + job)) files.push_back(entry.path().string());
+    ASSERT_EQ(files.size(), 1u) << job;
+    EXPECT_EQ(summarize(files[0]).job_id, job == generated ? generated : job);
+  }
+  EXPECT_TRUE(traceFiles().empty()) << "nothing in COMMTRACE_DIR's would-be directory";
 }
 
 // ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ namespace commtrace::report {
 
 struct RunSummary {
   std::string dir;
+  std::vector<std::string> jobs;  // the job ids the files name, sorted (several only with --job all)
   int ranks = 0;      // distinct global ranks with a file
   int processes = 0;  // files read (restarts make several per rank)
   int hosts = 0;

@@ -4,8 +4,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <climits>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -89,11 +92,15 @@ std::string describePaths(const std::vector<std::string>& paths) {
   return out;
 }
 
-// Opens every file once for its header: the readable ones become the run's processes, in
-// file order; the others are listed with the reader's reason.
-std::vector<TraceFileEntry> admitFiles(const std::vector<TraceFileEntry>& files, RunModel& run,
-                                       std::vector<ProcessIdentity>& identities) {
-  std::vector<TraceFileEntry> admitted;
+// A readable file and what its header says.
+struct AdmittedFile {
+  TraceFileEntry file;
+  ProcessInfo info;
+};
+
+// Opens every file once for its header; unreadable ones are listed with the reader's reason.
+std::vector<AdmittedFile> admitFiles(const std::vector<TraceFileEntry>& files, RunModel& run) {
+  std::vector<AdmittedFile> admitted;
   for (const TraceFileEntry& file : files) {
     TraceReader reader;
     std::string error;
@@ -101,12 +108,69 @@ std::vector<TraceFileEntry> admitFiles(const std::vector<TraceFileEntry>& files,
       run.skipped_files.push_back(error);
       continue;
     }
-    ProcessInfo& info = run.processes.emplace_back();
-    describeProcess(reader.header(), file.path, info);
-    identities.push_back({info.rank, info.restart_count});
-    admitted.push_back(file);
+    AdmittedFile& a = admitted.emplace_back(AdmittedFile{file, {}});
+    describeProcess(reader.header(), file.path, a.info);
   }
   return admitted;
+}
+
+// What one job contributed to the files read, for the message that asks to choose.
+struct JobFiles {
+  size_t files = 0;
+  std::set<std::string> hosts;
+  int lowest_rank = INT32_MAX, highest_rank = -1;
+};
+
+void describeJobs(const std::map<std::string, JobFiles>& jobs, std::ostream& err) {
+  constexpr size_t kListed = 12;
+  size_t listed = 0, self_named = 0;
+  err << "commtrace: these files come from " << jobs.size()
+      << " jobs, which are never merged silently; choose one with --job ID, or read them all as one run with --job "
+      << kAllJobs << ":\n";
+  for (const auto& [id, job] : jobs) {
+    self_named += job.files == 1 && id.rfind("ct-", 0) == 0;
+    if (listed++ == kListed) err << "  ... and " << jobs.size() - kListed << " more\n";
+    if (listed > kListed) continue;
+    err << "  " << id << ": " << job.files << (job.files == 1 ? " file" : " files");
+    if (job.highest_rank >= 0) err << ", ranks " << job.lowest_rank << "-" << job.highest_rank;
+    err << ", " << job.hosts.size() << (job.hosts.size() == 1 ? " host" : " hosts") << '\n';
+  }
+  if (self_named > 1) {
+    err << "  " << self_named << " processes named a job of their own (ct-...): no launcher job id reached them. Set "
+           "COMMTRACE_JOB_ID to one value for the whole job, or preload the launcher too.\n";
+  }
+}
+
+// Files of several jobs never merge silently: a directory two jobs wrote into, or two jobs'
+// directories named together, would read as one job with the ranks of both. Keeps the
+// chosen job's files; false with the reason on err.
+bool keepOneJob(const std::string& wanted, std::vector<AdmittedFile>& admitted, std::ostream& err) {
+  if (wanted == kAllJobs) return true;
+  std::map<std::string, JobFiles> jobs;
+  for (const AdmittedFile& a : admitted) {
+    JobFiles& job = jobs[a.info.job_id];
+    ++job.files;
+    job.hosts.insert(a.info.host);
+    if (a.info.rank >= 0) {
+      job.lowest_rank = std::min(job.lowest_rank, a.info.rank);
+      job.highest_rank = std::max(job.highest_rank, a.info.rank);
+    }
+  }
+  if (wanted.empty()) {
+    if (jobs.size() <= 1) return true;
+    describeJobs(jobs, err);
+    return false;
+  }
+  if (!jobs.count(wanted)) {
+    err << "commtrace: no file here belongs to job " << wanted << "; the files name " << jobs.size()
+        << (jobs.size() == 1 ? " job: " : " jobs: ");
+    size_t n = 0;
+    for (const auto& [id, job] : jobs) err << (n++ == 0 ? "" : ", ") << id;
+    err << '\n';
+    return false;
+  }
+  std::erase_if(admitted, [&](const AdmittedFile& a) { return a.info.job_id != wanted; });
+  return true;
 }
 
 // A file read to its end: what belongs to the process alone.
@@ -237,19 +301,26 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
   if (!listTraceFiles(options.paths, files, err)) return false;
-  std::vector<ProcessIdentity> identities;
-  const std::vector<TraceFileEntry> admitted = admitFiles(files, run, identities);
+  std::vector<AdmittedFile> admitted = admitFiles(files, run);
   if (admitted.empty()) {
     for (const std::string& why : run.skipped_files) err << why << '\n';
     err << "commtrace: none of the " << files.size() << " trace files in " << run.dir << " could be read\n";
     return false;
   }
-  run.timelines.resize(run.processes.size());
+  if (!keepOneJob(options.job, admitted, err)) return false;
+  std::vector<ProcessIdentity> identities;
+  std::vector<TraceFileEntry> chosen;
   uint64_t total_bytes = 0;
-  for (const TraceFileEntry& f : admitted) total_bytes += f.size;
-  ProgressLine progress(err, options.progress, static_cast<int>(admitted.size()), total_bytes);
+  for (AdmittedFile& a : admitted) {
+    identities.push_back({a.info.rank, a.info.restart_count});
+    total_bytes += a.file.size;
+    chosen.push_back(std::move(a.file));
+    run.processes.push_back(std::move(a.info));
+  }
+  run.timelines.resize(run.processes.size());
+  ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
   RunMerger merger(run, std::move(identities));
-  readAndJoin(admitted, total_bytes, merger, run, progress);
+  readAndJoin(chosen, total_bytes, merger, run, progress);
   progress.done();
   merger.finish();
   return true;

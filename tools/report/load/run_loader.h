@@ -16,12 +16,18 @@ struct LoadOptions {
   // into per-node subdirectories).
   std::vector<std::string> paths;
   bool progress = false;  // a one-line, \r-updated progress indicator on err
+  // Which job to read when the files come from several: its id, or kAllJobs to read them
+  // as one run. Empty: the files must all come from one job.
+  std::string job;
 };
+
+inline constexpr const char* kAllJobs = "all";
 
 // true when at least one file could be read. Files that are not readable traces are listed
 // in run.skipped_files; damaged ones are read as far as they go and marked in their
 // ProcessInfo. false (nothing to analyse) with the reasons written to err: a path that
-// names nothing, a directory tree without *.ctrace files, or none of them readable.
+// names nothing, a directory tree without *.ctrace files, or none of them readable, or files
+// of several jobs with no options.job to choose (the message lists the jobs).
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err);
 
 }  // namespace commtrace::report

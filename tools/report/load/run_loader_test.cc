@@ -30,10 +30,10 @@ struct Loaded {
   RunModel run;
 };
 
-Loaded load(std::vector<std::string> paths, bool progress = false) {
+Loaded load(std::vector<std::string> paths, bool progress = false, std::string job = "") {
   Loaded l;
   std::ostringstream err;
-  l.ok = loadRun({std::move(paths), progress}, l.run, err);
+  l.ok = loadRun({std::move(paths), progress, std::move(job)}, l.run, err);
   l.err = err.str();
   return l;
 }
@@ -91,6 +91,65 @@ TEST(RunLoader, ReadsDirectoryTreesFilesAndSeveralPathsEachFileOnce) {
     EXPECT_TRUE(l.ok) << l.err;
     EXPECT_EQ(l.run.processes.size(), 2u) << paths.size() << " paths";
   }
+}
+
+// Two jobs' ranks 0 and 1 in one directory (a reused run directory).
+void writeTwoJobs(const std::string& dir) {
+  for (const char* job : {"slurm-41", "slurm-42"}) {
+    for (int r = 0; r < 2; ++r) {
+      FileHeaderFields h = rankHeader(r, 2, std::string("node-") + job);
+      h.identity.job_id = job;
+      std::vector<RecordSlot> chunk{commInfo(kWorld, 2, r, r, "world")};
+      for (const RecordSlot& op : worldOps(1)) chunk.push_back(op);
+      writeRankFile(dir, std::string(job) + "-rank" + std::to_string(r), h, {chunk});
+    }
+  }
+}
+
+TEST(RunLoader, FilesOfSeveralJobsAreRefusedWithTheJobsListed) {
+  TempDir dir;
+  writeTwoJobs(dir.path());
+  const Loaded l = load(dir.path());
+  EXPECT_FALSE(l.ok);
+  EXPECT_EQ(l.err,
+            "commtrace: these files come from 2 jobs, which are never merged silently; choose one with --job ID, or "
+            "read them all as one run with --job all:\n"
+            "  slurm-41: 2 files, ranks 0-1, 1 host\n"
+            "  slurm-42: 2 files, ranks 0-1, 1 host\n");
+}
+
+TEST(RunLoader, JobChoosesOneJobsFilesOrAllOfThem) {
+  TempDir dir;
+  writeTwoJobs(dir.path());
+  const Loaded one = load({dir.path()}, false, "slurm-42");
+  ASSERT_TRUE(one.ok) << one.err;
+  ASSERT_EQ(one.run.processes.size(), 2u);
+  for (const auto& p : one.run.processes) EXPECT_EQ(p.job_id, "slurm-42");
+  EXPECT_EQ(one.run.collectives.size(), 1u);
+
+  const Loaded all = load({dir.path()}, false, "all");
+  ASSERT_TRUE(all.ok) << all.err;
+  EXPECT_EQ(all.run.processes.size(), 4u);
+
+  const Loaded none = load({dir.path()}, false, "slurm-7");
+  EXPECT_FALSE(none.ok);
+  EXPECT_EQ(none.err, "commtrace: no file here belongs to job slurm-7; the files name 2 jobs: slurm-41, slurm-42\n");
+}
+
+TEST(RunLoader, ProcessesThatNamedTheirOwnJobsAreToldHowToShareOne) {
+  TempDir dir;
+  for (int r = 0; r < 3; ++r) {
+    FileHeaderFields h = rankHeader(r, 3);
+    h.identity.job_id = "ct-18a0-" + std::to_string(100 + r);
+    writeRankFile(dir.path(), "rank" + std::to_string(r), h, {worldOps(1)});
+  }
+  const Loaded l = load(dir.path());
+  EXPECT_FALSE(l.ok);
+  EXPECT_NE(l.err.find("  ct-18a0-101: 1 file, ranks 1-1, 1 host\n"), std::string::npos) << l.err;
+  EXPECT_NE(l.err.find("3 processes named a job of their own (ct-...): no launcher job id reached them. Set "
+                       "COMMTRACE_JOB_ID"),
+            std::string::npos)
+      << l.err;
 }
 
 TEST(RunLoader, DirectoryWithoutTraceFilesIsAnError) {

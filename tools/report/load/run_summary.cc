@@ -9,8 +9,9 @@ RunSummary summarizeRun(const RunModel& run) {
   RunSummary s;
   s.dir = run.dir;
   std::set<int> ranks;
-  std::set<std::string> hosts;
+  std::set<std::string> hosts, jobs;
   for (const ProcessInfo& p : run.processes) {
+    jobs.insert(p.job_id);
     if (p.rank >= 0) ranks.insert(p.rank);
     if (!p.host.empty()) hosts.insert(p.host);
     s.dropped_records += p.dropped_records;
@@ -19,6 +20,7 @@ RunSummary summarizeRun(const RunModel& run) {
     s.problems.insert(s.problems.end(), p.issues.begin(), p.issues.end());
   }
   s.problems.insert(s.problems.begin(), run.skipped_files.begin(), run.skipped_files.end());
+  s.jobs.assign(jobs.begin(), jobs.end());
   s.ranks = static_cast<int>(ranks.size());
   s.processes = static_cast<int>(run.processes.size());
   s.hosts = static_cast<int>(hosts.size());

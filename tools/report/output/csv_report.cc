@@ -53,7 +53,10 @@ void writeRow(const Row& row, std::ostream& out) {
 
 CsvTable runTable(const RunSummary& s) {
   CsvTable t{"run.csv", {"field", "value"}, {}};
+  std::string jobs;
+  for (const std::string& j : s.jobs) jobs += (jobs.empty() ? "" : " ") + j;
   t.rows = {{"dir", s.dir},
+            {"jobs", jobs},
             {"ranks", num(s.ranks)},
             {"processes", num(s.processes)},
             {"hosts", num(s.hosts)},

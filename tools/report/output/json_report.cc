@@ -15,6 +15,7 @@ Json commId(uint64_t id) { return id == 0 ? Json(nullptr) : Json(fmt::hexId(id))
 
 Json runJson(const RunSummary& s) {
   return {{"dir", s.dir},
+          {"jobs", s.jobs},
           {"ranks", s.ranks},
           {"processes", s.processes},
           {"hosts", s.hosts},

@@ -30,7 +30,10 @@ Fields runFields(const Report& r) {
   std::string files = std::to_string(s.files) + " found: " + std::to_string(s.processes) + " read (" +
                       std::to_string(s.damaged_files) + " damaged)";
   if (unreadable > 0) files += ", " + std::to_string(unreadable) + " not readable as traces";
-  return {{"files", files},
+  std::string jobs;
+  for (const std::string& j : s.jobs) jobs += (jobs.empty() ? "" : ", ") + j;
+  return {{s.jobs.size() == 1 ? "job" : "jobs", jobs},
+          {"files", files},
           {"ranks", std::to_string(s.ranks) + " in " + fmt::counted(s.processes, "process", "processes") + " on " + fmt::counted(s.hosts, "host") + ", " +
                         fmt::counted(s.communicators, "communicator")},
           {"ops", std::to_string(s.ops) + ": " + fmt::counted(s.collective_instances, "collective instance") + ", " +

@@ -1,0 +1,29 @@
+#include "core/run_directory.h"
+
+#include <algorithm>
+
+namespace commtrace {
+namespace {
+
+constexpr size_t kMaxComponent = 200;  // well under NAME_MAX (255) on every Linux file system
+
+bool keptAsIs(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-' || c == '+' || c == '@';
+}
+
+}  // namespace
+
+std::string jobDirectoryName(std::string_view job_id) {
+  std::string name(job_id.substr(0, kMaxComponent));
+  std::replace_if(name.begin(), name.end(), [](char c) { return !keptAsIs(c); }, '_');
+  if (!name.empty() && name.front() == '.') name.front() = '_';  // never hidden, never "." or ".."
+  return name.empty() ? "unnamed-job" : name;
+}
+
+std::string runDirectory(const Settings& settings, const ProcessIdentity& identity) {
+  if (settings.dir[0] != '\0') return settings.dir;
+  return std::string(kDefaultRunRoot) + "/" + jobDirectoryName(identity.job_id);
+}
+
+}  // namespace commtrace
