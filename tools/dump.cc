@@ -6,7 +6,7 @@
 
 #include "sink/reader.h"
 #include "sink/schema.h"
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 #include "tools/trace_tally.h"
 
 namespace commtrace::tools {

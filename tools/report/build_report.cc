@@ -11,6 +11,7 @@
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/stragglers.h"
+#include "tools/report/format.h"
 #include "tools/report/load/run_summary.h"
 
 namespace commtrace::report {
@@ -28,8 +29,6 @@ std::string sentence(const char* format, ...) {
   return out;
 }
 
-std::string ms(double us) { return sentence("%.2f ms", us / 1000.0); }
-
 void addStragglerFinding(const StragglerReport& s, std::vector<std::string>& out) {
   const auto flagged = std::find_if(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
   if (flagged == s.ranks.end()) {
@@ -42,9 +41,9 @@ void addStragglerFinding(const StragglerReport& s, std::vector<std::string>& out
   }
   const StragglerRow& r = *flagged;
   out.push_back(sentence("Straggler: rank %d (%s) was last in %.0f%% of its %llu collectives and kept the others waiting "
-                         "%s in all (mean lateness %s); cause: %s, confidence %.2f. Evidence: %s.",
+                         "%s in all (mean lateness %s); cause: %s (confidence %.2f of 1). Evidence: %s.",
                          r.rank, r.host.c_str(), 100.0 * r.late_fraction, static_cast<unsigned long long>(r.instances),
-                         ms(r.wait_caused_us).c_str(), ms(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
+                         fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
                          r.evidence.c_str()));
 }
 
@@ -52,10 +51,10 @@ void addLinkFinding(const StragglerReport& s, std::vector<std::string>& out) {
   const auto flagged = std::find_if(s.links.begin(), s.links.end(), [](const SlowLinkRow& l) { return l.flagged; });
   if (flagged == s.links.end()) return;
   const SlowLinkRow& l = *flagged;
-  out.push_back(sentence("Slow link: rank %d <-> rank %d (%s) reached at best %.1f GB/s over %llu ops, against a median of "
-                         "%.1f GB/s for %s links.",
-                         l.a, l.b, l.hosts.c_str(), l.achieved_gbs, static_cast<unsigned long long>(l.ops),
-                         l.peer_median_gbs, l.inter_host ? "inter-host" : "intra-host"));
+  out.push_back(sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of "
+                         "%s for %s links.",
+                         l.a, l.b, l.hosts.c_str(), fmt::gbs(l.achieved_gbs).c_str(), static_cast<unsigned long long>(l.ops),
+                         fmt::gbs(l.peer_median_gbs).c_str(), l.inter_host ? "inter-host" : "intra-host"));
 }
 
 void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::string>& out) {
@@ -65,7 +64,7 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::str
   if (worst != nullptr) {
     out.push_back(sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%.0f%%) not hidden "
                            "behind compute.",
-                           worst->rank, ms(worst->comm_us).c_str(), ms(worst->exposed_us).c_str(),
+                           worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
                            worst->comm_us > 0 ? 100.0 * worst->exposed_us / worst->comm_us : 0.0));
   } else if (!rows.empty()) {
     // The reason of a rank that did communicate: one whose file was empty says less.
@@ -83,9 +82,9 @@ void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, std::vector<std::s
   for (const CudaSyncCallRow& c : most->calls) calls += c.stats.count;
   const CudaSyncCallRow& top = most->calls.front();
   std::string finding = sentence("CPU blocked in CUDA synchronisation: rank %d the longest, %s in %llu calls (%s of it in %s)",
-                                 most->rank, ms(most->blocked_us).c_str(), static_cast<unsigned long long>(calls),
-                                 ms(top.stats.total_us).c_str(), top.call.c_str());
-  if (rows.size() > 1) finding += sentence("; rank %d the shortest, %s", least->rank, ms(least->blocked_us).c_str());
+                                 most->rank, fmt::duration(most->blocked_us).c_str(), static_cast<unsigned long long>(calls),
+                                 fmt::duration(top.stats.total_us).c_str(), top.call.c_str());
+  if (rows.size() > 1) finding += sentence("; rank %d the shortest, %s", least->rank, fmt::duration(least->blocked_us).c_str());
   out.push_back(finding + ".");
 }
 
@@ -98,16 +97,16 @@ void addBandwidthFinding(const std::vector<BandwidthRow>& rows, std::vector<std:
   if (worst == nullptr) return;
   // Point-to-point rows have no algorithm or protocol.
   const std::string how = worst->algo.empty() ? "" : ", " + worst->algo + "/" + worst->proto;
-  out.push_back(sentence("Lowest bandwidth: %s on %s (%s%s): busBw %.1f GB/s at p50 over %llu instances (p50 time %s).",
+  out.push_back(sentence("Lowest bandwidth: %s on %s (%s%s): busBw %s at p50 over %llu instances (p50 time %s).",
                          worst->func.c_str(), worst->comm_name.c_str(), worst->bucket.c_str(), how.c_str(),
-                         worst->busbw_gbs_p50, static_cast<unsigned long long>(worst->count), ms(worst->time_us_p50).c_str()));
+                         fmt::gbs(worst->busbw_gbs_p50).c_str(), static_cast<unsigned long long>(worst->count), fmt::duration(worst->time_us_p50).c_str()));
 }
 
 void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
   if (r.mismatches_total == 0) return;
   const MismatchRow& m = r.mismatches.front();
   std::string ranks;
-  for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::string(m.comm_ranks ? "c" : "") + std::to_string(rank);
+  for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
   out.push_back(sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; first: "
                          "%s #%llu on %s, %s on %s %s (%s).",
                          static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),

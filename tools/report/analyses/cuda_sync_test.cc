@@ -121,8 +121,8 @@ TEST(CudaSync, FindingNamesTheLongestAndShortestBlockedRanks) {
   ASSERT_EQ(report.cuda_sync.size(), 2u);
   EXPECT_EQ(report.cuda_sync[1].rank, 2);
   const std::string want =
-      "CPU blocked in CUDA synchronisation: rank 0 the longest, 2.50 ms in 2 calls (2.00 ms of it in "
-      "cudaStreamSynchronize); rank 2 the shortest, 0.25 ms.";
+      "CPU blocked in CUDA synchronisation: rank 0 the longest, 2.5 ms in 2 calls (2 ms of it in "
+      "cudaStreamSynchronize); rank 2 the shortest, 250 us.";
   EXPECT_NE(std::find(report.findings.begin(), report.findings.end(), want), report.findings.end())
       << ::testing::PrintToString(report.findings);
 }

@@ -4,7 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "tools/report/analyses/evidence_text.h"
+#include "tools/report/format.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/stats.h"
 
@@ -149,8 +149,8 @@ class Classifier {
     if (e.gap_us.empty()) return {"unknown", 0.3, "no earlier op on its GPU to measure the gap before its late arrivals from"};
     const double excess = median(e.excess_us), lateness = median(e.lateness_us);
     std::string gaps = "GPU gap before the " + std::to_string(e.gap_us.size()) + " ops it arrived last at: median " +
-                       durationText(median(e.gap_us)) + " vs its peers' " + durationText(median(e.peer_gap_us)) +
-                       ", longer by a median " + durationText(excess) + " against its lateness of " + durationText(lateness);
+                       fmt::duration(median(e.gap_us)) + " vs its peers' " + fmt::duration(median(e.peer_gap_us)) +
+                       ", longer by a median " + fmt::duration(excess) + " against its lateness of " + fmt::duration(lateness);
     if (excess <= 0 || excess < kExplainedShare * lateness) {
       if (endsASlowLink(rank, links))
         return {"network", 0.6, gaps + "; the gap does not explain the lateness, and the rank is an end of a slow link whose ops held it up"};
@@ -159,13 +159,13 @@ class Classifier {
     gaps += "; the longer gap explains the lateness";
     if (!e.busy.empty()) {
       const double busy = median(e.busy);
-      const std::string busy_text = "; compute kernels busy " + fixed(100 * busy, 0) + "% of it";
+      const std::string busy_text = "; compute kernels busy " + fmt::fixed(100 * busy, 0) + "% of it";
       if (busy >= kDecidingFraction) return {"compute", 0.9, gaps + busy_text};
       return {"host", 0.9, gaps + busy_text + ": the GPU sat idle waiting for the host"};
     }
     if (!e.idle_before_enqueue.empty()) {
       const double idle = median(e.idle_before_enqueue);
-      const std::string idle_text = "; the CPU enqueued the op " + fixed(100 * idle, 0) + "% of the way into the gap";
+      const std::string idle_text = "; the CPU enqueued the op " + fmt::fixed(100 * idle, 0) + "% of the way into the gap";
       if (idle >= kDecidingFraction) return {"host", 0.8, gaps + idle_text + ": the GPU waited for the host"};
       return {"compute", 0.6, gaps + idle_text + ": enqueued early, the GPU was busy (no kernel records to show with what)"};
     }

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "tools/report/analyses/evidence_text.h"
+#include "tools/report/format.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/rank_index.h"
@@ -70,10 +70,12 @@ double strength(double z, double wait_ratio) { return std::min(z / kMinZ, wait_r
 double confidenceOf(double s) { return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1)); }
 
 std::string rankEvidence(const RankTally& r, double z, double median_wait_ns) {
-  std::string e = "last at " + fixed(r.last, 1) + " of " + std::to_string(r.instances) + " instances where chance gives " +
-                  fixed(r.expected_last, 1) + " (z = " + fixed(z, 1) + "); caused " + durationText(r.wait_caused_ns / 1e3) +
-                  " of waiting";
-  if (median_wait_ns > 0) return e + ", " + fixed(r.wait_caused_ns / median_wait_ns, 1) + "x the median rank's " + durationText(median_wait_ns / 1e3);
+  // Ranks tied for last share that instance, so the count is a sum of shares: say it as a share.
+  const double n = static_cast<double>(r.instances);
+  std::string e = "last in " + fmt::percent(r.last / n) + " of " + std::to_string(r.instances) +
+                  " instances (a tie for last shared) where chance gives " + fmt::percent(r.expected_last / n) + " (z = " +
+                  fmt::fixed(z, 1) + " standard deviations); caused " + fmt::duration(r.wait_caused_ns / 1e3) + " of waiting";
+  if (median_wait_ns > 0) return e + ", " + fmt::fixed(r.wait_caused_ns / median_wait_ns, 1) + "x the median rank's " + fmt::duration(median_wait_ns / 1e3);
   return e + "; the median rank caused none";
 }
 

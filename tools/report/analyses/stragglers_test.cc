@@ -153,6 +153,10 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   // and tp.0, which did not wait for it before, ~2.4 ms. Jitter: within 0.2 ms a wait.
   EXPECT_NEAR(top.wait_caused_us, 40 * (3 * 1200.0 + 3 * 1200.0 + 4 * 2400.0), 40 * 10 * 200.0);
   EXPECT_EQ(top.cls, "compute");
+  // Shares of last place as a percentage (ties split one instance), durations as the tables spell them.
+  EXPECT_EQ(top.evidence.rfind("last in 100.0% of 80 instances (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
+      << top.evidence;
+  EXPECT_EQ(top.evidence.find(".00 ms"), std::string::npos) << top.evidence;
   EXPECT_NE(top.evidence.find("host-side delay not ruled out"), std::string::npos) << top.evidence;
   EXPECT_GT(top.confidence, 0.2);
   EXPECT_LT(top.confidence, 0.9) << "no kernel records: less sure";

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <vector>
 
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 
 namespace commtrace::report {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 #include "tools/report/output/report_tables.h"
 #include "tools/report/output/svg_charts.h"
 
@@ -123,6 +123,7 @@ void writeTables(const Report& r, std::ostream& out) {
   writeTable(tables::stragglers(r.stragglers.ranks), out);
   for (const StragglerRow& s : r.stragglers.ranks)
     if (s.flagged && !s.evidence.empty()) writeNotes({"rank " + std::to_string(s.rank) + ": " + s.evidence}, out);
+  if (!r.stragglers.ranks.empty()) writeNotes({tables::stragglerConfidenceNote()}, out);
   out << "<h3>By host</h3>\n";
   writeTable(tables::stragglerHosts(r.stragglers.hosts), out);
   out << "<h3>By communicator</h3>\n";
@@ -131,6 +132,7 @@ void writeTables(const Report& r, std::ostream& out) {
   writeTable(tables::links(r.stragglers.links), out);
   for (const SlowLinkRow& l : r.stragglers.links)
     if (l.flagged && !l.evidence.empty()) writeNotes({std::to_string(l.a) + " <-> " + std::to_string(l.b) + ": " + l.evidence}, out);
+  if (!r.stragglers.links.empty()) writeNotes({tables::linkConfidenceNote()}, out);
   out << "<h2>Overlap</h2>\n";
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 
 namespace commtrace::report {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/process_ops.h"
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 #include "tools/report/output/json_stream.h"
 
 namespace commtrace::report {

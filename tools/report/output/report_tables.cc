@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-#include "tools/report/output/format.h"
+#include "tools/report/analyses/slow_links.h"
+#include "tools/report/analyses/stragglers.h"
+#include "tools/report/format.h"
 
 namespace commtrace::report::tables {
 namespace {
@@ -120,6 +122,19 @@ Table links(const std::vector<SlowLinkRow>& rows) {
   return t;
 }
 
+std::string stragglerConfidenceNote() {
+  return "confidence, 0 to 1: how clearly the rank is a straggler. A rank is flagged when it arrives last z >= " +
+         fmt::fixed(kMinZ, 0) + " standard deviations more often than chance and causes >= " + fmt::fixed(kMinWaitRatio, 0) +
+         "x the median rank's waiting: 0.5 at both thresholds, 0.75 at twice both, 1 at three times both. A flagged "
+         "rank's value is scaled down (at most halved) when the evidence for its cause is indirect.";
+}
+
+std::string linkConfidenceNote() {
+  return "confidence, 0 to 1: how far below " + fmt::percent(kSlowLinkRatio) +
+         " of the median of its kind the link's best bandwidth is (0 at that line, 1 at nothing); less when the link "
+         "was seen in fewer than 3 ops, or only in collectives that also crossed other pairs.";
+}
+
 Table heaviestPairs(const CommMatrix& m) {
   Table t{{{"src", kRight}, {"dst", kRight}, {"bytes", kRight}, {"time", kRight}, {"achieved", kRight}, {"source"}}, {}};
   const auto all = std::find_if(m.slices.begin(), m.slices.end(), [](const MatrixSlice& s) { return s.comm == 0 && s.func.empty(); });
@@ -135,7 +150,7 @@ Table heaviestPairs(const CommMatrix& m) {
 Table mismatches(const std::vector<MismatchRow>& rows) {
   Table t{{{"comm"}, {"func"}, {"seq", kRight}, {"kind"}, {"ranks"}, {"detail"}}, {}};
   for (const MismatchRow& m : rows)
-    t.rows.push_back({commLabel(m.comm, m.comm_name), m.func, std::to_string(m.seq), m.kind, fmt::rankList(m.missing_ranks, m.comm_ranks ? "c" : ""),
+    t.rows.push_back({commLabel(m.comm, m.comm_name), m.func, std::to_string(m.seq), m.kind, (m.comm_ranks ? "comm ranks " : "") + fmt::rankList(m.missing_ranks),
                       m.detail});
   return t;
 }

@@ -23,11 +23,13 @@ Table stragglers(std::vector<StragglerRow> rows);  // by wait caused, most first
 Table stragglerHosts(const std::vector<HostStragglerRow>& rows);
 Table stragglerComms(const std::vector<CommStragglerRow>& rows);
 Table links(const std::vector<SlowLinkRow>& rows);
+// What the confidence column of each table means, for a note under it.
+std::string stragglerConfidenceNote();
+std::string linkConfidenceNote();
 Table heaviestPairs(const CommMatrix& matrix);  // the whole-run slice, most bytes first
 Table mismatches(const std::vector<MismatchRow>& rows);
 // Rows without compute records show "-" for what was not measured; unavailableReasons
-// lists each distinct reason once, for a note under the table. (Mismatch ranks print "c<N>"
-// where they are communicator ranks.)
+// lists each distinct reason once, for a note under the table.
 Table overlap(const std::vector<OverlapRow>& rows);
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
 // Per process and call; a call on several streams gets a row per stream under it.

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 
 namespace commtrace::report::svg {
 namespace {

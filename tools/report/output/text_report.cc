@@ -44,6 +44,7 @@ void writeStragglers(const StragglerReport& s, std::ostream& out) {
                "no collective instance had GPU times on two or more ranks", out);
   for (const StragglerRow& row : s.ranks)
     if (row.flagged && !row.evidence.empty()) out << "  rank " << row.rank << ": " << row.evidence << '\n';
+  if (!s.ranks.empty()) out << "  " << tables::stragglerConfidenceNote() << '\n';
   if (s.hosts.size() > 1) writeSection("Stragglers by host", tables::stragglerHosts(s.hosts), kTopRows, "", out);
   if (!s.comms.empty()) writeSection("Stragglers by communicator", tables::stragglerComms(s.comms), kTopRows, "", out);
 }
@@ -53,6 +54,7 @@ void writeLinks(const std::vector<SlowLinkRow>& links, std::ostream& out) {
                "no op crossing a rank pair had GPU times", out);
   for (const SlowLinkRow& l : links)
     if (l.flagged && !l.evidence.empty()) out << "  " << l.a << " <-> " << l.b << ": " << l.evidence << '\n';
+  if (!links.empty()) out << "  " << tables::linkConfidenceNote() << '\n';
 }
 
 void writeMatrix(const CommMatrix& m, std::ostream& out) {

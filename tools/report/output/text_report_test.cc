@@ -50,6 +50,17 @@ TEST(TextReport, StragglerTableListsTheRanksAndTheEvidence) {
   EXPECT_NE(row.find("12 ms"), std::string::npos) << row;
   EXPECT_NE(row.find("90.0%"), std::string::npos) << row;
   EXPECT_NE(out.find("  rank 2: compute before its ops 1.2 ms longer"), std::string::npos);
+  EXPECT_NE(out.find("  confidence, 0 to 1: how clearly the rank is a straggler."), std::string::npos) << out;
+  EXPECT_NE(out.find("  confidence, 0 to 1: how far below 50.0% of the median of its kind"), std::string::npos) << out;
+}
+
+// Communicator ranks say so in words (a bare "c3" explained nothing).
+TEST(TextReport, MismatchRanksSayWhetherTheyAreCommunicatorRanks) {
+  Report r = testutil::sampleReport();
+  r.mismatches.push_back({0x1234abcd5678ef00ull, "world", "Broadcast", 58, {1, 2, 3}, true, "missing", "three seats empty"});
+  const std::string out = text(r);
+  EXPECT_NE(lineWith(out, "three seats empty").find("  comm ranks 1-3  "), std::string::npos) << out;
+  EXPECT_NE(lineWith(out, "never issued AllReduce seq 57").find("  3  "), std::string::npos) << out;
 }
 
 TEST(TextReport, UnmeasuredOverlapShowsDashesAndTheReason) {

@@ -1,4 +1,4 @@
-#include "tools/report/output/format.h"
+#include "tools/report/format.h"
 
 #include <cmath>
 #include <cstdio>
@@ -63,15 +63,15 @@ std::string counted(uint64_t n, const std::string& noun, const std::string& plur
   return std::to_string(n) + ' ' + (n == 1 ? noun : plural.empty() ? noun + 's' : plural);
 }
 
-std::string rankList(const std::vector<int>& ranks, const std::string& prefix) {
+std::string rankList(const std::vector<int>& ranks) {
   std::string out;
   for (size_t i = 0; i < ranks.size();) {
     size_t j = i;
     while (ranks[i] >= 0 && j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     if (!out.empty()) out += ',';
-    out += ranks[i] < 0 ? "?" : prefix + std::to_string(ranks[i]);
-    if (j > i + 1) out += '-' + prefix + std::to_string(ranks[j]);
-    else if (j == i + 1) out += ',' + prefix + std::to_string(ranks[j]);
+    out += ranks[i] < 0 ? "?" : std::to_string(ranks[i]);
+    if (j > i + 1) out += '-' + std::to_string(ranks[j]);
+    else if (j == i + 1) out += ',' + std::to_string(ranks[j]);
     i = j + 1;
   }
   return out;

@@ -1,5 +1,6 @@
-// How the human-facing writers (text, HTML) spell numbers, sizes, durations and rank lists,
-// so that both say the same thing the same way. JSON and CSV print raw numbers instead.
+// How the report spells numbers, sizes, durations and rank lists for people: the analyses'
+// evidence sentences, the findings and the text and HTML tables all say the same thing the
+// same way. JSON and CSV print raw numbers instead.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,7 @@ std::string bandwidth(double gbs);              // "23.41"; "<0.01" for less, ab
 std::string gbs(double gbs);                    // bandwidth + " GB/s"
 // "1 host", "2 hosts"; plural: when not noun + "s" ("processes").
 std::string counted(uint64_t n, const std::string& noun, const std::string& plural = "");
-// Ascending runs collapse: {0,1,2,3,6} -> "0-3,6"; -1 (unknown) prints "?". prefix goes
-// before each number ("c" for communicator ranks: "c0-c3").
-std::string rankList(const std::vector<int>& ranks, const std::string& prefix = "");
+// Ascending runs collapse: {0,1,2,3,6} -> "0-3,6"; -1 (unknown) prints "?".
+std::string rankList(const std::vector<int>& ranks);
 
 }  // namespace commtrace::report::fmt
