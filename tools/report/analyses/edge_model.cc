@@ -5,7 +5,7 @@
 namespace commtrace::report {
 
 const char kEdgeModel[] =
-    "collectives decomposed as nccl-tests models them: RING, rank i sends to rank i+1 in comm-rank order "
+    "Collectives decomposed as nccl-tests models them: RING, rank i sends to rank i+1 in comm-rank order "
     "(NCCL's real ring order is not recorded, so comm-rank order is assumed): AllReduce 2(n-1)/n x S, "
     "AllGather and ReduceScatter (n-1)/n x S, Broadcast a chain from the root, Reduce a chain ending at the root; "
     "TREE AllReduce: one binary tree in comm-rank heap order, the payload reduced up and broadcast down each edge "

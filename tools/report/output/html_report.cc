@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "tools/report/format.h"
 #include "tools/report/output/report_tables.h"
@@ -23,7 +24,32 @@ th { background: #f3f3f3; } td.num, th.num { text-align: right; font-variant-num
 svg.chart { display: block; margin: 0.5em 0; } svg .tick { font-size: 10px; fill: #444; }
 svg .axis { font-size: 12px; fill: #222; } svg .title { font-size: 13px; font-weight: 600; }
 svg .frame { fill: none; stroke: #999; } svg .grid { stroke: #eee; }
+nav.toc { background: #f7f7f7; border: 1px solid #e4e4e4; padding: 0.4em 1em; margin: 1em 0; display: inline-block; }
+nav.toc ol { margin: 0.3em 0; padding-left: 1.5em; columns: 2; column-gap: 3em; }
+a.anchor { color: #bbb; text-decoration: none; font-size: 0.7em; } h2:hover a.anchor { color: #06c; }
 )";
+
+// The page's body, and its sections for the table of contents: every h2 gets a stable id
+// (no counts in it), so a link to #stragglers keeps working from one run to the next.
+class Page {
+ public:
+  std::ostream& section(const std::string& id, const std::string& title) {
+    toc_.emplace_back(id, title);
+    body_ << "<h2 id=\"" << id << "\">" << escape(title) << " <a class=\"anchor\" href=\"#" << id << "\">#</a></h2>\n";
+    return body_;
+  }
+  std::ostream& body() { return body_; }
+
+  void write(std::ostream& out) const {
+    out << "<nav class=\"toc\"><b>Contents</b><ol>\n";
+    for (const auto& [id, title] : toc_) out << "<li><a href=\"#" << id << "\">" << escape(title) << "</a></li>\n";
+    out << "</ol></nav>\n" << body_.str();
+  }
+
+ private:
+  std::ostringstream body_;
+  std::vector<std::pair<std::string, std::string>> toc_;  // id, title
+};
 
 void writeTable(const Table& t, std::ostream& out) {
   if (t.rows.empty()) return void(out << "<p class=\"note\">none</p>\n");
@@ -43,12 +69,13 @@ void writeNotes(const std::vector<std::string>& notes, std::ostream& out) {
   for (const std::string& n : notes) out << "<p class=\"note\">" << escape(n) << "</p>\n";
 }
 
-void writeSummary(const Report& r, std::ostream& out) {
-  out << "<h2>Findings</h2>\n<ol class=\"findings\">\n";
+void writeSummary(const Report& r, Page& page) {
+  std::ostream& out = page.section("findings", "Findings");
+  out << "<ol class=\"findings\">\n";
   for (const std::string& f : r.findings) out << "<li>" << escape(f) << "</li>\n";
   out << "</ol>\n";
   if (r.findings.empty()) out << "<p>None: no straggler, slow link, exposed communication or bandwidth outlier stood out.</p>\n";
-  out << "<h2>Run</h2>\n<table>\n";
+  page.section("run", "Run") << "<table>\n";
   for (const auto& [key, value] : tables::runFields(r)) out << "<tr><th>" << escape(key) << "</th><td>" << escape(value) << "</td></tr>\n";
   out << "</table>\n";
   if (!r.run.problems.empty()) out << "<p>Problems:</p>\n<ul>\n";
@@ -62,8 +89,9 @@ std::vector<std::string> numberedLabels(size_t n, const std::function<std::strin
   return out;
 }
 
-void writeMatrix(const CommMatrix& m, std::ostream& out) {
-  out << "<h2>Communication matrix</h2>\n<p class=\"note\">Bytes sent from the row's rank to the column's rank over the whole run. "
+void writeMatrix(const CommMatrix& m, Page& page) {
+  std::ostream& out = page.section("matrix", "Communication matrix");
+  out << "<p class=\"note\">Bytes sent from the row's rank to the column's rank over the whole run. "
       << escape(m.model) << "</p>\n";
   svg::Heatmap h{.row_axis = "sender rank", .col_axis = "receiver rank", .log_scale = true,
                  .format = [](double v) { return fmt::bytes(static_cast<uint64_t>(v)); }};
@@ -72,9 +100,10 @@ void writeMatrix(const CommMatrix& m, std::ostream& out) {
   out << svg::heatmap(h);
 }
 
-void writeLateness(const LatenessHeatmap& lh, std::ostream& out) {
+void writeLateness(const LatenessHeatmap& lh, Page& page) {
   const bool by_time = lh.axis != "op order";
-  out << "<h2>Lateness over time</h2>\n<p class=\"note\">Mean lateness of each rank (its arrival after the first member's) per "
+  std::ostream& out = page.section("lateness", "Lateness over time");
+  out << "<p class=\"note\">Mean lateness of each rank (its arrival after the first member's) per "
       << (by_time ? escape(fmt::duration(lh.bin_us)) + " of the aligned timeline"
                   : escape(fmt::fixed(lh.bin_ops, 0)) + " ops of each communicator (the clocks could not be aligned)")
       << "; grey: no collective of that rank in the bin.</p>\n";
@@ -93,8 +122,8 @@ void writeLateness(const LatenessHeatmap& lh, std::ostream& out) {
 }
 
 // One plot per func: busBw against the nccl-tests message size, one series per communicator.
-void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, std::ostream& out) {
-  out << "<h2>Bandwidth by message size</h2>\n";
+void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, Page& page) {
+  std::ostream& out = page.section("bandwidth-plots", "Bandwidth by message size");
   std::map<std::string, std::map<std::string, svg::Series>> by_func;
   for (const BandwidthRow& b : rows) {
     if (!b.no_bandwidth.empty()) continue;
@@ -115,11 +144,11 @@ void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, std::ostream& ou
   }
 }
 
-void writeTables(const Report& r, std::ostream& out) {
-  out << "<h2>Bandwidth</h2>\n";
+void writeTables(const Report& r, Page& page) {
+  std::ostream& out = page.section("bandwidth", "Bandwidth");
   writeTable(tables::bandwidth(r.bandwidth), out);
   for (const std::string& reason : tables::noBandwidthReasons(r.bandwidth)) writeNotes({"- = " + reason}, out);
-  out << "<h2>Stragglers</h2>\n";
+  page.section("stragglers", "Stragglers");
   writeTable(tables::stragglers(r.stragglers.ranks), out);
   for (const StragglerRow& s : r.stragglers.ranks)
     if (s.flagged && !s.evidence.empty()) writeNotes({"rank " + std::to_string(s.rank) + ": " + s.evidence}, out);
@@ -128,21 +157,21 @@ void writeTables(const Report& r, std::ostream& out) {
   writeTable(tables::stragglerHosts(r.stragglers.hosts), out);
   out << "<h3>By communicator</h3>\n";
   writeTable(tables::stragglerComms(r.stragglers.comms), out);
-  out << "<h2>Links</h2>\n";
+  page.section("links", "Links");
   writeTable(tables::links(r.stragglers.links), out);
   for (const SlowLinkRow& l : r.stragglers.links)
     if (l.flagged && !l.evidence.empty()) writeNotes({std::to_string(l.a) + " <-> " + std::to_string(l.b) + ": " + l.evidence}, out);
   if (!r.stragglers.links.empty()) writeNotes({tables::linkConfidenceNote()}, out);
-  out << "<h2>Overlap</h2>\n";
+  page.section("overlap", "Overlap");
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
-  out << "<h2>CPU blocked in CUDA synchronisation</h2>\n";
+  page.section("cuda-sync", "CPU blocked in CUDA synchronisation");
   writeTable(tables::cudaSync(r.cuda_sync), out);
-  out << "<h2>Mismatches and hangs (" << r.mismatches_total << ")</h2>\n";
+  page.section("mismatches", "Mismatches and hangs (" + std::to_string(r.mismatches_total) + ")");
   writeTable(tables::mismatches(r.mismatches), out);
-  out << "<h2>Communicators</h2>\n";
+  page.section("communicators", "Communicators");
   writeTable(tables::communicators(r.communicators), out);
-  out << "<h2>Clocks</h2>\n<p class=\"note\">" << escape(tables::clockLine(r.clocks)) << "</p>\n";
+  page.section("clocks", "Clocks") << "<p class=\"note\">" << escape(tables::clockLine(r.clocks)) << "</p>\n";
   writeTable(tables::clocks(r.clocks), out);
 }
 
@@ -151,11 +180,13 @@ void writeTables(const Report& r, std::ostream& out) {
 void writeHtml(const Report& r, std::ostream& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>commtrace report: " << escape(r.run.dir)
       << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>commtrace report</h1>\n<p class=\"dir\">" << escape(r.run.dir) << "</p>\n";
-  writeSummary(r, out);
-  writeMatrix(r.matrix, out);
-  writeLateness(r.stragglers.heatmap, out);
-  writeBandwidthPlots(r.bandwidth, out);
-  writeTables(r, out);
+  Page page;
+  writeSummary(r, page);
+  writeMatrix(r.matrix, page);
+  writeLateness(r.stragglers.heatmap, page);
+  writeBandwidthPlots(r.bandwidth, page);
+  writeTables(r, page);
+  page.write(out);
   out << "</body>\n</html>\n";
 }
 

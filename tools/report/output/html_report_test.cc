@@ -46,8 +46,23 @@ TEST(HtmlReport, HasTheFindingsAndTables) {
   const std::string page = html(testutil::sampleReport());
   EXPECT_NE(page.find("<li>Rank 2 (node1) is the straggler"), std::string::npos);
   for (const char* heading : {"Bandwidth", "Stragglers", "Links", "Overlap", "Mismatches and hangs (1)", "Communicators", "Clocks"})
-    EXPECT_NE(page.find("<h2>" + std::string(heading)), std::string::npos) << heading;
+    EXPECT_NE(page.find("\">" + std::string(heading) + " <a class=\"anchor\""), std::string::npos) << heading;
   EXPECT_NE(page.find("no compute-kernel records: CUPTI was not attached"), std::string::npos);
+}
+
+// A contents list links every section by an id that does not change with the run's numbers.
+TEST(HtmlReport, ContentsLinkEverySectionByAStableId) {
+  const std::string page = html(testutil::sampleReport());
+  const size_t nav = page.find("<nav class=\"toc\">"), body = page.find("<h2 ");
+  ASSERT_NE(nav, std::string::npos);
+  EXPECT_LT(nav, body) << "the contents come before the first section";
+  EXPECT_EQ(count(page, "<h2 id=\""), count(page.substr(nav, body - nav), "<li><a href=\"#"));
+  for (const char* id : {"findings", "run", "matrix", "lateness", "bandwidth-plots", "bandwidth", "stragglers", "links", "overlap",
+                         "cuda-sync", "mismatches", "communicators", "clocks"}) {
+    EXPECT_NE(page.find("<h2 id=\"" + std::string(id) + "\">"), std::string::npos) << id;
+    EXPECT_NE(page.find("<li><a href=\"#" + std::string(id) + "\">"), std::string::npos) << id;
+  }
+  EXPECT_NE(page.find("<li><a href=\"#mismatches\">Mismatches and hangs (1)</a></li>"), std::string::npos);
 }
 
 TEST(HtmlReport, EscapesEveryText) {

@@ -37,6 +37,46 @@ size_t labelStride(double cell_px, const std::vector<std::string>& labels) {
   return std::max<size_t>(1, static_cast<size_t>(std::ceil((6.0 * static_cast<double>(longest) + 8) / cell_px)));
 }
 
+// Four or five gridlines at a round step (1, 2 or 5 times a power of ten) from 0 past
+// top, each labelled with as many decimals as the step needs: a 0.04 GB/s Broadcast plot
+// reads 0.01, 0.02, ... where one decimal for everything printed 0.0 on every line.
+struct YTicks {
+  double step = 1, top = 1;
+  int decimals = 0;
+};
+YTicks yTicks(double max_value) {
+  const double target = max_value > 0 ? max_value / 4 : 0.25;
+  const double power = std::pow(10.0, std::floor(std::log10(target)));
+  double step = power;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= target) {
+      step = m * power;
+      break;
+    }
+  YTicks t{.step = step, .top = step * std::ceil(std::max(max_value, step) / step), .decimals = 0};
+  while (t.top < max_value * 1.05) t.top += step;  // a point never sits on the frame
+  t.decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
+  return t;
+}
+
+// Series whose points land on the same pixels would hide all but the last drawn: they
+// become one series named after all of them ("dp.0 = dp.1 = dp.2").
+std::vector<Series> mergeCoincident(std::vector<Series> series, const std::function<std::string(const Series&)>& drawn) {
+  std::vector<Series> out;
+  std::vector<std::string> keys;
+  for (Series& se : series) {
+    const std::string key = drawn(se);
+    const auto same = std::find(keys.begin(), keys.end(), key);
+    if (same == keys.end()) {
+      keys.push_back(key);
+      out.push_back(std::move(se));
+      continue;
+    }
+    out[static_cast<size_t>(same - keys.begin())].name += " = " + se.name;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string escape(const std::string& text) {
@@ -112,10 +152,27 @@ std::string scatterLogX(const ScatterPlot& p) {
   if (x_max <= 0) return "<p>no data</p>";
   // A power of two of margin on each side, so that no point sits on the frame.
   const double lo = std::floor(std::log2(x_min)) - 1, hi = std::ceil(std::log2(x_max)) + 1;
-  const double y_top = y_max > 0 ? y_max * 1.1 : 1;
-  const double left = 60, top = 30, w = 520, h = 240, width = left + w + 200, height = top + h + 50;
+  const YTicks ticks = yTicks(y_max);
+  const double left = 60, top = 30, w = 520, h = 240;
   auto px = [&](double x) { return left + (std::log2(x) - lo) / (hi - lo) * w; };
-  auto py = [&](double y) { return top + h - y / y_top * h; };
+  auto py = [&](double y) { return top + h - y / ticks.top * h; };
+  // The points of a series in x order, as drawn.
+  auto drawnPoints = [&](const Series& se) {
+    std::vector<size_t> order(se.x.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::erase_if(order, [&](size_t i) { return se.x[i] <= 0; });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return se.x[a] < se.x[b]; });
+    return order;
+  };
+  const std::vector<Series> series = mergeCoincident(p.series, [&](const Series& se) {
+    std::string key;
+    for (size_t i : drawnPoints(se)) key += num(px(se.x[i])) + ',' + num(py(se.y[i])) + ' ';
+    return key;
+  });
+  size_t longest_name = 0;
+  for (const Series& se : series) longest_name = std::max(longest_name, se.name.size());
+  const double width = left + w + 40 + 6.0 * static_cast<double>(std::max<size_t>(longest_name, 20)),
+               height = std::max(top + h + 50, top + 18.0 * static_cast<double>(series.size()) + 10);
 
   std::ostringstream s;
   s << "<svg class=\"chart\" width=\"" << num(width) << "\" height=\"" << num(height) << "\" role=\"img\">\n<text x=\"" << num(left) << "\" y=\"18\" class=\"title\">"
@@ -125,21 +182,17 @@ std::string scatterLogX(const ScatterPlot& p) {
   for (double e = lo; e <= hi; e += x_step)
     s << "<text x=\"" << num(px(std::exp2(e))) << "\" y=\"" << num(top + h + 16) << "\" class=\"tick\" text-anchor=\"middle\">"
       << escape(p.x_tick(std::exp2(e))) << "</text>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double y = y_top * i / 4;
+  for (double y = 0; y <= ticks.top * (1 + 1e-9); y += ticks.step) {
     s << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + w) << "\" y1=\"" << num(py(y)) << "\" y2=\"" << num(py(y)) << "\" class=\"grid\"/>"
-      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(py(y) + 4) << "\" class=\"tick\" text-anchor=\"end\">" << fmt::fixed(y, 1) << "</text>\n";
+      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(py(y) + 4) << "\" class=\"tick\" text-anchor=\"end\">" << fmt::fixed(y, ticks.decimals) << "</text>\n";
   }
   s << "<text x=\"" << num(left + w / 2) << "\" y=\"" << num(top + h + 36) << "\" class=\"axis\" text-anchor=\"middle\">" << escape(p.x_axis)
     << "</text>\n<text x=\"14\" y=\"" << num(top + h / 2) << "\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 14 " << num(top + h / 2)
     << ")\">" << escape(p.y_axis) << "</text>\n";
-  for (size_t k = 0; k < p.series.size(); ++k) {
-    const Series& se = p.series[k];
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Series& se = series[k];
     const char* colour = kPalette[k % std::size(kPalette)];
-    std::vector<size_t> order(se.x.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::erase_if(order, [&](size_t i) { return se.x[i] <= 0; });
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return se.x[a] < se.x[b]; });
+    const std::vector<size_t> order = drawnPoints(se);
     s << "<polyline fill=\"none\" stroke=\"" << colour << "\" points=\"";
     for (size_t i : order) s << num(px(se.x[i])) << ',' << num(py(se.y[i])) << ' ';
     s << "\"/>\n";

@@ -27,7 +27,9 @@ struct Series {
 };
 struct ScatterPlot {
   std::string title, x_axis, y_axis;
-  std::vector<Series> series;  // points joined in x order, one colour each
+  // Points joined in x order, one colour each; series that would be drawn on the same
+  // pixels are drawn once, named "a = b".
+  std::vector<Series> series;
   std::function<std::string(double)> x_tick;  // label of a tick on the log2 x axis
 };
 std::string scatterLogX(const ScatterPlot& spec);

@@ -1,0 +1,51 @@
+// The inline SVG charts: y-axis labels that tell values apart, and series that would be
+// drawn over each other drawn once under all their names.
+#include "tools/report/output/svg_charts.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace commtrace::report::svg {
+namespace {
+
+std::vector<std::string> yLabels(const std::string& svg) {
+  std::vector<std::string> out;
+  const std::regex label(R"(class="tick" text-anchor="end">([^<]*)</text>)");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), label), end; it != end; ++it) out.push_back((*it)[1]);
+  return out;
+}
+
+ScatterPlot plot(std::vector<Series> series) {
+  return ScatterPlot{.title = "Broadcast", .x_axis = "size", .y_axis = "busBw GB/s", .series = std::move(series),
+                     .x_tick = [](double) { return std::string("x"); }};
+}
+
+Series series(std::string name, std::vector<double> x, std::vector<double> y) {
+  return Series{.name = std::move(name), .x = x, .y = y, .tooltips = std::vector<std::string>(x.size(), "t")};
+}
+
+TEST(SvgCharts, SmallValuesGetDistinctRoundYLabels) {
+  // A 4 KiB Broadcast at 0.04 GB/s: one decimal printed "0.0" on every gridline.
+  EXPECT_EQ(yLabels(scatterLogX(plot({series("world", {4096}, {0.04})}))),
+            (std::vector<std::string>{"0.00", "0.01", "0.02", "0.03", "0.04", "0.05"}));
+  EXPECT_EQ(yLabels(scatterLogX(plot({series("dp", {1 << 24}, {23.01})}))),
+            (std::vector<std::string>{"0", "10", "20", "30"}));
+  EXPECT_EQ(yLabels(scatterLogX(plot({series("tp", {1 << 20}, {110.7})}))),
+            (std::vector<std::string>{"0", "50", "100", "150"}));
+  EXPECT_EQ(yLabels(scatterLogX(plot({series("idle", {1 << 20}, {0})}))).size(), 2u);
+}
+
+TEST(SvgCharts, SeriesDrawnOnTheSamePixelsAreDrawnOnceUnderAllTheirNames) {
+  const std::string svg = scatterLogX(plot({series("dp.0", {1 << 24, 1 << 25}, {23.01, 23.0}),
+                                            series("dp.3", {1 << 24, 1 << 25}, {2.98, 2.98}),
+                                            series("dp.1", {1 << 25, 1 << 24}, {23.0, 23.01})}));
+  EXPECT_NE(svg.find(">dp.0 = dp.1</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">dp.3</text>"), std::string::npos) << svg;
+  size_t polylines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++polylines;
+  EXPECT_EQ(polylines, 2u);
+}
+
+}  // namespace
+}  // namespace commtrace::report::svg
