@@ -1,7 +1,9 @@
-// Protobuf wire format, written by hand: the capture library must not link libprotobuf
-// (see DESIGN.md). Only what the schema needs: varints, zigzag, length-delimited fields.
+// Protobuf wire format, written by hand: the capture library must not link libprotobuf.
+// Only what commtrace writes needs: varints, zigzag, 64-bit fixed fields (doubles, Perfetto's
+// flow ids) and length-delimited fields.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -10,7 +12,7 @@ namespace commtrace::wire {
 
 using Bytes = std::vector<uint8_t>;
 
-enum WireType : uint32_t { kVarint = 0, kLengthDelimited = 2 };
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
 
 inline uint64_t zigzag(uint64_t v) {
   return (v << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(v) >> 63);
@@ -39,6 +41,13 @@ inline void putVarintField(Bytes& out, uint32_t field, uint64_t v) {
   putTag(out, field, kVarint);
   putVarint(out, v);
 }
+
+inline void putFixed64Field(Bytes& out, uint32_t field, uint64_t v) {
+  putTag(out, field, kFixed64);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));  // little-endian on the wire
+}
+
+inline void putDoubleField(Bytes& out, uint32_t field, double v) { putFixed64Field(out, field, std::bit_cast<uint64_t>(v)); }
 
 inline void putBytesField(Bytes& out, uint32_t field, const void* data, size_t n) {
   putTag(out, field, kLengthDelimited);

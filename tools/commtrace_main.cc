@@ -6,6 +6,7 @@
 
 #include "tools/demo.h"
 #include "tools/dump.h"
+#include "tools/cli_values.h"
 #include "tools/report_command.h"
 #include "tools/settings_table.h"
 
@@ -27,6 +28,28 @@ CLI::Option* addNamedOption(CLI::App* cmd, const std::string& flag, std::string&
   std::vector<std::string> keys;
   for (const auto& [key, value] : names) keys.push_back(key);
   return cmd->add_option(flag, name, help)->check(CLI::IsMember(keys))->capture_default_str();
+}
+
+const std::map<std::string, commtrace::report::TraceEncoding> kTraceEncodings = {
+    {"protobuf", commtrace::report::TraceEncoding::kProtobuf}, {"json", commtrace::report::TraceEncoding::kJson}};
+
+// export's filters from their option texts ("" where not given); false, with the reason on
+// stderr, for a text that is not a value.
+bool parseExportFilter(const std::string& ranks, const std::string& steps, const std::string& from, const std::string& to,
+                       commtrace::report::ExportFilter& filter) {
+  using namespace commtrace::tools;
+  std::string error;
+  bool ok = true;
+  if (!ranks.empty()) ok = ok && (filter.ranks = parseRankList(ranks, error).value_or(std::vector<int>{})).size() > 0;
+  if (ok && !steps.empty()) ok = (filter.steps = parseStepRange(steps, error)).has_value();
+  if (ok && !from.empty()) ok = (filter.from_ns = parseDuration(from, error)).has_value();
+  if (ok && !to.empty()) ok = (filter.to_ns = parseDuration(to, error)).has_value();
+  if (ok && filter.from_ns && filter.to_ns && *filter.to_ns <= *filter.from_ns) {
+    error = "--to " + to + " is not after --from " + from;
+    ok = false;
+  }
+  if (!ok) std::cerr << "commtrace: " << error << "\nRun 'commtrace export --help' for usage.\n";
+  return ok;
 }
 
 // What report and export read: the paths, which job, and how loading shows progress.
@@ -90,16 +113,32 @@ int main(int argc, char** argv) {
   report->add_option("--out", report_options.out, "write to this file (text, json, html) or directory (csv) instead of stdout");
 
   commtrace::tools::ExportOptions export_options;
-  std::string export_progress = "auto";
+  std::string export_progress = "auto", export_format = "protobuf", export_ranks, export_steps, export_from, export_to;
   CLI::App* export_cmd = app.add_subcommand("export", "Write a run in another tool's format");
-  bool perfetto = false;  // the only export format so far, hence required
+  bool perfetto = false;  // the only export target so far, hence required
   export_cmd
       ->add_flag("--perfetto", perfetto,
-                 "a Chrome trace-event JSON file for the Perfetto UI (ui.perfetto.dev) or chrome://tracing: a process per rank, a "
-                 "track per CUDA stream, every op a slice with its fields as args, on the aligned timeline")
+                 "a trace for the Perfetto UI (ui.perfetto.dev), trace_processor or chrome://tracing: a process per rank, a "
+                 "track per CUDA stream, every op a slice with its fields as args, one collective's slices on all ranks joined "
+                 "by flow arrows, on the aligned timeline")
       ->required();
   addRunOptions(export_cmd, export_options.paths, export_options.job, export_progress);
-  export_cmd->add_option("--out", export_options.out, "file to write (default: PATH.perfetto.json next to the first path)");
+  addNamedOption(export_cmd, "--format", export_format, kTraceEncodings,
+                 "protobuf: Perfetto's own format (compact, with flow arrows); json: Chrome trace-event JSON (about 10x "
+                 "larger, no flows; chrome://tracing reads it)");
+  std::string export_compress = "gzip";
+  export_cmd->add_option("--compress", export_compress, "gzip (about 5x smaller; every viewer opens it) or none")
+      ->check(CLI::IsMember({"gzip", "none"}))
+      ->capture_default_str();
+  export_cmd->add_option("--out", export_options.out,
+                         "file to write (default: PATH.perfetto-trace.gz, or PATH.perfetto.json.gz, next to the first path; "
+                         "without .gz for --compress none)");
+  export_cmd->add_option("--ranks", export_ranks, "only these global ranks, like 0-3,8");
+  export_cmd->add_option("--steps", export_steps,
+                         "only these steps of each rank, like 5 or 10-12 (from 0, as the report's overlap table numbers them: "
+                         "its repeating top-level NVTX range, else its repeating op sequence)");
+  export_cmd->add_option("--from", export_from, "only slices ending after this time on the trace's timeline, like 1.5s or 250ms");
+  export_cmd->add_option("--to", export_to, "only slices starting before this time on the trace's timeline");
 
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");
@@ -146,6 +185,9 @@ int main(int argc, char** argv) {
   }
   if (*export_cmd) {
     export_options.progress = kProgressModes.at(export_progress);
+    export_options.perfetto.encoding = kTraceEncodings.at(export_format);
+    export_options.perfetto.gzip = export_compress == "gzip";
+    if (!parseExportFilter(export_ranks, export_steps, export_from, export_to, export_options.perfetto.filter)) return 2;
     return commtrace::tools::runExport(export_options, std::cout, std::cerr);
   }
   return 0;

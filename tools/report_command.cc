@@ -76,21 +76,32 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err) {
   RunModel run;
   if (!load(options, run, err)) return 1;
-  const std::string path = options.out.empty() ? perfettoPathFor(options.paths.front()) : options.out;
+  const report::TraceEncoding encoding = options.perfetto.encoding;
+  const std::string path = options.out.empty() ? perfettoPathFor(options.paths.front(), options.perfetto) : options.out;
   report::PerfettoStats stats;
-  if (!report::exportPerfetto(run, report::alignClocks(run), path, err, &stats)) return 1;
-  out << "Wrote " << path << ": " << stats.slices << " slices on " << stats.tracks << " tracks, " << run.processes.size() << " processes\n";
+  if (!report::exportPerfetto(run, report::alignClocks(run), options.perfetto, path, err, &stats)) return 1;
+  out << "Wrote " << path << ": " << stats.slices << " slices on " << stats.tracks << " tracks of " << stats.processes << " of "
+      << run.processes.size() << " processes";
+  if (encoding == report::TraceEncoding::kProtobuf) out << ", " << stats.flows << " ops joined across ranks by flow arrows";
+  out << '\n';
+  if (stats.slices_filtered_out > 0) out << "  " << stats.slices_filtered_out << " slices left out by --ranks, --steps, --from or --to\n";
+  if (stats.processes_without_steps > 0)
+    out << "  " << stats.processes_without_steps << " processes have none of the steps asked for (no repeating ops or NVTX steps found)\n";
   if (stats.processes_not_aligned > 0)
-    out << "  " << stats.processes_not_aligned << " processes could not be aligned: their times count from their own first op\n";
+    out << "  " << stats.processes_not_aligned << " processes could not be aligned: their times count from their own earliest event\n";
   if (stats.ops_without_gpu_times > 0) out << "  " << stats.ops_without_gpu_times << " ops had no GPU times and are not drawn\n";
-  out << "Open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or chrome://tracing.\n";
+  if (stats.slices == 0) out << "  nothing was kept: the trace is empty\n";
+  out << (encoding == report::TraceEncoding::kProtobuf
+              ? "Open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or query it with trace_processor.\n"
+              : "Open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or chrome://tracing.\n");
   return 0;
 }
 
-std::string perfettoPathFor(const std::string& dir) {
+std::string perfettoPathFor(const std::string& dir, const report::PerfettoOptions& options) {
   std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
   if (p.filename().empty()) p = p.parent_path();  // "runs/job7/" names "job7"
-  return p.string() + ".perfetto.json";
+  return p.string() + (options.encoding == report::TraceEncoding::kProtobuf ? ".perfetto-trace" : ".perfetto.json") +
+         (options.gzip ? ".gz" : "");
 }
 
 }  // namespace commtrace::tools

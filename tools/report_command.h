@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/output/perfetto_export.h"
+
 namespace commtrace::tools {
 
 enum class ReportFormat { kText, kJson, kCsv, kHtml };
@@ -22,7 +24,8 @@ struct ReportOptions {
 struct ExportOptions {
   std::vector<std::string> paths;  // run directories (read as trees) and trace files
   std::string job;  // as ReportOptions::job
-  std::string out;  // empty: perfettoPathFor(the first path)
+  std::string out;  // empty: perfettoPathFor(the first path, the encoding)
+  report::PerfettoOptions perfetto;  // protobuf or JSON, and what to keep
   ProgressMode progress = ProgressMode::kAuto;
 };
 
@@ -32,8 +35,9 @@ struct ExportOptions {
 int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err);
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
-// Where export writes by default: next to the run directory, "DIR.perfetto.json" (not inside
-// it, so that the run directory keeps only what the job wrote).
-std::string perfettoPathFor(const std::string& dir);
+// Where export writes by default: next to the run directory, "DIR.perfetto-trace" (protobuf)
+// or "DIR.perfetto.json", plus ".gz" when gzipped (not inside it, so that the run directory
+// keeps only what the job wrote).
+std::string perfettoPathFor(const std::string& dir, const report::PerfettoOptions& options);
 
 }  // namespace commtrace::tools

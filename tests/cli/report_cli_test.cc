@@ -7,6 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <zlib.h>
+
+#include "perfetto_trace_check.pb.h"
 
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
@@ -163,24 +166,76 @@ TEST_F(ReportCliOnDemo, WritesFilesWithOut) {
   EXPECT_NE(unwritable.err.find("commtrace: " + scratch_->path() + "/no/such/dir/r.json"), std::string::npos) << unwritable.err;
 }
 
-TEST_F(ReportCliOnDemo, ExportsAPerfettoTrace) {
+// Every process's slices in the JSON spelling, and only the ranks asked for.
+std::set<int> slicePids(const std::string& json_path, size_t* slices = nullptr) {
+  const nlohmann::json t = nlohmann::json::parse(testutil::readText(json_path));
+  std::set<int> pids;
+  for (const nlohmann::json& e : t.at("traceEvents"))
+    if (e.at("ph") == "X") {
+      pids.insert(e.at("pid").get<int>());
+      if (slices != nullptr) ++*slices;
+    }
+  return pids;
+}
+
+TEST_F(ReportCliOnDemo, ExportsAPerfettoTraceAsJson) {
   const std::string trace = scratch_->path() + "/trace.json";
-  const ProgramResult r = run({"export", "--perfetto", runDir(), "--out", trace});
+  const ProgramResult r = run({"export", "--perfetto", runDir(), "--out", trace, "--format", "json", "--compress", "none"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Wrote " + trace), std::string::npos);
-  const nlohmann::json t = nlohmann::json::parse(testutil::readText(trace));
-  std::set<int> pids;
   size_t slices = 0;
-  for (const nlohmann::json& e : t.at("traceEvents"))
-    if (e.at("ph") == "X") ++slices, pids.insert(e.at("pid").get<int>());
-  EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(slicePids(trace, &slices), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_GT(slices, 0u);
 }
 
-TEST_F(ReportCliOnDemo, ExportDefaultsToAFileNextToTheRun) {
+// The default: Perfetto's protobuf, gzipped, next to the run, with flows.
+TEST_F(ReportCliOnDemo, ExportDefaultsToAGzippedProtobufNextToTheRun) {
   const ProgramResult r = run({"export", "--perfetto", runDir() + "/"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::filesystem::is_regular_file(runDir() + ".perfetto.json")) << r.out;
+  const std::string path = runDir() + ".perfetto-trace.gz";
+  EXPECT_NE(r.out.find("Wrote " + path + ": "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ops joined across ranks by flow arrows"), std::string::npos) << r.out;
+  gzFile gz = gzopen(path.c_str(), "rb");
+  ASSERT_NE(gz, nullptr);
+  std::string bytes;
+  char buffer[1 << 16];
+  for (int n; (n = gzread(gz, buffer, sizeof buffer)) > 0;) bytes.append(buffer, static_cast<size_t>(n));
+  gzclose(gz);
+  commtrace::perfetto_check::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes));
+  std::set<int> pids;
+  size_t begins = 0, with_flow = 0;
+  for (const auto& p : trace.packet()) {
+    if (p.has_track_descriptor() && p.track_descriptor().has_process()) pids.insert(p.track_descriptor().process().pid());
+    if (p.track_event().type() != commtrace::perfetto_check::TrackEvent::TYPE_SLICE_BEGIN) continue;
+    ++begins;
+    with_flow += p.track_event().flow_ids_size() > 0;
+  }
+  EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_GT(begins, 1000u);
+  EXPECT_GT(with_flow, begins / 2);
+}
+
+TEST_F(ReportCliOnDemo, ExportFiltersByRankAndTime) {
+  const std::string trace = scratch_->path() + "/ranks.json";
+  const ProgramResult r =
+      run({"export", "--perfetto", runDir(), "--out", trace, "--format", "json", "--compress", "none", "--ranks", "1-2,6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slicePids(trace), (std::set<int>{1, 2, 6}));
+  EXPECT_NE(r.out.find(" tracks of 3 of 8 processes"), std::string::npos) << r.out;
+
+  const ProgramResult none = run({"export", "--perfetto", runDir(), "--out", trace, "--from", "1000s"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find("nothing was kept"), std::string::npos) << none.out;
+
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--ranks", "x"}, {"--steps", "3-1"}, {"--from", "5"}, {"--from", "2s", "--to", "1s"}}) {
+    std::vector<std::string> args = {"export", "--perfetto", runDir(), "--out", trace};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const ProgramResult usage = run(args);
+    EXPECT_EQ(usage.exit_code, 2) << bad[0];
+    EXPECT_EQ(usage.err.rfind("commtrace: ", 0), 0u) << usage.err;
+  }
 }
 
 }  // namespace

@@ -16,11 +16,7 @@ namespace {
 constexpr const char* kNoComputeReason = "no compute-kernel records: CUPTI was not attached";
 constexpr const char* kNoCommReason = "no communication kernel with GPU times recorded";
 
-// A span of one process's GPU clock, [start_ns, end_ns).
-struct Window {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-};
+using Window = StepWindow;
 
 // One op of a process, as step inference and step windows need it.
 struct RankOp {
@@ -217,9 +213,24 @@ void fillFromCoverage(const Coverage& cov, bool available, Row& row) {
   row.idle_us = us(cov.idle_ns);
 }
 
-OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<RankOp>& ops) {
+const ProcessTimeline& timelineOf(const RunModel& run, size_t p) {
   static const ProcessTimeline kNoTimeline;
-  const ProcessTimeline& timeline = p < run.timelines.size() ? run.timelines[p] : kNoTimeline;
+  return p < run.timelines.size() ? run.timelines[p] : kNoTimeline;
+}
+
+// A process's steps: its repeating top-level NVTX range, else its op sequence's period.
+std::vector<Window> stepsOf(const RunModel& run, size_t p, const std::vector<RankOp>& ops, std::string& source) {
+  std::vector<Window> steps = nvtxSteps(run.processes[p], timelineOf(run, p), run.names);
+  source = "nvtx";
+  if (steps.empty()) {
+    steps = inferredSteps(ops);
+    source = steps.empty() ? "none" : "inferred";
+  }
+  return steps;
+}
+
+OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<RankOp>& ops) {
+  const ProcessTimeline& timeline = timelineOf(run, p);
   OverlapRow row;
   row.rank = run.processes[p].rank;
   row.step_source = "none";
@@ -239,12 +250,7 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
   fillFromCoverage(coverage(comm, compute, span), row.available, row);
   if (row.available && row.comm_us > 0) row.overlap_pct = 100.0 * row.overlapped_us / row.comm_us;
 
-  std::vector<Window> steps = nvtxSteps(run.processes[p], timeline, run.names);
-  row.step_source = "nvtx";
-  if (steps.empty()) {
-    steps = inferredSteps(ops);
-    row.step_source = steps.empty() ? "none" : "inferred";
-  }
+  const std::vector<Window> steps = stepsOf(run, p, ops, row.step_source);
   for (size_t s = 0; s < steps.size(); ++s) {
     StepOverlap step;
     step.step = static_cast<int>(s);
@@ -255,22 +261,38 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
   return row;
 }
 
-}  // namespace
 
-std::vector<OverlapRow> computeOverlap(const RunModel& run) {
+// Each process's ops in program order: the order the rank issued them, which repeats from
+// step to step.
+template <class PerProcess>
+void forEachProcessInProgramOrder(const RunModel& run, PerProcess&& each) {
   const std::vector<std::vector<ProcessOp>> refs = opsByProcess(run);
   const OpKeys keys(run);
-  std::vector<OverlapRow> rows;
-  rows.reserve(run.processes.size());
   for (size_t p = 0; p < run.processes.size(); ++p) {
     std::vector<RankOp> ops;
     ops.reserve(refs[p].size());
     for (const ProcessOp& ref : refs[p]) ops.push_back(rankOp(run, ref, keys));
-    // Program order: the order the rank issued its ops, which repeats from step to step.
     std::stable_sort(ops.begin(), ops.end(), [](const RankOp& a, const RankOp& b) { return a.issue_ns < b.issue_ns; });
-    rows.push_back(overlapOfProcess(run, p, ops));
+    each(p, ops);
   }
+}
+
+}  // namespace
+
+std::vector<OverlapRow> computeOverlap(const RunModel& run) {
+  std::vector<OverlapRow> rows;
+  rows.reserve(run.processes.size());
+  forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) { rows.push_back(overlapOfProcess(run, p, ops)); });
   return rows;
+}
+
+std::vector<std::vector<StepWindow>> stepWindows(const RunModel& run) {
+  std::vector<std::vector<StepWindow>> out(run.processes.size());
+  forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) {
+    std::string source;
+    out[p] = stepsOf(run, p, ops, source);
+  });
+  return out;
 }
 
 }  // namespace commtrace::report

@@ -17,4 +17,14 @@ namespace commtrace::report {
 // says why) but still carries comm_us and the steps' comm_us.
 std::vector<OverlapRow> computeOverlap(const RunModel& run);
 
+// A span of one process's GPU clock, [start_ns, end_ns).
+struct StepWindow {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// Every process's steps as the overlap table numbers them (from 0), on its own GPU clock;
+// none for a process whose ops do not repeat and that recorded no NVTX steps.
+std::vector<std::vector<StepWindow>> stepWindows(const RunModel& run);
+
 }  // namespace commtrace::report

@@ -1,4 +1,5 @@
-// The Perfetto export on a hand-built run: valid trace-event JSON, one process per rank
+// The Perfetto export on a hand-built run, spelt as trace-event JSON (which the tests read
+// most easily; perfetto_proto_test.cc reads the protobuf): one process per rank
 // and one track per stream (a second one where slices on a stream overlap), ops as slices
 // with their fields as args, times on the aligned timeline or, unaligned, from the rank's
 // first op with a label saying so.
@@ -41,9 +42,9 @@ ClockAlignment alignment(bool rank1_aligned) {
   return a;
 }
 
-json exported(const RunModel& run, const ClockAlignment& clocks, PerfettoStats* stats = nullptr) {
+json exported(const RunModel& run, const ClockAlignment& clocks, PerfettoStats* stats = nullptr, ExportFilter filter = {}) {
   std::ostringstream out;
-  const PerfettoStats s = writePerfettoTrace(run, clocks, out);
+  const PerfettoStats s = writePerfettoTrace(run, clocks, {.encoding = TraceEncoding::kJson, .filter = std::move(filter)}, out);
   if (stats != nullptr) *stats = s;
   return json::parse(out.str());
 }
@@ -128,6 +129,64 @@ TEST(PerfettoExport, UnalignedRankCountsFromItsFirstOpAndSaysSo) {
   EXPECT_NE(trace.at("otherData").at("timeline").get<std::string>().find("1 processes not aligned"), std::string::npos);
 }
 
+// Time 0 is the run's earliest event, a compute kernel before the first op included: no
+// negative times (Perfetto's protobuf timestamps cannot be).
+TEST(PerfettoExport, TimeZeroIsTheEarliestEvent) {
+  RunModelBuilder b = twoRanks();
+  b.run.timelines[1] = {.compute = {{ahead(-25), ahead(-5)}}, .has_kernel_records = true};
+  const json trace = exported(b.run, alignment(true));
+  EXPECT_NEAR(slice(trace, 1, "compute")->at("ts").get<double>(), 0, 0.3);
+  EXPECT_NEAR(slice(trace, 0, "AllReduce")->at("ts").get<double>(), 25, 0.3);
+  const json unaligned = exported(b.run, alignment(false));
+  EXPECT_NEAR(slice(unaligned, 1, "compute")->at("ts").get<double>(), 0, 1e-3);
+  EXPECT_NEAR(slice(unaligned, 1, "AllReduce")->at("ts").get<double>(), 65, 1e-3);
+}
+
+TEST(PerfettoExport, RanksFilterKeepsOnlyThoseProcesses) {
+  PerfettoStats stats;
+  const json trace = exported(twoRanks().run, alignment(true), &stats, {.ranks = {1}});
+  EXPECT_TRUE(events(trace, "X", 0).empty());
+  EXPECT_TRUE(events(trace, "M", 0).empty()) << "a process with nothing kept is not named";
+  EXPECT_EQ(events(trace, "X", 1).size(), 3u);
+  EXPECT_EQ(stats.processes, 1);
+  EXPECT_EQ(stats.slices, 3u);
+}
+
+TEST(PerfettoExport, TimeWindowKeepsSlicesOverlappingIt) {
+  PerfettoStats stats;
+  // [120 us, 165 us): the sends at [150, 170) and [160, 180) on both ranks; not the AllReduce
+  // (ends at 100) nor the compute kernel (ends at 50).
+  const json trace = exported(twoRanks().run, alignment(true), &stats, {.from_ns = 120'000, .to_ns = 165'000});
+  std::multiset<std::string> names;
+  for (const json& e : events(trace, "X")) names.insert(e.at("name"));
+  EXPECT_EQ(names, (std::multiset<std::string>{"Send", "Send", "Recv", "Recv"}));
+  EXPECT_EQ(stats.slices_filtered_out, 3u);
+}
+
+// Steps as the overlap table finds them: here the op sequence AllReduce, Send repeats.
+TEST(PerfettoExport, StepFilterKeepsEachRanksChosenSteps) {
+  RunModelBuilder b({"a", "b"});
+  const uint32_t world = b.comm({0, 1}, "world");
+  for (int step = 0; step < 4; ++step) {
+    const double t = 1000.0 * step;
+    b.coll(world, "AllReduce", 1 << 20, {{at(t), at(t + 100)}, {at(t), at(t + 100)}});
+    b.p2p(world, "Send", 0, 1, 1 << 10, {at(t + 200), at(t + 210)}, {at(t + 200), at(t + 210)});
+  }
+  ClockAlignment clocks;
+  clocks.ref_from_gpu = {{1.0, 0.0, true}, {1.0, 0.0, true}};
+  PerfettoStats stats;
+  const json trace = exported(b.run, clocks, &stats, {.steps = std::pair{1, 2}});
+  std::vector<double> starts;
+  for (const json& e : events(trace, "X", 0)) starts.push_back(e.at("ts").get<double>());
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<double>{1000, 1200, 2000, 2200}));
+  EXPECT_EQ(stats.processes_without_steps, 0);
+
+  const json none = exported(b.run, clocks, &stats, {.steps = std::pair{7, 9}});
+  EXPECT_TRUE(events(none, "X").empty());
+  EXPECT_EQ(stats.processes_without_steps, 2);
+}
+
 TEST(PerfettoExport, TracksPerStreamWithOverlapsOnTheirOwnTrack) {
   const json trace = exported(twoRanks().run, alignment(true));
   const json* send = slice(trace, 0, "Send");
@@ -194,7 +253,7 @@ TEST(PerfettoExport, AlltoAllPiecesTakeTheirCallsTransferTime) {
 
 TEST(PerfettoExport, UnwritablePathIsReported) {
   std::ostringstream err;
-  EXPECT_FALSE(exportPerfetto(twoRanks().run, alignment(true), "/nonexistent-dir/trace.json", err));
+  EXPECT_FALSE(exportPerfetto(twoRanks().run, alignment(true), {}, "/nonexistent-dir/trace.json", err));
   EXPECT_EQ(err.str().rfind("commtrace: /nonexistent-dir/trace.json: ", 0), 0u) << err.str();
 }
 

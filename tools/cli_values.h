@@ -1,0 +1,23 @@
+// Values the commtrace command's options take beyond what CLI11 checks: rank lists, step
+// ranges and durations. Each parser returns nullopt and sets error (one line, no prefix)
+// when the text is not one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace commtrace::tools {
+
+// "3", "0-3,8", "0-1,4-5": global ranks, each once, ascending.
+std::optional<std::vector<int>> parseRankList(const std::string& text, std::string& error);
+
+// "5" or "10-12": the first and last step, from 0.
+std::optional<std::pair<int, int>> parseStepRange(const std::string& text, std::string& error);
+
+// "1.5s", "250ms", "40us", "100ns", "0": nanoseconds; a unit is required except for 0.
+std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
+
+}  // namespace commtrace::tools
