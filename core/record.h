@@ -1,7 +1,7 @@
 // The fixed-size records every face produces. One POD per kind; a RecordSlot (128 bytes,
 // two cache lines) holds any of them, so a per-thread ring is a plain array of slots.
 // Field widths follow what NCCL's profiler ABI v4-v7, CUPTI and NVTX deliver
-// (see shared/reference/nccl-profiler.md); names are interned StringIds, never pointers,
+// (see docs/nccl-profiler.md); names are interned StringIds, never pointers,
 // because NCCL's strings and the user's comm names may be gone by the time we flush.
 #pragma once
 

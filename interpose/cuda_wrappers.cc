@@ -1,7 +1,7 @@
 // The CUDA runtime calls that make the CPU wait for the GPU: how long each call blocked,
 // on which stream, for which event. Reached only through the dynamic libcudart the program
 // links (its PLT or a dlsym by name); calls made inside cuBLAS, NCCL or a static cudart
-// never come here (shared/reference/cuda-interpose.md, section 1). Each wrapper forwards
+// never come here (docs/architecture.md, the preload face). Each wrapper forwards
 // to the runtime's own definition and returns exactly its result; we never make a CUDA
 // call of our own.
 #include <atomic>

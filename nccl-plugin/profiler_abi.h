@@ -1,5 +1,5 @@
 // Our declarations of NCCL's profiler-plugin ABI, versions 4 to 7 (NCCL 2.27 to 2.31),
-// written from the facts in shared/reference/nccl-profiler.md (section 2) and pinned to
+// written from the facts in docs/nccl-profiler.md and pinned to
 // its x86-64 offsets by the static_asserts at the bottom. Both sides use this header: the
 // plugin (nccl-plugin/) and the NCCL driver (tools/nccl-driver/) that plays NCCL's side in
 // tests and the demo; the asserts keep a shared mistake from passing unnoticed.
@@ -306,7 +306,7 @@ using ProfilerV7 = ProfilerTable<InitV5, EventDescrV7>;
 inline constexpr const char* kProfilerSymbols[] = {"ncclProfiler_v7", "ncclProfiler_v6", "ncclProfiler_v5",
                                                    "ncclProfiler_v4"};
 
-// --- pinned to shared/reference/nccl-profiler.md, section 2.5 (x86-64 LP64) ---
+// --- pinned offsets (x86-64 LP64) ---
 
 #define CT_AT(Descr, member, offset) static_assert(offsetof(Descr, member) == (offset), #Descr "." #member)
 static_assert(sizeof(StateArgs) == 8);

@@ -53,7 +53,7 @@ TEST(RealNcclPreloadTest, WrappedCallsAnswerExactlyWhatNcclAnswersAndRecordNoOp)
     EXPECT_EQ(c.wrapped, c.direct) << c.api;
     first_result.try_emplace(c.api, c.wrapped);
   }
-  // What NCCL 2.28.9 answers here (shared/reference/nccl-profiler.md, section 7).
+  // What NCCL 2.28.9 answers here (docs/nccl-profiler.md, "The real NCCL without a GPU").
   EXPECT_EQ(first_result["ncclCommInitRank"], kUnhandledCudaError);
   EXPECT_EQ(first_result["ncclCommInitAll"], kUnhandledCudaError);
   EXPECT_EQ(first_result["ncclAllReduce"], kInvalidArgument);

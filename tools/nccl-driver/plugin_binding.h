@@ -72,7 +72,7 @@ class ProfilerApi {
 // plugin's tables themselves); v6_descriptors_as_v7 as in PluginLibrary::open.
 std::unique_ptr<ProfilerApi> bindProfiler(int version, const void* table, bool v6_descriptors_as_v7 = false);
 
-// The plugin library, opened as NCCL_PROFILER_PLUGIN says (shared/reference/nccl-profiler.md §1).
+// The plugin library, opened as NCCL_PROFILER_PLUGIN says (docs/nccl-profiler.md).
 class PluginLibrary {
  public:
   enum class Status { kLoaded, kDisabled, kFailed };

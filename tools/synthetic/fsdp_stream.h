@@ -24,7 +24,7 @@ struct FsdpOptions {
   uint64_t seed = 1;
   uint64_t start_ns = 1'000'000'000;  // CPU clock at the first op
   // GPU globaltimer granularity. NVIDIA's sample pTimer values are multiples of 1024 ns
-  // (reference/nccl-profiler.md section 3); 1 models a nanosecond-exact timer.
+  // (docs/nccl-profiler.md, KernelCh); 1 models a nanosecond-exact timer.
   uint64_t gpu_timer_tick_ns = 1024;
 };
 

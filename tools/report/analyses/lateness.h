@@ -1,5 +1,5 @@
 // Who arrived last at a synchronizing collective and how long the others waited for it,
-// from the members' GPU durations alone (shared/reference/stragglers.md 2.2): members stop
+// from the members' GPU durations alone (docs/report.md): members stop
 // together, so the last to arrive has the shortest duration, a member's wait is its
 // duration minus the shortest, and its arrival after the first is the longest minus its
 // own. No clock is compared across ranks.

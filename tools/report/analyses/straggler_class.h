@@ -1,4 +1,4 @@
-// Why a straggler was late (shared/reference/stragglers.md 2.4), from the GPU gap before
+// Why a straggler was late (docs/report.md), from the GPU gap before
 // each op it arrived last at (from the end of its previous op to this op's start, on its own
 // GPU clock), compared with its peers' gaps before the same op:
 // - longer, and busy with compute kernels (CUPTI records)            -> compute
