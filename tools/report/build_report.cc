@@ -33,16 +33,16 @@ void addStragglerFinding(const StragglerReport& s, std::vector<std::string>& out
   const auto flagged = std::find_if(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
   if (flagged == s.ranks.end()) {
     if (!s.ranks.empty())
-      out.push_back(sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %.0f%% of its "
+      out.push_back(sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its "
                              "%llu collectives).",
-                             s.ranks.front().rank, 100.0 * s.ranks.front().late_fraction,
+                             s.ranks.front().rank, fmt::percent(s.ranks.front().late_fraction).c_str(),
                              static_cast<unsigned long long>(s.ranks.front().instances)));
     return;
   }
   const StragglerRow& r = *flagged;
-  out.push_back(sentence("Straggler: rank %d (%s) was last in %.0f%% of its %llu collectives and kept the others waiting "
+  out.push_back(sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting "
                          "%s in all (mean lateness %s); cause: %s (confidence %.2f of 1). Evidence: %s.",
-                         r.rank, r.host.c_str(), 100.0 * r.late_fraction, static_cast<unsigned long long>(r.instances),
+                         r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
                          fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
                          r.evidence.c_str()));
 }
@@ -62,10 +62,10 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::str
   for (const OverlapRow& r : rows)
     if (r.available && (worst == nullptr || r.exposed_us > worst->exposed_us)) worst = &r;
   if (worst != nullptr) {
-    out.push_back(sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%.0f%%) not hidden "
+    out.push_back(sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden "
                            "behind compute.",
                            worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
-                           worst->comm_us > 0 ? 100.0 * worst->exposed_us / worst->comm_us : 0.0));
+                           fmt::percent(worst->comm_us > 0 ? worst->exposed_us / worst->comm_us : 0.0).c_str()));
   } else if (!rows.empty()) {
     // The reason of a rank that did communicate: one whose file was empty says less.
     const auto typical = std::max_element(rows.begin(), rows.end(), [](const OverlapRow& a, const OverlapRow& b) { return a.comm_us < b.comm_us; });
