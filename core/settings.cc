@@ -49,6 +49,11 @@ constexpr SettingSpec kSpecs[] = {
      .kind = SettingKind::kFlag,
      .help = "the CUDA sync wrappers record the time the CPU is blocked; 0: they only forward",
      .flag = &Settings::cuda_sync},
+    {.name = "COMMTRACE_NVTX",
+     .kind = SettingKind::kFlag,
+     .help = "NVTX ranges and marks (torch.cuda.nvtx, NCCL's own, the program's): the preloaded library sets "
+             "NVTX_INJECTION64_PATH to itself when unset. 0: NVTX is left alone",
+     .flag = &Settings::nvtx},
     {.name = "COMMTRACE_JOB_ID",
      .kind = SettingKind::kText,
      .help = "the job id in every file header when no launcher names the job (torchrun's TORCHELASTIC_RUN_ID, "

@@ -24,6 +24,7 @@ struct Settings {
   bool proxy_events = false;
   bool nccl_api = true;
   bool cuda_sync = true;
+  bool nvtx = true;
 };
 
 enum class SettingKind : uint8_t {

@@ -3,7 +3,7 @@
 //
 // Preloaded, the library lands in every process of a job (launcher, workers, every shell
 // and compiler they start), so the constructor stays passive: it reads the settings, points
-// NCCL at this library, names the job, registers the fork handler. No thread, no
+// NCCL and NVTX at this library, names the job, registers the fork handler. No thread, no
 // file, no CUDA call: recording starts with the process's first record.
 #include <dlfcn.h>
 #include <limits.h>
@@ -21,21 +21,26 @@
 #include "libcommtrace/capture_api.h"
 #include "ringbuffer/ring_registry.h"
 
+#ifndef COMMTRACE_NVTX_FACE
+#define COMMTRACE_NVTX_FACE 0  // built without NVTX3's headers: no InitializeInjectionNvtx2
+#endif
+
 namespace {
 
 // A variable through which a library the program loads later finds us. Set to our own
 // absolute path only when unset and only when preloaded (children inherit it, so only the
-// first process of a job says so); a value someone else set is left alone, and said so by
-// a process that records (shells and compilers stay quiet).
-// (NVTX_INJECTION64_PATH joins this list with the NVTX face: until the library exports
-// InitializeInjectionNvtx2, pointing NVTX here would claim a face that does not exist.)
+// first process of a job says so, in one line); a value someone else set is left alone,
+// and said so by a process that records (shells and compilers stay quiet).
 struct SelfPointer {
   const char* name;
   const char* when_left;  // what a value found there means
+  bool (*wanted)();       // whether this build and the settings want the face behind it
 };
 
-constexpr SelfPointer kNcclProfilerPlugin{"NCCL_PROFILER_PLUGIN", "NCCL loads the profiler it names"};
-constexpr const SelfPointer* kSelfPointers[] = {&kNcclProfilerPlugin};
+constexpr SelfPointer kNcclProfilerPlugin{"NCCL_PROFILER_PLUGIN", "NCCL loads the profiler it names", [] { return true; }};
+constexpr SelfPointer kNvtxInjection{"NVTX_INJECTION64_PATH", "NVTX ranges go to the tool it names, not to commtrace",
+                                     [] { return COMMTRACE_NVTX_FACE != 0 && commtrace::settings().nvtx; }};
+constexpr const SelfPointer* kSelfPointers[] = {&kNcclProfilerPlugin, &kNvtxInjection};
 
 bool g_preloaded = false;
 const char* g_loaded_name = nullptr;  // this library's file as the loader opened it
@@ -79,17 +84,24 @@ void exportVariable(const char* name, const char* value) {
   if (auto* libc_setenv = g_libc_setenv.get()) libc_setenv(name, value, 0);
 }
 
-void pointAtThisLibrary(const SelfPointer& variable) {
-  if (std::getenv(variable.name) != nullptr) return;
+// Sets every wanted variable that is unset, and says so in one line.
+void pointAtThisLibrary() {
   const char* self = selfPath();
   if (self == nullptr) return;
-  exportVariable(variable.name, self);
-  std::fprintf(stderr, "commtrace: set %s=%s\n", variable.name, self);
+  char names[128] = {};
+  for (const SelfPointer* variable : kSelfPointers) {
+    if (!variable->wanted() || std::getenv(variable->name) != nullptr) continue;
+    exportVariable(variable->name, self);
+    if (names[0] != '\0') std::strncat(names, " and ", sizeof names - std::strlen(names) - 1);
+    std::strncat(names, variable->name, sizeof names - std::strlen(names) - 1);
+  }
+  if (names[0] != '\0') std::fprintf(stderr, "commtrace: set %s to %s\n", names, self);
 }
 
 void sayWhichVariablesWereLeft() {
   const char* self = selfPath();
   for (const SelfPointer* variable : kSelfPointers) {
+    if (!variable->wanted()) continue;
     const char* value = std::getenv(variable->name);
     if (value == nullptr || (self != nullptr && std::strcmp(value, self) == 0)) continue;
     std::fprintf(stderr, "commtrace: left %s=%s as found: %s\n", variable->name, value, variable->when_left);
@@ -112,9 +124,7 @@ __attribute__((constructor)) void onLoad() {
     // setenv cannot race another thread's getenv; dlopened by NCCL, we change nothing.
     g_preloaded = namedInPreload(info.dli_fname);
   }
-  if (g_preloaded) {
-    for (const SelfPointer* variable : kSelfPointers) pointAtThisLibrary(*variable);
-  }
+  if (g_preloaded) pointAtThisLibrary();
   const char* job_id = commtrace::nameJobIfUnnamed();
   if (job_id != nullptr && g_preloaded) exportVariable("COMMTRACE_JOB_ID", job_id);
   commtrace::interpose::prepareProcessLife(g_preloaded, &commtrace::library::abandonRecorderInForkedChild);

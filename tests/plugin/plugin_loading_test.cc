@@ -207,9 +207,9 @@ TEST(PluginLoadingTest, PreloadSetsNcclProfilerPluginWhenUnset) {
   EXPECT_EQ(child.exit_code, 0) << "the child's NCCL_PROFILER_PLUGIN is not the library's real path";
   char real[PATH_MAX];
   ASSERT_NE(realpath(kLibrary, real), nullptr);
-  EXPECT_NE(child.err.find(std::string("commtrace: set NCCL_PROFILER_PLUGIN=") + real),
-            std::string::npos)
-      << child.err;
+  const std::string line = child.err.substr(0, child.err.find('\n'));
+  EXPECT_EQ(line.rfind("commtrace: set NCCL_PROFILER_PLUGIN", 0), 0u) << child.err;
+  EXPECT_EQ(line.substr(line.size() - std::strlen(real) - 4), std::string(" to ") + real) << child.err;
 }
 
 }  // namespace

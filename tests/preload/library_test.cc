@@ -134,6 +134,8 @@ TEST(LibraryTest, ExportsOnlyItsFacesEntryPoints) {
       "commtrace_start", "commtrace_stop", "commtrace_version",
       // the NCCL profiler plugin face
       "ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6", "ncclProfiler_v7",
+      // the NVTX face (NVTX_INJECTION64_PATH)
+      "InitializeInjectionNvtx2",
       // the preload face: NCCL API
       "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitRankScalable", "ncclCommInitAll", "ncclCommSplit",
       "ncclCommShrink", "ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize", "ncclAllReduce", "ncclBroadcast",

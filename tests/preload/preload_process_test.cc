@@ -281,15 +281,23 @@ std::vector<std::string> life(std::vector<std::string> args) {
 // ---------------------------------------------------------------------------------------
 // The constructor: settings, the variables it points at the library, what it says.
 
-TEST_F(PreloadTest, PointsNcclAtTheLibraryWhenUnsetAndSaysSoOnce) {
+TEST_F(PreloadTest, PointsNcclAndNvtxAtTheLibraryWhenUnsetAndSaysSoOnce) {
   const std::string self = libraryRealPath();
   // The children of the first process inherit the values: they set nothing, say nothing.
   const Outcome o = run({kBash, "-c", "/bin/true; bash -c /bin/true; echo \"$NCCL_PROFILER_PLUGIN|$NVTX_INJECTION64_PATH\""},
                         true);
   ASSERT_EQ(o.status, 0) << describeStatus(o.status) << o.err;
-  EXPECT_EQ(o.out, self + "|\n") << "NVTX is left alone until the library has an NVTX face";
-  EXPECT_EQ(commtraceLines(o.err), std::vector<std::string>{"commtrace: set NCCL_PROFILER_PLUGIN=" + self}) << o.err;
+  EXPECT_EQ(o.out, self + "|" + self + "\n");
+  EXPECT_EQ(commtraceLines(o.err),
+            std::vector<std::string>{"commtrace: set NCCL_PROFILER_PLUGIN and NVTX_INJECTION64_PATH to " + self})
+      << o.err;
   EXPECT_TRUE(traceFiles().empty());
+
+  // COMMTRACE_NVTX=0: NVTX is left alone, and the line says only what was set.
+  const Outcome no_nvtx = run({kBash, "-c", "echo \"$NCCL_PROFILER_PLUGIN|$NVTX_INJECTION64_PATH\""}, true, {{"COMMTRACE_NVTX", "0"}});
+  ASSERT_EQ(no_nvtx.status, 0) << no_nvtx.err;
+  EXPECT_EQ(no_nvtx.out, self + "|\n");
+  EXPECT_EQ(commtraceLines(no_nvtx.err), std::vector<std::string>{"commtrace: set NCCL_PROFILER_PLUGIN to " + self});
 }
 
 // A value someone else set (nsys, another profiler) is never changed; a process says it
@@ -307,7 +315,9 @@ TEST_F(PreloadTest, LeavesForeignValuesAndSaysSoOnlyWhenRecording) {
   EXPECT_EQ(commtraceLines(recording.err),
             (std::vector<std::string>{
                 "commtrace: left NCCL_PROFILER_PLUGIN=/opt/other/libnccl-profiler.so as found: NCCL loads the "
-                "profiler it names"}));
+                "profiler it names",
+                "commtrace: left NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so as found: NVTX ranges go to "
+                "the tool it names, not to commtrace"}));
 }
 
 // bash defines its own getenv and setenv; its setenv, called before its main, would hide
