@@ -2,11 +2,9 @@
 // NVTX calls it: ranges pushed and popped on many threads at once, start/end ranges ended on
 // other threads, depth past the stack, unknown and doubled ends. The test drains the rings
 // itself. Runs under TSan.
-#define NVTX_NO_IMPL
 #include "cupti/nvtx_face.h"
 
 #include <gtest/gtest.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <map>
 #include <string>
@@ -16,37 +14,14 @@
 #include "core/record.h"
 #include "core/string_table.h"
 #include "ringbuffer/ring_registry.h"
-
-extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t);
+#include "tests/support/nvtx_host.h"
 
 namespace commtrace {
 namespace {
 
-NvtxFunctionPointer g_core_slots[NVTX_CBID_CORE_SIZE] = {};
-NvtxFunctionPointer* g_core_table[NVTX_CBID_CORE_SIZE] = {};
-NvtxFunctionPointer g_core2_slots[NVTX_CBID_CORE2_SIZE] = {};
-NvtxFunctionPointer* g_core2_table[NVTX_CBID_CORE2_SIZE] = {};
-
-int getModule(NvtxCallbackModule module, NvtxFunctionTable* table, unsigned int* size) {
-  if (module == NVTX_CB_MODULE_CORE) return *table = g_core_table, *size = NVTX_CBID_CORE_SIZE, 1;
-  if (module == NVTX_CB_MODULE_CORE2) return *table = g_core2_table, *size = NVTX_CBID_CORE2_SIZE, 1;
-  return 0;
-}
-const NvtxExportTableCallbacks kCallbacks{sizeof(NvtxExportTableCallbacks), getModule};
-const void* exportTable(uint32_t id) { return id == NVTX_ETID_CALLBACKS ? &kCallbacks : nullptr; }
-
-template <class F>
-F slot(NvtxFunctionPointer* slots, int id) {
-  return reinterpret_cast<F>(slots[id]);
-}
-
 class NvtxFaceTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    for (int i = 0; i < NVTX_CBID_CORE_SIZE; ++i) g_core_table[i] = &g_core_slots[i];
-    for (int i = 0; i < NVTX_CBID_CORE2_SIZE; ++i) g_core2_table[i] = &g_core2_slots[i];
-    ASSERT_EQ(InitializeInjectionNvtx2(exportTable), 1);
-  }
+  static void SetUpTestSuite() { ASSERT_NE(testutil::NvtxHost::injected(), nullptr); }
   void SetUp() override { drain(); }
 
   // Every PhaseRange recorded since the last call: name -> depths.
@@ -66,10 +41,11 @@ class NvtxFaceTest : public ::testing::Test {
   using Pop = int (*)();
   using StartA = nvtxRangeId_t (*)(const char*);
   using End = void (*)(nvtxRangeId_t);
-  PushA push = slot<PushA>(g_core_slots, NVTX_CBID_CORE_RangePushA);
-  Pop pop = slot<Pop>(g_core_slots, NVTX_CBID_CORE_RangePop);
-  StartA start = slot<StartA>(g_core_slots, NVTX_CBID_CORE_RangeStartA);
-  End end = slot<End>(g_core_slots, NVTX_CBID_CORE_RangeEnd);
+  const testutil::NvtxHost& host = *testutil::NvtxHost::injected();
+  PushA push = host.core<PushA>(NVTX_CBID_CORE_RangePushA);
+  Pop pop = host.core<Pop>(NVTX_CBID_CORE_RangePop);
+  StartA start = host.core<StartA>(NVTX_CBID_CORE_RangeStartA);
+  End end = host.core<End>(NVTX_CBID_CORE_RangeEnd);
 };
 
 TEST_F(NvtxFaceTest, PushPopOnManyThreadsKeepsEachThreadsNesting) {
@@ -121,10 +97,10 @@ TEST_F(NvtxFaceTest, RangesDeeperThanTheStackAreCountedNotRecorded) {
 }
 
 TEST_F(NvtxFaceTest, DomainsAndRegisteredStringsAreNames) {
-  const auto create = slot<nvtxDomainHandle_t (*)(const char*)>(g_core2_slots, NVTX_CBID_CORE2_DomainCreateA);
-  const auto reg = slot<nvtxStringHandle_t (*)(nvtxDomainHandle_t, const char*)>(g_core2_slots, NVTX_CBID_CORE2_DomainRegisterStringA);
-  const auto domainPush = slot<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(g_core2_slots, NVTX_CBID_CORE2_DomainRangePushEx);
-  const auto domainPop = slot<int (*)(nvtxDomainHandle_t)>(g_core2_slots, NVTX_CBID_CORE2_DomainRangePop);
+  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
+  const auto reg = host.domain<nvtxStringHandle_t (*)(nvtxDomainHandle_t, const char*)>(NVTX_CBID_CORE2_DomainRegisterStringA);
+  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
+  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
   const nvtxDomainHandle_t nccl = create("NCCL");
   ASSERT_NE(nccl, nullptr);
   nvtxEventAttributes_t a = {};
