@@ -107,11 +107,7 @@ class ProtoTraceFormat final : public TraceFormat {
     wire::putVarintField(event_, f::kEventCategoryIids, categories_.iid(category, interned_));
     if (flow != 0) wire::putFixed64Field(event_, f::kEventFlowIds, flow);
     putInternedAnnotations(args);
-    packet(sequenceOf(pid), f::kTimestamp, timestampOf(start_ns));
-    wire::putVarintField(packet_, f::kSequenceFlags, f::kSeqNeedsIncrementalState);
-    if (!interned_.empty()) wire::putBytesField(packet_, f::kInternedData, interned_.data(), interned_.size());
-    wire::putBytesField(packet_, f::kTrackEvent, event_.data(), event_.size());
-    emitPacket();
+    eventPacket(sequenceOf(pid), start_ns, /*uses_interned=*/true);
     ends_.push({end_ns, ++order_, trackUuid(pid, tid)});
   }
 
@@ -135,8 +131,14 @@ class ProtoTraceFormat final : public TraceFormat {
     if (field != 0) wire::putVarintField(packet_, field, value);
   }
 
-  void eventPacket(uint32_t sequence, int64_t ns) {
+  // A packet of event_ at ns; uses_interned: event_ refers to interned strings, of which
+  // interned_ holds the ones first spelt here.
+  void eventPacket(uint32_t sequence, int64_t ns, bool uses_interned = false) {
     packet(sequence, f::kTimestamp, timestampOf(ns));
+    if (uses_interned) {
+      wire::putVarintField(packet_, f::kSequenceFlags, f::kSeqNeedsIncrementalState);
+      if (!interned_.empty()) wire::putBytesField(packet_, f::kInternedData, interned_.data(), interned_.size());
+    }
     wire::putBytesField(packet_, f::kTrackEvent, event_.data(), event_.size());
     emitPacket();
   }
