@@ -174,6 +174,10 @@ struct DropSummaryRecord {
   uint64_t untracked;    // events a face could not follow (its op pool was full), process-wide
 };
 
+// DropSummaryRecord::thread of activity records CUPTI itself dropped (it found no buffer,
+// or overflowed its own): no thread of ours dropped them.
+inline constexpr uint32_t kCuptiDropThread = UINT32_MAX;
+
 template <class T> struct KindOf;
 template <> struct KindOf<CollRecord> { static constexpr RecordKind value = RecordKind::kColl; };
 template <> struct KindOf<P2pRecord> { static constexpr RecordKind value = RecordKind::kP2p; };

@@ -11,6 +11,8 @@
 namespace commtrace {
 namespace {
 
+constexpr std::string_view kCuptiModes[] = {"off", "on", "sampled"};
+
 constexpr SettingSpec kSpecs[] = {
     {.name = "COMMTRACE_DIR",
      .kind = SettingKind::kPath,
@@ -54,6 +56,31 @@ constexpr SettingSpec kSpecs[] = {
      .help = "NVTX ranges and marks (torch.cuda.nvtx, NCCL's own, the program's): the preloaded library sets "
              "NVTX_INJECTION64_PATH to itself when unset. 0: NVTX is left alone",
      .flag = &Settings::nvtx},
+    {.name = "COMMTRACE_CUPTI",
+     .kind = SettingKind::kChoice,
+     .help = "the GPU compute timeline from CUPTI (kernels, memcpy, memset), attached at the process's first NCCL "
+             "communicator or CUDA sync call; backs off when another tool holds CUPTI. sampled: only for "
+             "COMMTRACE_CUPTI_WINDOW_S of every COMMTRACE_CUPTI_PERIOD_S",
+     .number = &Settings::cupti,
+     .choices = kCuptiModes},
+    {.name = "COMMTRACE_CUPTI_WINDOW_S",
+     .kind = SettingKind::kWholeNumber,
+     .help = "with COMMTRACE_CUPTI=sampled: seconds recorded at the start of each period",
+     .number = &Settings::cupti_window_s,
+     .min = 1,
+     .max = 3600},
+    {.name = "COMMTRACE_CUPTI_PERIOD_S",
+     .kind = SettingKind::kWholeNumber,
+     .help = "with COMMTRACE_CUPTI=sampled: seconds from the start of one window to the next",
+     .number = &Settings::cupti_period_s,
+     .min = 1,
+     .max = 86'400},
+    {.name = "COMMTRACE_CUPTI_LIB",
+     .kind = SettingKind::kPath,
+     .help = "the libcupti to load. Unset: the one the process has loaded already (PyTorch's), else libcupti.so.13 "
+             "or .12 from the loader's path or the CUDA toolkit",
+     .path = &Settings::cupti_lib,
+     .default_note = "the process's own libcupti"},
     {.name = "COMMTRACE_JOB_ID",
      .kind = SettingKind::kText,
      .help = "the job id in every file header when no launcher names the job (torchrun's TORCHELASTIC_RUN_ID, "
@@ -83,11 +110,22 @@ bool parseWholeNumber(const char* value, uint32_t min, uint32_t max, uint32_t& o
   return true;
 }
 
+bool parseChoice(const char* value, std::span<const std::string_view> choices, uint32_t& out) {
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i].size() == std::strlen(value) && strncasecmp(value, choices[i].data(), choices[i].size()) == 0) {
+      out = static_cast<uint32_t>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 // One setting from its variable; false (the default kept) when the value is bad.
 bool parseOne(const SettingSpec& spec, const char* value, Settings& out) {
   switch (spec.kind) {
     case SettingKind::kFlag: return parseFlag(value, out.*spec.flag);
     case SettingKind::kWholeNumber: return parseWholeNumber(value, spec.min, spec.max, out.*spec.number);
+    case SettingKind::kChoice: return parseChoice(value, spec.choices, out.*spec.number);
     case SettingKind::kPath:
       if (std::strlen(value) >= PATH_MAX) return false;
       std::strcpy(out.*spec.path, value);
@@ -108,6 +146,17 @@ void warnBadValue(const SettingSpec& spec, const char* value) {
                    static_cast<int>(spec.name.size()), spec.name.data(), value, spec.min, spec.max,
                    kDefaults.*spec.number);
       break;
+    case SettingKind::kChoice: {
+      char listed[128] = {};
+      for (std::string_view choice : spec.choices) {
+        std::snprintf(listed + std::strlen(listed), sizeof listed - std::strlen(listed), "%s%.*s",
+                      listed[0] != '\0' ? ", " : "", static_cast<int>(choice.size()), choice.data());
+      }
+      const std::string_view used = spec.choices[kDefaults.*spec.number];
+      std::fprintf(stderr, "commtrace: %.*s=%s is not one of %s; using %.*s\n", static_cast<int>(spec.name.size()),
+                   spec.name.data(), value, listed, static_cast<int>(used.size()), used.data());
+      break;
+    }
     case SettingKind::kPath:
       std::fprintf(stderr, "commtrace: %.*s is longer than %d bytes; using %.*s\n", static_cast<int>(spec.name.size()),
                    spec.name.data(), PATH_MAX - 1, static_cast<int>(spec.default_note.size()), spec.default_note.data());

@@ -25,11 +25,19 @@ struct Settings {
   bool nccl_api = true;
   bool cuda_sync = true;
   bool nvtx = true;
+  uint32_t cupti = 1;  // a CuptiMode
+  uint32_t cupti_window_s = 5;
+  uint32_t cupti_period_s = 60;
+  char cupti_lib[PATH_MAX] = "";  // empty: the libcupti the process has, else the toolkit's
 };
+
+// COMMTRACE_CUPTI, in the order its choices are listed.
+enum CuptiMode : uint32_t { kCuptiOff = 0, kCuptiOn = 1, kCuptiSampled = 2 };
 
 enum class SettingKind : uint8_t {
   kFlag,         // 1/0, true/false, yes/no, on/off (any case)
   kWholeNumber,  // decimal, within [min, max]
+  kChoice,       // one of `choices` (any case), held as its index in `number`
   kPath,         // at most PATH_MAX - 1 bytes; empty by default (default_note says what that means)
   kText,         // read where it is used (process identity), not parsed into Settings
 };
@@ -42,6 +50,7 @@ struct SettingSpec {
   uint32_t Settings::*number = nullptr;
   char (Settings::*path)[PATH_MAX] = nullptr;
   uint32_t min = 0, max = 0;
+  std::span<const std::string_view> choices = {};
   std::string_view default_note = {};  // for kText, or what the default means
 };
 

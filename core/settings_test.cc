@@ -68,6 +68,18 @@ TEST(SettingsTest, BadValuesKeepTheDefaultWithOneLineEach) {
             "commtrace: COMMTRACE_PROXY_EVENTS=sometimes is not 1/0, true/false, yes/no or on/off; using 0\n");
 }
 
+TEST(SettingsTest, ChoicesAreNamedInAnyCaseAndABadOneIsListedWithTheDefault) {
+  EXPECT_EQ(parseWith({}).cupti, kCuptiOn);
+  EXPECT_EQ(parseWith({{"COMMTRACE_CUPTI", "Sampled"}}).cupti, kCuptiSampled);
+  EXPECT_EQ(parseWith({{"COMMTRACE_CUPTI", "off"}}).cupti, kCuptiOff);
+  std::string warnings;
+  EXPECT_EQ(parseWith({{"COMMTRACE_CUPTI", "sometimes"}}, &warnings).cupti, kCuptiOn);
+  EXPECT_EQ(warnings, "commtrace: COMMTRACE_CUPTI=sometimes is not one of off, on, sampled; using on\n");
+  const Settings s = parseWith({{"COMMTRACE_CUPTI_LIB", "/opt/cupti/libcupti.so.13"}, {"COMMTRACE_CUPTI_WINDOW_S", "10"}});
+  EXPECT_STREQ(s.cupti_lib, "/opt/cupti/libcupti.so.13");
+  EXPECT_EQ(s.cupti_window_s, 10u);
+}
+
 TEST(SettingsTest, EachSettingIsDeclaredOnceWithHelpAndATarget) {
   std::set<std::string_view> names;
   for (const SettingSpec& spec : settingSpecs()) {
@@ -76,6 +88,7 @@ TEST(SettingsTest, EachSettingIsDeclaredOnceWithHelpAndATarget) {
     EXPECT_FALSE(spec.help.empty()) << spec.name;
     const int targets = (spec.flag != nullptr) + (spec.number != nullptr) + (spec.path != nullptr);
     EXPECT_EQ(targets, spec.kind == SettingKind::kText ? 0 : 1) << spec.name;
+    if (spec.kind == SettingKind::kChoice) EXPECT_LT(defaultSettings().*spec.number, spec.choices.size()) << spec.name;
     if (spec.kind == SettingKind::kWholeNumber) {
       EXPECT_LE(spec.min, defaultSettings().*spec.number) << spec.name;
       EXPECT_GE(spec.max, defaultSettings().*spec.number) << spec.name;

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/export.h"
+#include "core/gpu_use.h"
 #include "core/real_symbol.h"
 #include "core/settings.h"
 #include "ringbuffer/ringbuffer.h"
@@ -81,6 +82,7 @@ CudaResult forwardTimed(WrappedCall<Fn>& call, WaitTarget target, Args... args) 
     call.reportMissing();
     return kSharedObjectSymbolNotFound;
   }
+  noteGpuInUse();  // the CUPTI face may attach
   if (!settings().cuda_sync || tl_inside_wrapper) return real(args...);
   tl_inside_wrapper = true;
   const uint64_t start = nowNs();

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/api_witness.h"
+#include "core/gpu_use.h"
 #include "core/process_identity.h"
 #include "core/real_symbol.h"
 #include "core/string_table.h"
@@ -319,6 +320,7 @@ void beforeCreate(NewComms& comms) {
 
 void afterCreate(const char* api, const NewComms& comms, const CallOutcome& outcome, Result result) {
   const uint64_t cpu_end_ns = nowNs();  // before asking NCCL about the new communicators
+  if (succeeded(result)) noteGpuInUse();  // the CUPTI face may attach
   if (succeeded(result) && comms.out != nullptr) {
     for (int i = 0; i < comms.count; ++i) {
       const void* handle = comms.out[i];

@@ -11,6 +11,9 @@
 #include "core/settings.h"
 #include "interpose/process_life.h"
 #include "sink/flusher.h"
+#if COMMTRACE_CUPTI_FACE
+#include "cupti/cupti_face.h"
+#endif
 
 namespace {
 
@@ -39,6 +42,10 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     options.identity = commtrace::processIdentity();
     options.flush_period_ms = settings().flush_period_ms;
     options.dir = dir != nullptr ? dir : commtrace::runDirectory(settings(), options.identity);
+#if COMMTRACE_CUPTI_FACE
+    options.before_drain = &commtrace::cupti::beforeDrain;
+    options.cupti_clock = &commtrace::cupti::clockNow;
+#endif
     auto flusher = std::make_unique<commtrace::Flusher>(options);
     if (!flusher->start()) return -1;
     g_flusher = flusher.release();

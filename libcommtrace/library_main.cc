@@ -4,7 +4,8 @@
 // Preloaded, the library lands in every process of a job (launcher, workers, every shell
 // and compiler they start), so the constructor stays passive: it reads the settings, points
 // NCCL and NVTX at this library, names the job, registers the fork handler. No thread, no
-// file, no CUDA call: recording starts with the process's first record.
+// file, no CUDA call: recording starts with the process's first record, CUPTI with its
+// first sign of using the GPU.
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -23,6 +24,10 @@
 
 #ifndef COMMTRACE_NVTX_FACE
 #define COMMTRACE_NVTX_FACE 0  // built without NVTX3's headers: no InitializeInjectionNvtx2
+#endif
+#if COMMTRACE_CUPTI_FACE
+#include "core/gpu_use.h"
+#include "cupti/cupti_face.h"
 #endif
 
 namespace {
@@ -129,6 +134,9 @@ __attribute__((constructor)) void onLoad() {
   if (job_id != nullptr && g_preloaded) exportVariable("COMMTRACE_JOB_ID", job_id);
   commtrace::interpose::prepareProcessLife(g_preloaded, &commtrace::library::abandonRecorderInForkedChild);
   commtrace::RingRegistry::global().setFirstRingHook(&startRecording);
+#if COMMTRACE_CUPTI_FACE
+  commtrace::setGpuInUseHook(&commtrace::cupti::attachFromSettings);
+#endif
 }
 
 // Linked -z nodelete, so this runs at process exit, not at NCCL's dlclose: the last

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/api_witness.h"
+#include "core/gpu_use.h"
 #include "nccl-plugin/event_recorder.h"
 #include "nccl-plugin/loaded_nccl.h"
 #include "nccl-plugin/profiler_abi.h"
@@ -124,6 +125,7 @@ Result finalize(void* context) {
 Result initWith(void** context, uint64_t comm_id, int* mask, const char* comm_name, int n_nodes, int n_ranks,
                 int rank, bool has_api_events) {
   if (context == nullptr) return kInvalidArgument;
+  commtrace::noteGpuInUse();  // NCCL has a GPU: the CUPTI face may attach
   notePluginApiEvents(has_api_events);
   *context = initComm(comm_id, mask, comm_name, n_nodes, n_ranks, rank, has_api_events);
   if (*context != nullptr) return kSuccess;

@@ -30,8 +30,11 @@ RingRegistry& RingRegistry::global() {
 }
 
 ThreadRing* RingRegistry::registerCurrentThread() {
-  auto* ring = new (std::nothrow)
-      ThreadRing(ring_records_.load(std::memory_order_relaxed), static_cast<uint32_t>(gettid()));
+  return registerCurrentThread(ring_records_.load(std::memory_order_relaxed));
+}
+
+ThreadRing* RingRegistry::registerCurrentThread(uint32_t records) {
+  auto* ring = new (std::nothrow) ThreadRing(records, static_cast<uint32_t>(gettid()));
   if (ring == nullptr) return nullptr;
   if (!arrivals_.enqueue(ring)) {
     delete ring;

@@ -23,8 +23,10 @@ class RingRegistry {
  public:
   static constexpr uint32_t kDefaultRingRecords = 16384;  // 2 MiB per producing thread
 
-  // Producer side. Allocates the calling thread's ring; nullptr if that fails.
+  // Producer side. Allocates the calling thread's ring (ringRecords(), or `records` for a
+  // thread known to deliver in bursts); nullptr if that fails.
   ThreadRing* registerCurrentThread();
+  ThreadRing* registerCurrentThread(uint32_t records);
   static ThreadRing* currentThreadRing() { return tl_ring; }
   Doorbell& doorbell() { return doorbell_; }
   FlushRequests& flushRequests() { return flush_requests_; }

@@ -62,7 +62,8 @@ uint64_t FlusherStats::sinkFailedTotal() const {
 struct Flusher::Worker {
   explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()) {}
 
-  void drainOnce() {
+  void drainOnce(bool last = false) {
+    if (flusher.options_.before_drain != nullptr) flusher.options_.before_drain(last);
     RingRegistry::global().forEachRing([&](ThreadRing& ring) {
       ring.drain([&](const RecordSlot& slot) { add(slot); });
       reportRingDrops(ring);
@@ -107,7 +108,11 @@ struct Flusher::Worker {
     RecordSlot slot{};
     slot.kind = RecordKind::kClockSample;
     slot.thread = static_cast<uint32_t>(gettid());
-    slot.payload.clock_sample = {nowNs(), realtimeNs(), 0, 0, -1};
+    // The CPU reading is the middle of the ones taken around CUPTI's, which may be a call.
+    const uint64_t before = nowNs();
+    const uint64_t cupti_ns = flusher.options_.cupti_clock != nullptr ? flusher.options_.cupti_clock() : 0;
+    const uint64_t after = cupti_ns != 0 ? nowNs() : before;
+    slot.payload.clock_sample = {before + (after - before) / 2, realtimeNs(), 0, cupti_ns, -1};
     encoder.add(slot);
   }
 
@@ -212,7 +217,7 @@ void Flusher::run() {
     requests.publishServed(requested);
   }
   requests.setServing(false);
-  worker.drainOnce();  // what was pushed before stop() is in the file
+  worker.drainOnce(true);  // what was pushed before stop() is in the file
   // Answers every ticket, also one taken while serving was being switched off: nothing
   // will drain after this, so no requester should wait its whole timeout for it.
   requests.publishServed(requests.ticketToServe());

@@ -21,6 +21,11 @@ struct FlusherOptions {
   uint32_t chunk_records = 16384;  // a chunk is cut when it reaches this many records
   ProcessIdentity identity;
   TraceFile::WriteFn write = &::write;  // tests put a failing or hanging disk here
+  // A face's slow work, done on this thread and never on a caller's: called before every
+  // drain (last: the final one, at stop). The CUPTI face hands CUPTI's buffers over here.
+  void (*before_drain)(bool last) = nullptr;
+  // A second clock read with the CPU's into every ClockSample (CUPTI's); 0: none now.
+  uint64_t (*cupti_clock)() = nullptr;
 };
 
 struct FlusherStats {

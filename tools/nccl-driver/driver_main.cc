@@ -16,6 +16,14 @@ std::string selfExecutable() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
+// The driver's libcupti, installed beside libcommtrace.so (lib/ next to bin/); "" if absent.
+std::string driverCupti(const std::string& self) {
+  const std::string dir = self.substr(0, self.rfind('/'));
+  const std::string path = dir + "/../lib/libcommtrace-driver-cupti.so";
+  char resolved[4096];
+  return realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : std::string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -24,7 +32,8 @@ int main(int argc, char** argv) {
       "commtrace-nccl-driver: play a simulated distributed job (scenario file) against an NCCL profiler plugin.\n"
       "Starts one process per rank with torchrun's environment; each loads the plugin as NCCL 2.26+ does and\n"
       "plays NCCL's events (API, Group, Coll/P2p, KernelCh with GPU pTimers, ProxyOp/ProxyStep) from NCCL's\n"
-      "threads. Writes what it planted to OUT/ground-truth.json."};
+      "threads, and the GPU's compute and NCCL kernels through the driver's own libcupti (the ranks'\n"
+      "COMMTRACE_CUPTI_LIB unless set). Writes what it planted to OUT/ground-truth.json."};
   std::string scenario_path, out_dir = "commtrace-run", plugin;
   int version = 0;
   std::vector<int> ranks_only;
@@ -105,6 +114,7 @@ int main(int argc, char** argv) {
 
     LaunchOptions launch;
     launch.self = selfExecutable();
+    launch.cupti = driverCupti(launch.self);
     launch.scenario_path = scenario_path;
     if (!plugin.empty()) launch.plugin = plugin;
     launch.out_dir = out_dir;

@@ -1,5 +1,6 @@
 #include "tools/nccl-driver/ground_truth.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -25,6 +26,48 @@ ordered_json memberJson(const MemberTiming& m) {
 uint64_t algBytes(const CollInstance& c, int n) { return nccl::ncclTestsBytes(funcName(c.func), c.count * c.datatype->size, n); }
 
 double gbps(uint64_t bytes, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(bytes) / static_cast<double>(ns); }
+
+// Sorted, disjoint: the union of [start, end) spans in simulated time.
+std::vector<std::pair<uint64_t, uint64_t>> unionOf(std::vector<std::pair<uint64_t, uint64_t>> spans) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const auto& span : spans) {
+    if (!out.empty() && span.first <= out.back().second) out.back().second = std::max(out.back().second, span.second);
+    else out.push_back(span);
+  }
+  return out;
+}
+
+uint64_t lengthOf(const std::vector<std::pair<uint64_t, uint64_t>>& spans) {
+  uint64_t total = 0;
+  for (const auto& [a, b] : spans) total += b - a;
+  return total;
+}
+
+// Per rank, what the overlap analysis should find, in simulated time (the GPU clock's drift
+// stretches it by parts per million): its communication kernels' union and the part of it
+// under its compute kernels.
+ordered_json overlapJson(const Timeline& t) {
+  ordered_json out = ordered_json::array();
+  for (size_t r = 0; r < t.ranks.size(); ++r) {
+    std::vector<std::pair<uint64_t, uint64_t>> comm, compute, both;
+    for (const RankGroup& g : t.ranks[r].groups)
+      for (const RankCall& c : g.calls)
+        if (c.has_task) comm.emplace_back(c.start_sim_ns, c.stop_sim_ns);
+    for (const ComputeSpan& k : t.ranks[r].compute) compute.emplace_back(k.start_sim_ns, k.end_sim_ns);
+    comm = unionOf(comm);
+    compute = unionOf(compute);
+    for (size_t i = 0, j = 0; i < comm.size() && j < compute.size();) {
+      const uint64_t lo = std::max(comm[i].first, compute[j].first), hi = std::min(comm[i].second, compute[j].second);
+      if (hi > lo) both.emplace_back(lo, hi);
+      if (comm[i].second < compute[j].second) ++i;
+      else ++j;
+    }
+    out.push_back({{"rank", r}, {"comm_ns", lengthOf(comm)}, {"overlapped_ns", lengthOf(both)},
+                   {"compute_ns", lengthOf(compute)}, {"compute_kernels", t.ranks[r].compute.size()}});
+  }
+  return out;
+}
 
 ordered_json plantedJson(const Scenario& s) {
   ordered_json stragglers = ordered_json::array(), links = ordered_json::array();
@@ -81,6 +124,7 @@ ordered_json groundTruthJson(const Scenario& s, const Timeline& t) {
   for (int r = 0; r < s.ranks(); ++r)
     ranks.push_back({{"rank", r}, {"node", s.nodeOf(r)}, {"colls", t.ranks[r].planted_colls}, {"p2ps", t.ranks[r].planted_p2ps}});
   out["planted_ops_per_rank"] = ranks;
+  out["overlap"] = overlapJson(t);
 
   // (src, dst, comm, func) -> bytes
   std::map<std::tuple<int, int, uint64_t, std::string>, uint64_t> pairs;

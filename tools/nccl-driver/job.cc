@@ -79,6 +79,7 @@ std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions&
   // NCCL decides "same host" from NCCL_HOSTID when set: one per simulated node.
   env["NCCL_HOSTID"] = "commtrace-" + s.name + "-node" + std::to_string(node);
   if (!env.count("COMMTRACE_DIR")) env["COMMTRACE_DIR"] = o.out_dir;
+  if (!env.count("COMMTRACE_CUPTI_LIB") && !o.cupti.empty()) env["COMMTRACE_CUPTI_LIB"] = o.cupti;
   if (o.preload) {
     const auto it = env.find("LD_PRELOAD");
     env["LD_PRELOAD"] = *o.plugin + (it != env.end() && !it->second.empty() ? ":" + it->second : "");

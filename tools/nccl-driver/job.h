@@ -24,6 +24,7 @@ struct LaunchOptions {
   std::string scenario_path;  // handed to the ranks
   std::optional<std::string> plugin;  // --plugin: the ranks' NCCL_PROFILER_PLUGIN
   std::string out_dir;        // ground-truth.json; the ranks' COMMTRACE_DIR unless set
+  std::string cupti;          // the driver's libcupti: the ranks' COMMTRACE_CUPTI_LIB unless set ("": none)
   int forced_version = 0;
   std::vector<int> ranks;     // empty: all
   bool preload = false;       // LD_PRELOAD the plugin, NCCL_PROFILER_PLUGIN=STATIC_PLUGIN

@@ -51,7 +51,7 @@ struct RankPlayer::GpuWork {
 };
 
 RankPlayer::RankPlayer(const Scenario& scenario, const Timeline& timeline, int rank, ProfilerHost& host, PlayOptions options)
-    : s_(scenario), t_(timeline), rank_(rank), host_(host), options_(options) {}
+    : s_(scenario), t_(timeline), rank_(rank), host_(host), options_(options), gpu_(scenario, timeline, rank) {}
 
 RankPlayer::~RankPlayer() = default;
 
@@ -94,8 +94,10 @@ PlayStats RankPlayer::play() {
       createComms(generation);
     }
     paceTo(group.issue_sim_ns);
+    gpu_.computeUntil(group.issue_sim_ns);
     playGroup(group);
   }
+  gpu_.computeAll();
   destroyComms();
   PlayStats out = stats_;
   out.kernel_ch_events = kernel_ch_.load();
@@ -195,6 +197,9 @@ void RankPlayer::launchPlan(const RankGroup& group, const std::vector<Task>& pla
   if (profiled && (mask & kGroupFamily)) group_handle = api->startEvent(comm.profile.context, Event{.type = kGroup});
   std::vector<void*> handles;
   for (const Task& t : plan) handles.push_back(startTask(comm, t, group_handle, mask, profiled, group.graph_captured));
+  std::vector<const RankCall*> launched;
+  for (const Task& t : plan) launched.push_back(t.call);
+  gpu_.ncclKernel(launched);
   // ncclProfilerStopTaskEvents: stop means "handed to the proxy", not completed.
   for (void* h : handles)
     if (h != nullptr) api->stopEvent(h);

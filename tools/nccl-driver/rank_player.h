@@ -5,6 +5,7 @@
 //   host-callback: the Group/Coll/P2p part of graph-captured groups
 //   proxy thread:  per Coll/P2p, in GPU completion order: KernelCh (pTimers) per channel,
 //                  ProxyOp/ProxyStep for network peers, now and then a ProxyCtrl
+//   and, to the driver's CUPTI, the compute and NCCL kernels the GPU ran (GpuActivity)
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <map>
 #include <vector>
 
+#include "tools/nccl-driver/gpu_activity.h"
 #include "tools/nccl-driver/profiler_host.h"
 #include "tools/nccl-driver/serial_executor.h"
 #include "tools/nccl-driver/timing_model.h"
@@ -77,6 +79,7 @@ class RankPlayer {
   std::map<int, CommState> comms_;  // by Timeline comm index
   std::chrono::steady_clock::time_point start_;
   uint64_t first_sim_ns_ = 0;
+  GpuActivity gpu_;
   PlayStats stats_;  // user/host-callback side
   std::atomic<uint64_t> kernel_ch_{0}, proxy_ops_{0}, proxy_steps_{0}, gpu_works_{0};
   // Declared last: joined first, before anything their jobs use goes away.

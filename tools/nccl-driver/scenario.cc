@@ -256,6 +256,7 @@ void readStep(const json& list, Scenario& s, const std::string& origin) {
     if (r.has("compute_ms")) {
       item.kind = StepItem::Kind::kCompute;
       item.compute_ns = r.duration("compute_ms", 1e6, 0);
+      item.kernel = r.string("kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_kernel");
     } else {
       item.kind = StepItem::Kind::kOps;
       item.overlap = r.boolean("overlap", false);

@@ -50,6 +50,7 @@ struct StepItem {
   enum class Kind { kCompute, kOps };
   Kind kind = Kind::kCompute;
   uint64_t compute_ns = 0;
+  std::string kernel;  // the compute kernel's name, as CUPTI reports it
   std::vector<OpDef> ops;
   bool user_group = false;  // written as "group": the user called ncclGroupStart/End
   bool overlap = false;     // compute goes on while these ops run (DDP buckets)

@@ -64,7 +64,11 @@ class Builder {
       for (size_t i = 0; i < s_.step.size(); ++i) {
         const StepItem& item = s_.step[i];
         if (item.kind == StepItem::Kind::kCompute) {
-          for (int r = 0; r < s_.ranks(); ++r) compute_[r] += computeNs(r, step, i, item.compute_ns);
+          for (int r = 0; r < s_.ranks(); ++r) {
+            const uint64_t start = compute_[r];
+            compute_[r] += computeNs(r, step, i, item.compute_ns);
+            if (compute_[r] > start) t_.ranks[r].compute.push_back({start, compute_[r], &item.kernel});
+          }
         } else {
           opsItem(step, generation, item);
         }
@@ -268,6 +272,7 @@ class Builder {
     for (int r : m) {
       RankCall mine = call;
       mine.channels = channelTimes(r, arrival_[r], stop, mine.n_channels);
+      mine.start_sim_ns = arrival_[r];
       mine.stop_sim_ns = stop;
       for (const Edge& e : inst.edges) {
         if (s_.nodeOf(e.src) == s_.nodeOf(e.dst)) continue;
@@ -301,6 +306,8 @@ class Builder {
     const uint64_t bytes = op.count * op.datatype->size;
     send.channels = channelTimes(src, arrival_[src], stop, send.n_channels);
     recv.channels = channelTimes(dst, arrival_[dst], stop, recv.n_channels);
+    send.start_sim_ns = arrival_[src];
+    recv.start_sim_ns = arrival_[dst];
     send.stop_sim_ns = recv.stop_sim_ns = stop;
     if (s_.nodeOf(src) != s_.nodeOf(dst)) {
       send.net.push_back({send.peer, true, bytes});
@@ -391,6 +398,11 @@ uint64_t gpuTimer(const Scenario& s, int node, uint64_t sim_ns) {
   const int64_t drift = std::llround(static_cast<double>(sim_ns) * s.node_drift_ppm[node] * 1e-6);
   const uint64_t t = s.gpu_clock_base_ns + static_cast<uint64_t>(s.node_offsets_ns[node] + drift) + sim_ns;
   return t / s.timer_tick_ns * s.timer_tick_ns;
+}
+
+uint64_t cuptiTime(const Scenario& s, int node, uint64_t sim_ns) {
+  // Hosts' wall clocks sit near the GPUs' but not on them: 41.7 us apart per node.
+  return s.gpu_clock_base_ns + sim_ns + 41'700 * static_cast<uint64_t>(node + 1);
 }
 
 double linkGbps(const Scenario& s, int a, int b) {

@@ -113,7 +113,8 @@ struct RankCall {
   uint64_t user_tag = 0;
   std::vector<ChannelTimes> channels;
   std::vector<NetTransfer> net;
-  uint64_t stop_sim_ns = 0;  // simulated time of the GPU stop (pacing, completion order)
+  uint64_t start_sim_ns = 0;  // simulated time of the GPU start (the rank's arrival)
+  uint64_t stop_sim_ns = 0;   // simulated time of the GPU stop (pacing, completion order)
 };
 
 // The calls between one ncclGroupStart/End (explicit or NCCL's implicit one).
@@ -126,8 +127,16 @@ struct RankGroup {
   std::vector<RankCall> calls;
 };
 
+// A compute phase of one rank: one kernel on its compute stream.
+struct ComputeSpan {
+  uint64_t start_sim_ns = 0;
+  uint64_t end_sim_ns = 0;
+  const std::string* kernel = nullptr;  // the scenario item's kernel name
+};
+
 struct RankProgram {
   std::vector<RankGroup> groups;
+  std::vector<ComputeSpan> compute;  // in time order
   uint64_t planted_colls = 0;  // Coll events the rank emits with every event type on
   uint64_t planted_p2ps = 0;   // P2p events
 };
@@ -148,6 +157,9 @@ Timeline buildTimeline(const Scenario& s);
 // What node's GPU globaltimer reads at simulated time t: base + offset + t * (1 + drift),
 // floored to the timer tick.
 uint64_t gpuTimer(const Scenario& s, int node, uint64_t sim_ns);
+// What node's CUPTI reads at simulated time t: CUPTI's clock is the host's CLOCK_REALTIME,
+// which is neither the GPU's clock nor the reference: base + offset, no drift, in ns.
+uint64_t cuptiTime(const Scenario& s, int node, uint64_t sim_ns);
 // Reference clock reading (no offset, drift or tick) at simulated time t.
 inline uint64_t referenceTime(const Scenario& s, uint64_t sim_ns) { return s.gpu_clock_base_ns + sim_ns; }
 

@@ -124,6 +124,11 @@ struct OverlapRow {
   double overlap_pct = 0;
   std::string step_source;   // "nvtx", "inferred" (repeating op pattern) or "none"
   std::vector<StepOverlap> steps;
+  // How CUPTI's kernels were put on the GPU clock, when through NCCL's kernels: how many
+  // CUPTI reported, how many matched an op the plugin timed, the fit's residual.
+  uint64_t clock_kernels = 0;
+  uint64_t clock_matched = 0;
+  double clock_residual_us = 0;
 };
 
 // How much one rank kept the others waiting.

@@ -56,6 +56,13 @@ struct ProcessInfo {
   // Clock maps from the process's ClockSample records (invalid when it wrote none).
   LinearMap gpu_from_cpu;    // CLOCK_MONOTONIC ns -> this GPU's globaltimer ns
   LinearMap gpu_from_cupti;  // CUPTI ns -> this GPU's globaltimer ns
+  // How gpu_from_cupti was found when no sample read both clocks: NCCL kernels CUPTI
+  // reported, how many matched an op the plugin timed, and the fit's residual over those.
+  struct CuptiMatch {
+    uint64_t nccl_kernels = 0;
+    uint64_t matched = 0;
+    double residual_rms_ns = 0;
+  } cupti_match;
   uint64_t first_gpu_ns = 0;  // earliest and latest GPU time in its op records (0: none)
   uint64_t last_gpu_ns = 0;
 };

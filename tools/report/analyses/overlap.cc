@@ -14,6 +14,9 @@ namespace commtrace::report {
 namespace {
 
 constexpr const char* kNoComputeReason = "no compute-kernel records: CUPTI was not attached";
+constexpr const char* kUnplacedComputeReason =
+    "compute kernels recorded, but not placed on the GPU clock: no NCCL kernel CUPTI reported matched an op the "
+    "plugin timed";
 constexpr const char* kNoCommReason = "no communication kernel with GPU times recorded";
 
 using Window = StepWindow;
@@ -242,8 +245,13 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
     row.reason = kNoCommReason;
     return row;
   }
-  row.available = timeline.has_kernel_records;
-  if (!row.available) row.reason = kNoComputeReason;
+  row.available = timeline.has_kernel_records && (timeline.unmapped_kernels == 0 || !timeline.compute.empty());
+  if (!timeline.has_kernel_records) row.reason = kNoComputeReason;
+  else if (!row.available) row.reason = kUnplacedComputeReason;
+  const ProcessInfo::CuptiMatch& match = run.processes[p].cupti_match;
+  row.clock_kernels = match.nccl_kernels;
+  row.clock_matched = match.matched;
+  row.clock_residual_us = match.residual_rms_ns / 1e3;
   const std::vector<GpuInterval> compute = unionOf(timeline.compute);
 
   const Window span{comm.front().start_ns, comm.back().end_ns};

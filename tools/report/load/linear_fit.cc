@@ -98,4 +98,15 @@ LinearMap fitClockMap(const std::vector<std::pair<uint64_t, uint64_t>>& samples)
   return absoluteMap(fitLeastSquares(points, samples.size() >= 2), x0, y0);
 }
 
+double rmsResidual(const std::vector<std::pair<uint64_t, uint64_t>>& samples, const LinearMap& map) {
+  if (samples.empty() || !map.valid) return 0;
+  double sum = 0;
+  for (const auto& [x, y] : samples) {
+    // Good to the 256 ns a double keeps at ~1.8e18 ns, like the map itself.
+    const double e = map.apply(static_cast<double>(x)) - static_cast<double>(y);
+    sum += e * e;
+  }
+  return std::sqrt(sum / static_cast<double>(samples.size()));
+}
+
 }  // namespace commtrace::report

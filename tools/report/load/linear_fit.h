@@ -46,6 +46,9 @@ std::vector<double> residuals(const std::vector<FitPoint>& points, const LineFit
 // x -> y for simultaneous readings (x, y) of two raw nanosecond clocks; invalid when empty.
 LinearMap fitClockMap(const std::vector<std::pair<uint64_t, uint64_t>>& samples);
 
+// Root mean square of map(x) - y over the samples; 0 for none.
+double rmsResidual(const std::vector<std::pair<uint64_t, uint64_t>>& samples, const LinearMap& map);
+
 // The absolute map of a fit made relative to origins: y = y0 + fit(x - x0).
 LinearMap absoluteMap(const LineFit& fit, uint64_t x0, uint64_t y0);
 

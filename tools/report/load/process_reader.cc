@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/linear_fit.h"
 
 namespace commtrace::report {
@@ -102,6 +103,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       const ClockSampleRecord& s = slot.payload.clock_sample;
       if (s.gpu_ns != 0) cpu_gpu_samples_.emplace_back(s.monotonic_ns, s.gpu_ns);
       if (s.gpu_ns != 0 && s.cupti_ns != 0) cupti_gpu_samples_.emplace_back(s.cupti_ns, s.gpu_ns);
+      if (s.cupti_ns != 0) cpu_cupti_samples_.emplace_back(s.monotonic_ns, s.cupti_ns);
       break;
     }
     case RecordKind::kApiSpan: {
@@ -122,13 +124,15 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
 void ProcessReader::addCompute(const KernelActivityRecord& k) {
   if (k.activity != 1) return;
   has_kernel_records_ = true;
-  if (reader_.str(k.name).starts_with("nccl") || k.end_ns <= k.start_ns) return;
-  compute_cupti_.push_back({k.start_ns, k.end_ns});
+  if (k.end_ns <= k.start_ns) return;
+  if (reader_.str(k.name).starts_with("nccl")) nccl_kernel_ends_.push_back(k.end_ns);
+  else compute_cupti_.push_back({k.start_ns, k.end_ns});
 }
 
 void ProcessReader::noteGpuTimes(const MemberView& v) {
   if (v.gpu_start_ns != 0 && (first_gpu_ns_ == 0 || v.gpu_start_ns < first_gpu_ns_)) first_gpu_ns_ = v.gpu_start_ns;
   last_gpu_ns_ = std::max(last_gpu_ns_, v.gpu_end_ns);
+  if (v.gpu_end_ns != 0) op_gpu_ends_.push_back(v.gpu_end_ns);
 }
 
 void describeProcess(const trace::v1::FileHeader& h, const std::string& path, ProcessInfo& info) {
@@ -145,6 +149,25 @@ void describeProcess(const trace::v1::FileHeader& h, const std::string& path, Pr
   info.restart_count = h.restart_count();
 }
 
+// GPU readings taken with the others, where a process has them; else CUPTI's clock tied to the
+// GPU's through NCCL's kernels, and the CPU's through CUPTI's.
+void ProcessReader::mapClocks(ProcessInfo& info) {
+  info.gpu_from_cupti = fitClockMap(cupti_gpu_samples_);
+  if (!info.gpu_from_cupti.valid && !nccl_kernel_ends_.empty()) {
+    const KernelClockMatch match = matchNcclKernels(std::move(nccl_kernel_ends_), std::move(op_gpu_ends_));
+    info.gpu_from_cupti = fitClockMap(match.pairs);
+    info.cupti_match = {match.kernels, match.pairs.size(), rmsResidual(match.pairs, info.gpu_from_cupti)};
+  }
+  info.gpu_from_cpu = fitClockMap(cpu_gpu_samples_);
+  if (!info.gpu_from_cpu.valid && info.gpu_from_cupti.valid && !cpu_cupti_samples_.empty()) {
+    std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu;
+    for (const auto& [cpu, cupti] : cpu_cupti_samples_) {
+      cpu_gpu.emplace_back(cpu, static_cast<uint64_t>(info.gpu_from_cupti.apply(static_cast<double>(cupti))));
+    }
+    info.gpu_from_cpu = fitClockMap(cpu_gpu);
+  }
+}
+
 void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   describeProcess(reader_.header(), reader_.path(), info);
   info.records = tally_.records();
@@ -158,8 +181,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
     info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(reader_.issues().size() - kMaxIssuesKept) +
                           " more damaged places not listed");
   }
-  info.gpu_from_cpu = fitClockMap(cpu_gpu_samples_);
-  info.gpu_from_cupti = fitClockMap(cupti_gpu_samples_);
+  mapClocks(info);
   info.first_gpu_ns = first_gpu_ns_;
   info.last_gpu_ns = last_gpu_ns_;
 

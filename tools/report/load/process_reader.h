@@ -98,6 +98,7 @@ class ProcessReader {
   void project(const RecordSlot& slot, RecordBatch& batch);
   void addCompute(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
+  void mapClocks(ProcessInfo& info);
 
   SharedNames& names_;
   const int process_;
@@ -110,7 +111,10 @@ class ProcessReader {
   uint64_t colls_before_ = 0, p2ps_before_ = 0;  // tallied before this chunk: its rows are the rest
   uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
+  std::vector<std::pair<uint64_t, uint64_t>> cpu_cupti_samples_;  // the flusher's (monotonic, CUPTI) readings
   std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock
+  std::vector<uint64_t> nccl_kernel_ends_;  // NCCL's kernels, CUPTI clock
+  std::vector<uint64_t> op_gpu_ends_;       // the plugin's ops, GPU clock
   bool has_kernel_records_ = false;
   std::vector<PhaseSpan> phases_;
   std::vector<CudaCallSpan> cuda_calls_;

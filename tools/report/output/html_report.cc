@@ -165,6 +165,7 @@ void writeTables(const Report& r, Page& page) {
   page.section("overlap", "Overlap");
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
+  if (const std::string note = tables::kernelClockNote(r.overlap); !note.empty()) writeNotes({note}, out);
   page.section("cuda-sync", "CPU blocked in CUDA synchronisation");
   writeTable(tables::cudaSync(r.cuda_sync), out);
   page.section("mismatches", "Mismatches and hangs (" + std::to_string(r.mismatches_total) + ")");

@@ -178,6 +178,22 @@ std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows)
   return reasons;
 }
 
+std::string kernelClockNote(const std::vector<OverlapRow>& rows) {
+  uint64_t kernels = 0, matched = 0, ranks = 0;
+  double worst = 0;
+  for (const OverlapRow& o : rows) {
+    if (o.clock_kernels == 0) continue;
+    ++ranks;
+    kernels += o.clock_kernels;
+    matched += o.clock_matched;
+    worst = std::max(worst, o.clock_residual_us);
+  }
+  if (ranks == 0) return "";
+  return "compute kernels placed on each GPU's clock through NCCL's kernels, which CUPTI and the plugin both timed: " +
+         std::to_string(matched) + " of " + std::to_string(kernels) + " matched on " + std::to_string(ranks) +
+         (ranks == 1 ? " rank" : " ranks") + ", residual rms at most " + fmt::duration(worst);
+}
+
 std::string streamLabel(uint64_t stream) {
   if (stream == 0) return "legacy default";
   if (stream == 2) return "per-thread default";  // cudaStreamPerThread

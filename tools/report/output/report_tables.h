@@ -32,6 +32,8 @@ Table mismatches(const std::vector<MismatchRow>& rows);
 // lists each distinct reason once, for a note under the table.
 Table overlap(const std::vector<OverlapRow>& rows);
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
+// One line on how CUPTI's clock was tied to the GPU's; "" when no rank needed it.
+std::string kernelClockNote(const std::vector<OverlapRow>& rows);
 // Per process and call; a call on several streams gets a row per stream under it.
 Table cudaSync(const std::vector<CudaSyncRow>& rows);
 

@@ -74,6 +74,7 @@ void writeOverlap(const std::vector<OverlapRow>& rows, std::ostream& out) {
   writeSection("Overlap (communication kernels under compute kernels, per rank)", tables::overlap(rows), kLongRows,
                "no process recorded communication kernels", out);
   for (const std::string& reason : tables::unavailableReasons(rows)) out << "  - = not measured: " << reason << '\n';
+  if (const std::string note = tables::kernelClockNote(rows); !note.empty()) out << "  " << note << '\n';
 }
 
 void writeCudaSync(const std::vector<CudaSyncRow>& rows, std::ostream& out) {
