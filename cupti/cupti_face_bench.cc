@@ -12,6 +12,7 @@
 #include "cupti/cupti_face.h"
 #include "ringbuffer/ring_registry.h"
 #include "sink/flusher.h"
+#include "tests/support/linked_cupti.h"
 #include "tools/nccl-driver/driver_cupti.h"
 
 namespace commtrace {
@@ -19,28 +20,12 @@ namespace {
 
 std::string g_run_dir;
 
-cupti::CuptiApi fakeApi() {
-  cupti::CuptiApi api;
-  api.subscribe = &cuptiSubscribe;
-  api.subscribe_v2 = &cuptiSubscribe_v2;
-  api.unsubscribe = &cuptiUnsubscribe;
-  api.register_callbacks = &cuptiActivityRegisterCallbacks;
-  api.enable = &cuptiActivityEnable;
-  api.disable = &cuptiActivityDisable;
-  api.next_record = &cuptiActivityGetNextRecord;
-  api.dropped_records = &cuptiActivityGetNumDroppedRecords;
-  api.flush_all = &cuptiActivityFlushAll;
-  api.timestamp = &cuptiGetTimestamp;
-  api.result_string = &cuptiGetResultString;
-  return api;
-}
-
 void BM_DeliverKernelBuffer(benchmark::State& state) {
   FlusherOptions options;
   options.dir = g_run_dir;
   Flusher flusher(options);
   flusher.start();
-  if (!cupti::attach(fakeApi(), kCuptiOn, "fake")) {
+  if (!cupti::attach(testutil::linkedCuptiApi(), kCuptiOn, "fake")) {
     state.SkipWithError("the fake CUPTI would not attach");
     return;
   }

@@ -16,26 +16,11 @@
 #include "core/string_table.h"
 #include "cupti/activity_decode.h"
 #include "ringbuffer/ring_registry.h"
+#include "tests/support/linked_cupti.h"
 #include "tools/nccl-driver/driver_cupti.h"
 
 namespace commtrace::cupti {
 namespace {
-
-CuptiApi fakeApi() {
-  CuptiApi api;
-  api.subscribe = &cuptiSubscribe;
-  api.subscribe_v2 = &cuptiSubscribe_v2;
-  api.unsubscribe = &cuptiUnsubscribe;
-  api.register_callbacks = &cuptiActivityRegisterCallbacks;
-  api.enable = &cuptiActivityEnable;
-  api.disable = &cuptiActivityDisable;
-  api.next_record = &cuptiActivityGetNextRecord;
-  api.dropped_records = &cuptiActivityGetNumDroppedRecords;
-  api.flush_all = &cuptiActivityFlushAll;
-  api.timestamp = &cuptiGetTimestamp;
-  api.result_string = &cuptiGetResultString;
-  return api;
-}
 
 struct Drained {
   std::vector<KernelActivityRecord> activity;
@@ -72,7 +57,7 @@ class CuptiFaceTest : public ::testing::Test {
 };
 
 TEST_F(CuptiFaceTest, KernelsAndCopiesReachTheRingsAsCuptiDescribedThem) {
-  ASSERT_TRUE(attach(fakeApi(), kCuptiOn, "fake"));
+  ASSERT_TRUE(attach(testutil::linkedCuptiApi(), kCuptiOn, "fake"));
   fakeCuptiKernel("ampere_sgemm_128x64_nn", 1'000, 5'000, 3, 7, 42);
   fakeCuptiKernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5'100, 9'000, 3, 13, 43);
   fakeCuptiMemcpy(1 << 20, 1, 9'500, 9'900, 3, 7);
@@ -102,7 +87,7 @@ TEST_F(CuptiFaceTest, KernelsAndCopiesReachTheRingsAsCuptiDescribedThem) {
 TEST_F(CuptiFaceTest, BacksOffNamingTheToolThatHoldsCupti) {
   fakeCuptiSetHolder("Nsight Systems");
   testing::internal::CaptureStderr();
-  EXPECT_FALSE(attach(fakeApi(), kCuptiOn, "fake"));
+  EXPECT_FALSE(attach(testutil::linkedCuptiApi(), kCuptiOn, "fake"));
   const std::string said = testing::internal::GetCapturedStderr();
   EXPECT_EQ(said, "commtrace: CUPTI is held by Nsight Systems; compute timeline off (NCCL ops are still recorded)\n");
   EXPECT_FALSE(faceStats().attached);
@@ -113,7 +98,7 @@ TEST_F(CuptiFaceTest, BacksOffNamingTheToolThatHoldsCupti) {
 }
 
 TEST_F(CuptiFaceTest, OffMeansNoCuptiCallAtAll) {
-  EXPECT_FALSE(attach(fakeApi(), kCuptiOff, "fake"));
+  EXPECT_FALSE(attach(testutil::linkedCuptiApi(), kCuptiOff, "fake"));
   fakeCuptiSetHolder(nullptr);
   // Had the face subscribed, a second subscriber would now be refused.
   CUpti_SubscriberHandle handle = nullptr;
@@ -122,7 +107,7 @@ TEST_F(CuptiFaceTest, OffMeansNoCuptiCallAtAll) {
 }
 
 TEST_F(CuptiFaceTest, BufferMemoryIsBoundedAndWhatCuptiDroppedIsCounted) {
-  ASSERT_TRUE(attach(fakeApi(), kCuptiOn, "fake"));
+  ASSERT_TRUE(attach(testutil::linkedCuptiApi(), kCuptiOn, "fake"));
   fakeCuptiHoldFullBuffers(1);  // the flusher is behind: CUPTI keeps what it filled
   const uint64_t per_buffer = 1'048'576 / sizeof(CUpti_ActivityKernel10);
   const uint64_t emitted = per_buffer * 6;  // the pool has 4
@@ -154,7 +139,7 @@ TEST_F(CuptiFaceTest, SamplingWindowsAreTheFirstSecondsOfEachPeriod) {
 TEST_F(CuptiFaceTest, SampledModeRecordsOnlyInsideWindows) {
   g_settings.cupti_window_s = 1;
   g_settings.cupti_period_s = 2;
-  ASSERT_TRUE(attach(fakeApi(), kCuptiSampled, "fake"));
+  ASSERT_TRUE(attach(testutil::linkedCuptiApi(), kCuptiSampled, "fake"));
   fakeCuptiKernel("inside", 1, 2, 0, 0, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   beforeDrain(false);  // the window closed: kinds off, what ran inside is handed over
@@ -169,12 +154,12 @@ TEST_F(CuptiFaceTest, SampledModeRecordsOnlyInsideWindows) {
 
 TEST_F(CuptiFaceTest, CuptisClockGoesIntoClockSamplesOnlyWhileAttached) {
   EXPECT_EQ(clockNow(), 0u);
-  ASSERT_TRUE(attach(fakeApi(), kCuptiOn, "fake"));
+  ASSERT_TRUE(attach(testutil::linkedCuptiApi(), kCuptiOn, "fake"));
   EXPECT_GT(clockNow(), 1'600'000'000'000'000'000u);  // CUPTI's default clock is CLOCK_REALTIME
 }
 
 TEST_F(CuptiFaceTest, DeliveriesOnManyThreadsWhileTheFlusherHandsOver) {
-  ASSERT_TRUE(attach(fakeApi(), kCuptiOn, "fake"));
+  ASSERT_TRUE(attach(testutil::linkedCuptiApi(), kCuptiOn, "fake"));
   constexpr int kThreads = 4, kKernels = 20'000;
   std::atomic<bool> done{false};
   uint64_t drained = 0;
