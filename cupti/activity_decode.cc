@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
+#include <string_view>
 #include <iterator>
 
 #include "core/string_table.h"
@@ -60,7 +62,18 @@ void decodeCopy(const Copy& c, uint8_t activity, StringId name, KernelActivityRe
 
 }  // namespace
 
-bool decodeActivity(const CUpti_Activity& activity, KernelActivityRecord& out) {
+StringId KernelNameCache::intern(const char* name) {
+  if (name == nullptr) return 0;
+  Entry& e = entries_[(reinterpret_cast<uintptr_t>(name) >> 3) % kEntries];
+  if (e.name == name) {
+    const std::string_view text = StringTable::global().lookup(e.id);
+    if (std::memcmp(text.data(), name, text.size()) == 0 && name[text.size()] == '\0') return e.id;
+  }
+  e = {name, StringTable::global().intern(name)};
+  return e.id;
+}
+
+bool decodeActivity(const CUpti_Activity& activity, KernelActivityRecord& out, KernelNameCache* names) {
   static constinit std::atomic<StringId> memset_name{0};
   switch (activity.kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -69,7 +82,7 @@ bool decodeActivity(const CUpti_Activity& activity, KernelActivityRecord& out) {
       out = KernelActivityRecord{.start_ns = k.start,
                                  .end_ns = k.end,
                                  .bytes = 0,
-                                 .name = StringTable::global().intern(k.name),
+                                 .name = names != nullptr ? names->intern(k.name) : StringTable::global().intern(k.name),
                                  .correlation_id = k.correlationId,
                                  .stream_id = k.streamId,
                                  .context_id = k.contextId,

@@ -11,7 +11,25 @@ namespace commtrace::cupti {
 // KernelActivityRecord::activity values.
 inline constexpr uint8_t kKernel = 1, kMemcpy = 2, kMemset = 3;
 
-// false for the kinds the face does not keep.
-bool decodeActivity(const CUpti_Activity& activity, KernelActivityRecord& out);
+// Kernel names are CUPTI's, "shared across all activity records representing the same
+// kernel": one pointer, one name. This direct-mapped cache from pointer to StringId spares
+// hashing the name for every record. A hit is checked against the table's text, in case
+// CUPTI reused the memory for another name; names the table truncated always miss.
+class KernelNameCache {
+ public:
+  StringId intern(const char* name);
+
+ private:
+  static constexpr size_t kEntries = 512;
+  struct Entry {
+    const char* name = nullptr;
+    StringId id = 0;
+  };
+  Entry entries_[kEntries];
+};
+
+// false for the kinds the face does not keep. names: the delivering thread's cache, or
+// nullptr to intern every name.
+bool decodeActivity(const CUpti_Activity& activity, KernelActivityRecord& out, KernelNameCache* names = nullptr);
 
 }  // namespace commtrace::cupti

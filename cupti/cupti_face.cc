@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "core/clock.h"
@@ -52,10 +53,16 @@ void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   *size = *buffer != nullptr ? ActivityBuffers::kBufferBytes : 0;  // 0: CUPTI drops and counts
 }
 
+// The delivering thread's kernel-name cache: allocated at its first delivery (CUPTI's worker
+// and the flusher live as long as the process; the few KB are never freed), a pointer in
+// TLS because 8 KB would not fit the static TLS a dlopened library may take.
+constinit thread_local KernelNameCache* tl_names __attribute__((tls_model("initial-exec"))) = nullptr;
+
 // CUPTI's worker thread, or whichever thread flushes: its first record gets a ring that takes
-// the whole pool.
+// the whole pool, and a name cache.
 void ensureDeliveryRing() {
   if (RingRegistry::currentThreadRing() == nullptr) RingRegistry::global().registerCurrentThread(ActivityBuffers::kRingRecords);
+  if (tl_names == nullptr) tl_names = new (std::nothrow) KernelNameCache();
 }
 
 void CUPTIAPI bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
@@ -64,7 +71,7 @@ void CUPTIAPI bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffe
   uint64_t copied = 0;
   while (g_api.next_record(buffer, valid, &activity) == CUPTI_SUCCESS) {
     KernelActivityRecord r;
-    if (decodeActivity(*activity, r) && record(r) != PushResult::kDropped) ++copied;
+    if (decodeActivity(*activity, r, tl_names) && record(r) != PushResult::kDropped) ++copied;
   }
   g_records.fetch_add(copied, std::memory_order_relaxed);
   size_t dropped = 0;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,6 +83,21 @@ TEST_F(CuptiFaceTest, KernelsAndCopiesReachTheRingsAsCuptiDescribedThem) {
   EXPECT_EQ(copy.bytes, 1u << 20);
   EXPECT_EQ(copy.end_ns - copy.start_ns, 400u);
   EXPECT_EQ(faceStats().records, 3u);
+}
+
+TEST(KernelNameCacheTest, OnePointerOneNameUnlessCuptiReusedTheMemory) {
+  KernelNameCache cache;
+  char name[64] = "void flash_fwd_kernel<Flash_fwd_params>(Flash_fwd_params)";
+  const StringId first = cache.intern(name);
+  EXPECT_EQ(nameOf(first), name);
+  EXPECT_EQ(cache.intern(name), first);
+  std::strcpy(name, "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn");  // same address, another kernel
+  const StringId second = cache.intern(name);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(nameOf(second), name);
+  std::strcpy(name, "void flash_fwd_kernel<Flash_fwd_params>(Flash_fwd_params)x");  // a longer name with the old as prefix
+  EXPECT_EQ(nameOf(cache.intern(name)), name);
+  EXPECT_EQ(cache.intern(nullptr), 0u);
 }
 
 TEST_F(CuptiFaceTest, BacksOffNamingTheToolThatHoldsCupti) {
