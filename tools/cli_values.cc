@@ -65,4 +65,14 @@ std::optional<int64_t> parseDuration(const std::string& text, std::string& error
   return std::nullopt;
 }
 
+std::optional<report::StepRule> parseStepRule(const std::string& text, std::string& error) {
+  if (text.empty()) return report::StepRule{};
+  try {
+    return report::StepRule(text);
+  } catch (const std::regex_error& e) {
+    error = "'" + text + "' is not a regular expression (" + e.what() + ")";
+    return std::nullopt;
+  }
+}
+
 }  // namespace commtrace::tools

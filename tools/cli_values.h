@@ -1,5 +1,5 @@
 // Values the commtrace command's options take beyond what CLI11 checks: rank lists, step
-// ranges and durations. Each parser returns nullopt and sets error (one line, no prefix)
+// ranges, durations and the step range. Each parser returns nullopt and sets error (one line, no prefix)
 // when the text is not one.
 #pragma once
 
@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tools/report/analyses/overlap.h"
 
 namespace commtrace::tools {
 
@@ -19,5 +21,8 @@ std::optional<std::pair<int, int>> parseStepRange(const std::string& text, std::
 
 // "1.5s", "250ms", "40us", "100ns", "0": nanoseconds; a unit is required except for 0.
 std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
+
+// An NVTX range name or ECMAScript regular expression naming the step range; "" is the default rule.
+std::optional<report::StepRule> parseStepRule(const std::string& text, std::string& error);
 
 }  // namespace commtrace::tools

@@ -53,7 +53,8 @@ bool parseExportFilter(const std::string& ranks, const std::string& steps, const
 }
 
 // What report and export read: the paths, which job, and how loading shows progress.
-void addRunOptions(CLI::App* cmd, std::vector<std::string>& paths, std::string& job, std::string& progress) {
+void addRunOptions(CLI::App* cmd, std::vector<std::string>& paths, std::string& job, std::string& progress,
+                   std::string& step_range) {
   cmd->add_option("paths", paths,
                   "the run: directories (every *.ctrace below them, per-node subdirectories included) and trace files")
       ->required();
@@ -62,6 +63,22 @@ void addRunOptions(CLI::App* cmd, std::vector<std::string>& paths, std::string& 
                   "to read them as one run. Without it, files of several jobs are refused with a list of the jobs");
   addNamedOption(cmd, "--progress", progress, kProgressModes,
                  "a progress line on stderr while the files are read: auto (when stderr is a terminal), always, never");
+  cmd->add_option("--step-range", step_range,
+                  "the NVTX range that is one training step: a name, or an ECMAScript regular expression its whole name "
+                  "matches ('train_step', 'iter [0-9]+'). Default: PyTorch's ProfilerStep#N ranges where recorded, else the "
+                  "most frequent top-level range that repeats, else the op sequence's repeating period")
+      ->envname("COMMTRACE_STEP_RANGE");
+}
+
+bool stepRuleFrom(const std::string& text, commtrace::report::StepRule& rule) {
+  std::string error;
+  const auto parsed = commtrace::tools::parseStepRule(text, error);
+  if (!parsed) {
+    std::cerr << "commtrace: --step-range " << error << "\n";
+    return false;
+  }
+  rule = *parsed;
+  return true;
 }
 
 }  // namespace
@@ -106,7 +123,8 @@ int main(int argc, char** argv) {
       "compute/communication overlap. Long tables are cut; json, csv and html hold every row.\n"
       "Exit status: 0 when the run was analysed (damaged or missing files are reported in it), 1 when nothing could be analysed "
       "or the output could not be written, 2 for usage errors.");
-  addRunOptions(report, report_options.paths, report_options.job, report_progress);
+  std::string report_step_range, export_step_range;
+  addRunOptions(report, report_options.paths, report_options.job, report_progress, report_step_range);
   addNamedOption(report, "--format", report_format, kFormats,
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
@@ -122,7 +140,7 @@ int main(int argc, char** argv) {
                  "track per CUDA stream, every op a slice with its fields as args, one collective's slices on all ranks joined "
                  "by flow arrows, on the aligned timeline")
       ->required();
-  addRunOptions(export_cmd, export_options.paths, export_options.job, export_progress);
+  addRunOptions(export_cmd, export_options.paths, export_options.job, export_progress, export_step_range);
   addNamedOption(export_cmd, "--format", export_format, kTraceEncodings,
                  "protobuf: Perfetto's own format (compact, with flow arrows); json: Chrome trace-event JSON (about 10x "
                  "larger, no flows; chrome://tracing reads it)");
@@ -181,6 +199,7 @@ int main(int argc, char** argv) {
   if (*report) {
     report_options.format = kFormats.at(report_format);
     report_options.progress = kProgressModes.at(report_progress);
+    if (!stepRuleFrom(report_step_range, report_options.step_rule)) return 2;
     return commtrace::tools::runReport(report_options, std::cout, std::cerr);
   }
   if (*export_cmd) {
@@ -188,6 +207,7 @@ int main(int argc, char** argv) {
     export_options.perfetto.encoding = kTraceEncodings.at(export_format);
     export_options.perfetto.gzip = export_compress == "gzip";
     if (!parseExportFilter(export_ranks, export_steps, export_from, export_to, export_options.perfetto.filter)) return 2;
+    if (!stepRuleFrom(export_step_range, export_options.perfetto.filter.step_rule)) return 2;
     return commtrace::tools::runExport(export_options, std::cout, std::cerr);
   }
   return 0;

@@ -69,7 +69,7 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   }
   RunModel run;
   if (!load(options, run, err)) return 1;  // the loader said why
-  const Report r = report::buildReport(run, report::alignClocks(run));
+  const Report r = report::buildReport(run, report::alignClocks(run), options.step_rule);
   return writeReport(r, options, out, err) ? 0 : 1;
 }
 

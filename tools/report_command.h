@@ -19,6 +19,7 @@ struct ReportOptions {
   ReportFormat format = ReportFormat::kText;
   std::string out;  // file (text, json, html) or directory (csv); empty: stdout
   ProgressMode progress = ProgressMode::kAuto;
+  report::StepRule step_rule;  // --step-range
 };
 
 struct ExportOptions {

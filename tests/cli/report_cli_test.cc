@@ -66,6 +66,10 @@ TEST(ReportCli, UsageErrorsExitTwo) {
   EXPECT_EQ(commtrace(scratch, {"report", run.path(), "--format", "pdf"}).exit_code, 2);
   EXPECT_EQ(commtrace(scratch, {"report"}).exit_code, 2);
   EXPECT_EQ(commtrace(scratch, {"export", run.path()}).exit_code, 2);  // --perfetto is the one format, and required
+  const ProgramResult regex = commtrace(scratch, {"report", run.path(), "--step-range", "iter ["});
+  EXPECT_EQ(regex.exit_code, 2);
+  EXPECT_NE(regex.err.find("commtrace: --step-range 'iter [' is not a regular expression"), std::string::npos) << regex.err;
+  EXPECT_EQ(commtrace(scratch, {"export", "--perfetto", run.path(), "--step-range", "("}).exit_code, 2);
 }
 
 // Two jobs (the driver as srun, then as Open MPI's mpirun) write into one directory, as

@@ -136,14 +136,14 @@ void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
 
 }  // namespace
 
-Report buildReport(const RunModel& run, const ClockAlignment& clocks) {
+Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule) {
   Report report;
   report.run = summarizeRun(run);
   report.clocks = clocks.summary;
   report.communicators = communicatorRows(run);
   report.bandwidth = bandwidthTable(run);
   report.matrix = communicationMatrix(run);
-  report.overlap = computeOverlap(run);
+  report.overlap = computeOverlap(run, step_rule);
   report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks);
   report.mismatches = findMismatches(run, report.mismatches_total);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <optional>
+#include <functional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -128,23 +128,42 @@ std::string foldDigits(std::string_view name) {
   return key;
 }
 
-// Steps from NVTX: the most frequent range name at the shallowest depth where some name repeats,
-// its occurrences mapped from the CPU clock to the GPU clock with the process's clock samples.
-std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline& timeline, const NamePool& names) {
-  if (!process.gpu_from_cpu.valid || timeline.phases.empty()) return {};
+const std::regex kProfilerStep("ProfilerStep#[0-9]+");
+
+// The most frequent folded name at the shallowest depth where one repeats; "" when none does.
+std::pair<uint16_t, std::string> repeatingRange(const ProcessTimeline& timeline, const NamePool& names) {
   std::map<std::pair<uint16_t, std::string>, size_t> occurrences;  // (depth, folded name)
   for (const PhaseSpan& ph : timeline.phases) ++occurrences[{ph.depth, foldDigits(names[ph.name])}];
-  std::optional<std::pair<uint16_t, std::string>> best;
+  std::pair<uint16_t, std::string> best;
   size_t best_count = 1;
   for (const auto& [key, count] : occurrences) {
-    if (best && key.first > best->first) break;  // ordered by depth: a shallower repeating range wins
+    if (best_count > 1 && key.first > best.first) break;  // ordered by depth: a shallower repeating range wins
     if (count > best_count) best = key, best_count = count;
   }
-  if (!best) return {};
+  return best;
+}
+
+// Steps from NVTX (StepRule), mapped from the CPU clock to the GPU clock.
+std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline& timeline, const NamePool& names,
+                              const StepRule& rule) {
+  if (!process.gpu_from_cpu.valid || timeline.phases.empty()) return {};
+  std::function<bool(const PhaseSpan&)> isStep;
+  const bool profiler_steps = std::any_of(timeline.phases.begin(), timeline.phases.end(), [&](const PhaseSpan& ph) {
+    return std::regex_match(names[ph.name].begin(), names[ph.name].end(), kProfilerStep);
+  });
+  if (rule.set()) {
+    isStep = [&](const PhaseSpan& ph) { return rule.matches(names[ph.name]); };
+  } else if (profiler_steps) {
+    isStep = [&](const PhaseSpan& ph) { return std::regex_match(names[ph.name].begin(), names[ph.name].end(), kProfilerStep); };
+  } else {
+    const auto [depth, folded] = repeatingRange(timeline, names);
+    if (folded.empty()) return {};
+    isStep = [&, depth = depth, folded = folded](const PhaseSpan& ph) { return ph.depth == depth && foldDigits(names[ph.name]) == folded; };
+  }
   std::vector<Window> steps;
   auto toGpu = [&](uint64_t cpu_ns) { return static_cast<uint64_t>(std::max(0.0, process.gpu_from_cpu.apply(static_cast<double>(cpu_ns)))); };
   for (const PhaseSpan& ph : timeline.phases) {
-    if (ph.depth != best->first || foldDigits(names[ph.name]) != best->second) continue;
+    if (!isStep(ph)) continue;
     const Window w{toGpu(ph.cpu_start_ns), toGpu(ph.cpu_end_ns)};
     if (w.end_ns > w.start_ns) steps.push_back(w);
   }
@@ -222,8 +241,9 @@ const ProcessTimeline& timelineOf(const RunModel& run, size_t p) {
 }
 
 // A process's steps: its repeating top-level NVTX range, else its op sequence's period.
-std::vector<Window> stepsOf(const RunModel& run, size_t p, const std::vector<RankOp>& ops, std::string& source) {
-  std::vector<Window> steps = nvtxSteps(run.processes[p], timelineOf(run, p), run.names);
+std::vector<Window> stepsOf(const RunModel& run, size_t p, const std::vector<RankOp>& ops, const StepRule& rule,
+                            std::string& source) {
+  std::vector<Window> steps = nvtxSteps(run.processes[p], timelineOf(run, p), run.names, rule);
   source = "nvtx";
   if (steps.empty()) {
     steps = inferredSteps(ops);
@@ -232,7 +252,7 @@ std::vector<Window> stepsOf(const RunModel& run, size_t p, const std::vector<Ran
   return steps;
 }
 
-OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<RankOp>& ops) {
+OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<RankOp>& ops, const StepRule& rule) {
   const ProcessTimeline& timeline = timelineOf(run, p);
   OverlapRow row;
   row.rank = run.processes[p].rank;
@@ -258,7 +278,7 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
   fillFromCoverage(coverage(comm, compute, span), row.available, row);
   if (row.available && row.comm_us > 0) row.overlap_pct = 100.0 * row.overlapped_us / row.comm_us;
 
-  const std::vector<Window> steps = stepsOf(run, p, ops, row.step_source);
+  const std::vector<Window> steps = stepsOf(run, p, ops, rule, row.step_source);
   for (size_t s = 0; s < steps.size(); ++s) {
     StepOverlap step;
     step.step = static_cast<int>(s);
@@ -287,18 +307,22 @@ void forEachProcessInProgramOrder(const RunModel& run, PerProcess&& each) {
 
 }  // namespace
 
-std::vector<OverlapRow> computeOverlap(const RunModel& run) {
+bool StepRule::matches(std::string_view name) const {
+  return name == range_ || std::regex_match(name.begin(), name.end(), pattern_);
+}
+
+std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule) {
   std::vector<OverlapRow> rows;
   rows.reserve(run.processes.size());
-  forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) { rows.push_back(overlapOfProcess(run, p, ops)); });
+  forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) { rows.push_back(overlapOfProcess(run, p, ops, rule)); });
   return rows;
 }
 
-std::vector<std::vector<StepWindow>> stepWindows(const RunModel& run) {
+std::vector<std::vector<StepWindow>> stepWindows(const RunModel& run, const StepRule& rule) {
   std::vector<std::vector<StepWindow>> out(run.processes.size());
   forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) {
     std::string source;
-    out[p] = stepsOf(run, p, ops, source);
+    out[p] = stepsOf(run, p, ops, rule, source);
   });
   return out;
 }

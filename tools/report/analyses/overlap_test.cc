@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <regex>
+#include <tuple>
+
 #include "tests/support/run_model_builder.h"
 
 namespace commtrace::report {
@@ -167,6 +171,52 @@ TEST(Overlap, StepsFromTheRepeatingTopLevelNvtxRange) {
     EXPECT_DOUBLE_EQ(row.steps[s].overlapped_us, 2);
     EXPECT_NEAR(row.steps[s].idle_us, 95 - 35, kMapPrecisionUs);  // the range's 95 us less 35 us busy
   }
+}
+
+// steppedRank(3) on the GPU clock = the CPU clock, with ranges given as (name, depth,
+// start us, end us), and the overlap row under rule.
+OverlapRow overlapWithRanges(const std::vector<std::tuple<std::string, uint16_t, double, double>>& ranges,
+                             const StepRule& rule = {}) {
+  RunModelBuilder b = steppedRank(3);
+  for (const auto& [name, depth, start, end] : ranges) {
+    b.run.timelines[0].phases.push_back({b.run.names.intern(name), kBase + static_cast<uint64_t>(start * 1000),
+                                          kBase + static_cast<uint64_t>(end * 1000), depth});
+  }
+  b.run.processes[0].gpu_from_cpu = {.slope = 1.0, .intercept = 0, .valid = true};
+  return computeOverlap(b.run, rule).at(0);
+}
+
+std::vector<double> stepStarts(const OverlapRow& row) {
+  std::vector<double> out;
+  for (const StepOverlap& s : row.steps) out.push_back(std::round(s.start_us));
+  return out;
+}
+
+TEST(Overlap, PyTorchProfilerStepsWinOverAMoreFrequentShallowerRange) {
+  // torch.profiler's ProfilerStep#N inside the user's own repeating "train" and "log" ranges.
+  std::vector<std::tuple<std::string, uint16_t, double, double>> ranges;
+  for (int s = 0; s < 3; ++s) {
+    ranges.emplace_back("train", 0, 100.0 * s, 100.0 * s + 95);
+    ranges.emplace_back("log", 0, 100.0 * s + 95, 100.0 * s + 99);
+    ranges.emplace_back("ProfilerStep#" + std::to_string(551 + s), 1, 100.0 * s + 2, 100.0 * s + 90);
+  }
+  const OverlapRow row = overlapWithRanges(ranges);
+  EXPECT_EQ(row.step_source, "nvtx");
+  EXPECT_EQ(stepStarts(row), (std::vector<double>{2, 102, 202}));
+}
+
+TEST(Overlap, TheStepRangeRuleNamesTheStepByNameOrExpression) {
+  std::vector<std::tuple<std::string, uint16_t, double, double>> ranges;
+  for (int s = 0; s < 3; ++s) {
+    ranges.emplace_back("iteration " + std::to_string(s), 0, 100.0 * s, 100.0 * s + 95);
+    ranges.emplace_back("optimizer", 1, 100.0 * s + 60, 100.0 * s + 70);
+    ranges.emplace_back("ProfilerStep#" + std::to_string(s), 1, 100.0 * s + 2, 100.0 * s + 90);
+  }
+  EXPECT_EQ(stepStarts(overlapWithRanges(ranges, StepRule("optimizer"))), (std::vector<double>{60, 160, 260}));
+  EXPECT_EQ(stepStarts(overlapWithRanges(ranges, StepRule("iteration [0-9]+"))), (std::vector<double>{0, 100, 200}));
+  // A rule nothing matches leaves the op pattern.
+  EXPECT_EQ(overlapWithRanges(ranges, StepRule("no such range")).step_source, "inferred");
+  EXPECT_THROW(StepRule("iteration ["), std::regex_error);
 }
 
 TEST(Overlap, NvtxRangesWithoutClockSamplesFallBackToTheOpPattern) {

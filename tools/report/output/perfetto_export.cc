@@ -101,7 +101,7 @@ class Lanes {
 class SliceFilter {
  public:
   SliceFilter(const RunModel& run, const ExportFilter& filter) : filter_(filter) {
-    if (filter.steps) steps_ = stepWindows(run);
+    if (filter.steps) steps_ = stepWindows(run, filter.step_rule);
   }
   bool keepsRank(int rank) const {
     return filter_.ranks.empty() || std::find(filter_.ranks.begin(), filter_.ranks.end(), rank) != filter_.ranks.end();

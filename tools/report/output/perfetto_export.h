@@ -17,6 +17,7 @@
 
 #include "tools/report/load/clock_align.h"
 #include "tools/report/output/trace_format.h"
+#include "tools/report/analyses/overlap.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -26,6 +27,7 @@ struct ExportFilter {
   std::vector<int> ranks;                 // global ranks; empty: every rank
   std::optional<std::pair<int, int>> steps;  // first and last step (from 0), as the overlap table numbers them
   std::optional<int64_t> from_ns, to_ns;  // on the trace's timeline: slices overlapping [from, to)
+  StepRule step_rule;                     // which NVTX range is a step (steps only)
 };
 
 struct PerfettoOptions {
