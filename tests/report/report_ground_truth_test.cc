@@ -365,7 +365,7 @@ TEST(ReportGroundTruth, HealthyRunFindingsNameNoCulprit) {
 
 // The driver's GPU reports its compute and NCCL kernels through its own libcupti; the CUPTI
 // face records them; the reader places them on each GPU's clock through the NCCL kernels.
-// Overlap per rank must then be what the driver planted, to within the GPU clock's drift
+// Overlap per rank, and compute time by kernel type, must then be what the driver planted, to within the GPU clock's drift
 // (6.5 ppm on node 1) and its 1 us tick per op edge.
 TEST(ReportGroundTruth, OverlapIsWhatThePlantedKernelsGive) {
   DriverRun& d = demoRun();
@@ -381,6 +381,11 @@ TEST(ReportGroundTruth, OverlapIsWhatThePlantedKernelsGive) {
     EXPECT_NEAR(row->overlapped_us, overlapped_us, 0.002 * overlapped_us + 400) << rank;
     EXPECT_GT(overlapped_us, 1000.0) << rank << ": the demo's DDP-style buckets overlap compute";
     EXPECT_EQ(row->clock_matched, row->clock_kernels) << rank << ": every NCCL kernel matched an op";
+    const auto types = std::find_if(report.kernels.types.begin(), report.kernels.types.end(),
+                                    [&](const KernelTypeRow& t) { return t.rank == rank; });
+    ASSERT_NE(types, report.kernels.types.end()) << rank;
+    const double compute_us = truth["compute_ns"].get<double>() / 1e3;
+    EXPECT_NEAR(types->computation_us, compute_us, 1e-6 * compute_us) << rank << ": CUPTI's clock has no drift or tick";
     EXPECT_GT(row->clock_kernels, 100u) << rank;
     EXPECT_LT(row->clock_residual_us, 2.0) << rank;
   }

@@ -8,6 +8,7 @@
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/cuda_sync.h"
+#include "tools/report/analyses/kernel_breakdown.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/stragglers.h"
@@ -144,6 +145,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.bandwidth = bandwidthTable(run);
   report.matrix = communicationMatrix(run);
   report.overlap = computeOverlap(run, step_rule);
+  report.kernels = kernelBreakdown(run);
   report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks);
   report.mismatches = findMismatches(run, report.mismatches_total);

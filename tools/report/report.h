@@ -131,6 +131,33 @@ struct OverlapRow {
   double clock_residual_us = 0;
 };
 
+// GPU activity by name, as HTA's kernel breakdown has it. Types are HTA's: communication
+// (NCCL's kernels), memory (memcpys and memsets), computation (every other kernel).
+struct KernelRow {
+  int rank = -1;  // -1: all ranks together
+  std::string name;
+  std::string type;  // "computation", "communication", "memory"
+  int ranks = 0;     // ranks that ran it
+  uint64_t count = 0;
+  double total_us = 0;
+  double avg_us = 0;
+  double max_us = 0;
+  double share_pct = 0;  // of the GPU activity time of its rank (all ranks' for rank -1)
+};
+
+struct KernelTypeRow {
+  int rank = -1;
+  double computation_us = 0;
+  double communication_us = 0;
+  double memory_us = 0;
+};
+
+struct KernelBreakdown {
+  std::vector<KernelRow> top;          // all ranks together, most total time first
+  std::vector<KernelRow> per_rank;     // each rank's top kernels, in rank order
+  std::vector<KernelTypeRow> types;    // per rank with CUPTI records, in rank order
+};
+
 // How much one rank kept the others waiting.
 struct StragglerRow {
   int rank = -1;
@@ -242,6 +269,7 @@ struct Report {
   std::vector<BandwidthRow> bandwidth;
   CommMatrix matrix;
   std::vector<OverlapRow> overlap;
+  KernelBreakdown kernels;
   std::vector<CudaSyncRow> cuda_sync;  // processes with CUDA sync calls, in process order
   StragglerReport stragglers;
   std::vector<MismatchRow> mismatches;

@@ -153,7 +153,18 @@ struct CudaCallSpan {
   int32_t result = 0;  // the cudaError_t it returned
 };
 
+// What one name of GPU activity (a kernel, "Memcpy HtoD", "Memset") ran on one process,
+// summed from CUPTI's records as they are read.
+struct KernelTally {
+  NameId name = 0;
+  uint8_t activity = 1;  // KernelActivityRecord::activity: 1 kernel, 2 memcpy, 3 memset
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+};
+
 struct ProcessTimeline {
+  std::vector<KernelTally> kernels;  // one per name, most total time first
   std::vector<GpuInterval> compute;  // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start
   std::vector<PhaseSpan> phases;     // sorted by start
   std::vector<CudaCallSpan> cuda_calls;  // sorted by start

@@ -122,9 +122,15 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
 // and memsets run on copy engines, not on the SMs that would hide communication, so they
 // are not compute here.
 void ProcessReader::addCompute(const KernelActivityRecord& k) {
+  const uint64_t duration = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+  const NameId kernel = name(k.name);
+  KernelTally& tally = kernel_tally_.try_emplace(kernel, KernelTally{.name = kernel, .activity = k.activity}).first->second;
+  ++tally.count;
+  tally.total_ns += duration;
+  tally.max_ns = std::max(tally.max_ns, duration);
   if (k.activity != 1) return;
   has_kernel_records_ = true;
-  if (k.end_ns <= k.start_ns) return;
+  if (duration == 0) return;
   if (reader_.str(k.name).starts_with("nccl")) nccl_kernel_ends_.push_back(k.end_ns);
   else compute_cupti_.push_back({k.start_ns, k.end_ns});
 }
@@ -186,6 +192,10 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   info.last_gpu_ns = last_gpu_ns_;
 
   timeline.has_kernel_records = has_kernel_records_;
+  for (const auto& [id, tally] : kernel_tally_) timeline.kernels.push_back(tally);
+  std::sort(timeline.kernels.begin(), timeline.kernels.end(), [](const KernelTally& a, const KernelTally& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
   if (info.gpu_from_cupti.valid) {
     for (const GpuInterval& k : compute_cupti_) {
       const auto to_gpu = [&](uint64_t t) { return static_cast<uint64_t>(info.gpu_from_cupti.apply(static_cast<double>(t))); };

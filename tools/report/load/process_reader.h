@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "sink/reader.h"
@@ -113,6 +114,7 @@ class ProcessReader {
   std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
   std::vector<std::pair<uint64_t, uint64_t>> cpu_cupti_samples_;  // the flusher's (monotonic, CUPTI) readings
   std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock
+  std::unordered_map<NameId, KernelTally> kernel_tally_;
   std::vector<uint64_t> nccl_kernel_ends_;  // NCCL's kernels, CUPTI clock
   std::vector<uint64_t> op_gpu_ends_;       // the plugin's ops, GPU clock
   bool has_kernel_records_ = false;

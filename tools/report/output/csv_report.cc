@@ -162,6 +162,22 @@ CsvTable overlapStepsTable(const std::vector<OverlapRow>& rows) {
   return t;
 }
 
+CsvTable kernelsTable(const KernelBreakdown& k) {
+  CsvTable t{"kernels.csv", {"rank", "name", "type", "ranks", "count", "total_us", "avg_us", "max_us", "share_pct"}, {}};
+  for (const auto* list : {&k.top, &k.per_rank})
+    for (const KernelRow& r : *list)
+      t.rows.push_back({num(r.rank), r.name, r.type, num(r.ranks), num(r.count), num(r.total_us), num(r.avg_us), num(r.max_us),
+                        num(r.share_pct)});
+  return t;
+}
+
+CsvTable kernelTypesTable(const std::vector<KernelTypeRow>& rows) {
+  CsvTable t{"kernel_types.csv", {"rank", "computation_us", "communication_us", "memory_us"}, {}};
+  for (const KernelTypeRow& r : rows)
+    t.rows.push_back({num(r.rank), num(r.computation_us), num(r.communication_us), num(r.memory_us)});
+  return t;
+}
+
 Row cudaSyncCells(const CudaSyncStats& s) {
   return {num(s.count), num(s.failed), num(s.total_us), num(s.p50_us), num(s.max_us)};
 }
@@ -256,6 +272,8 @@ std::vector<CsvTable> allTables(const Report& r) {
           matrixCellsTable(r.matrix),
           overlapTable(r.overlap),
           overlapStepsTable(r.overlap),
+          kernelsTable(r.kernels),
+          kernelTypesTable(r.kernels.types),
           cudaSyncTable(r.cuda_sync),
           cudaSyncStreamsTable(r.cuda_sync),
           stragglersTable(r.stragglers.ranks),

@@ -166,6 +166,10 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
   if (const std::string note = tables::kernelClockNote(r.overlap); !note.empty()) writeNotes({note}, out);
+  page.section("kernels", "GPU kernels");
+  writeTable(tables::kernels(r.kernels.top), out);
+  writeTable(tables::kernelTypes(r.kernels.types), out);
+  writeTable(tables::kernels(r.kernels.per_rank), out);
   page.section("cuda-sync", "CPU blocked in CUDA synchronisation");
   writeTable(tables::cudaSync(r.cuda_sync), out);
   page.section("mismatches", "Mismatches and hangs (" + std::to_string(r.mismatches_total) + ")");

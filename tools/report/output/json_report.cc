@@ -132,6 +132,21 @@ Json overlapJson(const std::vector<OverlapRow>& rows) {
   return out;
 }
 
+Json kernelsJson(const KernelBreakdown& k) {
+  const auto rows = [](const std::vector<KernelRow>& list) {
+    Json out = Json::array();
+    for (const KernelRow& r : list)
+      out.push_back({{"rank", r.rank}, {"name", r.name}, {"type", r.type}, {"ranks", r.ranks}, {"count", r.count},
+                     {"total_us", r.total_us}, {"avg_us", r.avg_us}, {"max_us", r.max_us}, {"share_pct", r.share_pct}});
+    return out;
+  };
+  Json types = Json::array();
+  for (const KernelTypeRow& t : k.types)
+    types.push_back({{"rank", t.rank}, {"computation_us", t.computation_us}, {"communication_us", t.communication_us},
+                     {"memory_us", t.memory_us}});
+  return {{"top", rows(k.top)}, {"per_rank", rows(k.per_rank)}, {"types", types}};
+}
+
 Json cudaSyncStats(const CudaSyncStats& s) {
   return {{"count", s.count}, {"failed", s.failed}, {"total_us", s.total_us}, {"p50_us", s.p50_us}, {"max_us", s.max_us}};
 }
@@ -252,6 +267,7 @@ void writeJson(const Report& r, std::ostream& out) {
                     {"bandwidth", bandwidthJson(r.bandwidth)},
                     {"matrix", matrixJson(r.matrix)},
                     {"overlap", overlapJson(r.overlap)},
+                    {"kernels", kernelsJson(r.kernels)},
                     {"cuda_sync", cudaSyncJson(r.cuda_sync)},
                     {"stragglers", stragglersJson(r.stragglers.ranks)},
                     {"straggler_hosts", stragglerHostsJson(r.stragglers.hosts)},

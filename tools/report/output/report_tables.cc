@@ -200,6 +200,26 @@ std::string streamLabel(uint64_t stream) {
   return fmt::hexId(stream);
 }
 
+Table kernels(const std::vector<KernelRow>& rows) {
+  Table t{{{"rank", kRight}, {"kernel"}, {"type"}, {"ranks", kRight}, {"count", kRight}, {"total", kRight}, {"avg", kRight},
+           {"max", kRight}, {"share", kRight}},
+          {}};
+  for (const KernelRow& k : rows)
+    t.rows.push_back({k.rank < 0 ? "all" : std::to_string(k.rank), k.name, k.type, std::to_string(k.ranks), std::to_string(k.count),
+                      fmt::duration(k.total_us), fmt::duration(k.avg_us), fmt::duration(k.max_us), fmt::fixed(k.share_pct, 1) + '%'});
+  return t;
+}
+
+Table kernelTypes(const std::vector<KernelTypeRow>& rows) {
+  Table t{{{"rank", kRight}, {"computation", kRight}, {"communication", kRight}, {"memory", kRight}}, {}};
+  for (const KernelTypeRow& k : rows) {
+    const double all = k.computation_us + k.communication_us + k.memory_us;
+    const auto cell = [&](double v) { return fmt::duration(v) + " (" + fmt::fixed(all > 0 ? 100.0 * v / all : 0, 1) + "%)"; };
+    t.rows.push_back({std::to_string(k.rank), cell(k.computation_us), cell(k.communication_us), cell(k.memory_us)});
+  }
+  return t;
+}
+
 Table cudaSync(const std::vector<CudaSyncRow>& rows) {
   Table t{{{"rank", kRight}, {"call"}, {"stream"}, {"calls", kRight}, {"total", kRight}, {"p50", kRight}, {"max", kRight}, {"failed", kRight}},
           {}};

@@ -34,6 +34,10 @@ Table overlap(const std::vector<OverlapRow>& rows);
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
 // One line on how CUPTI's clock was tied to the GPU's; "" when no rank needed it.
 std::string kernelClockNote(const std::vector<OverlapRow>& rows);
+// The kernels with most GPU time (all ranks together, or each rank's), and each rank's time
+// by HTA's kernel types.
+Table kernels(const std::vector<KernelRow>& rows);
+Table kernelTypes(const std::vector<KernelTypeRow>& rows);
 // Per process and call; a call on several streams gets a row per stream under it.
 Table cudaSync(const std::vector<CudaSyncRow>& rows);
 

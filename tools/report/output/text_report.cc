@@ -77,6 +77,12 @@ void writeOverlap(const std::vector<OverlapRow>& rows, std::ostream& out) {
   if (const std::string note = tables::kernelClockNote(rows); !note.empty()) out << "  " << note << '\n';
 }
 
+void writeKernels(const KernelBreakdown& k, std::ostream& out) {
+  writeSection("GPU kernels (most GPU time, all ranks; each rank's: --format json, csv or html)", tables::kernels(k.top), kTopRows,
+               "no CUPTI records: the CUPTI face was off, held by another tool, or found no GPU", out);
+  if (!k.types.empty()) writeSection("GPU time by kernel type (per rank)", tables::kernelTypes(k.types), kLongRows, "", out);
+}
+
 void writeCudaSync(const std::vector<CudaSyncRow>& rows, std::ostream& out) {
   writeSection("CPU blocked in CUDA synchronisation (per rank, call and stream)", tables::cudaSync(rows), kLongRows,
                "none recorded: no CUDA sync call went through the preload face (not preloaded, COMMTRACE_CUDA_SYNC=0, or "
@@ -103,6 +109,7 @@ void writeText(const Report& r, std::ostream& out) {
   writeMatrix(r.matrix, out);
   writeMismatches(r, out);
   writeOverlap(r.overlap, out);
+  writeKernels(r.kernels, out);
   writeCudaSync(r.cuda_sync, out);
 }
 
