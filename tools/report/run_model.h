@@ -127,11 +127,13 @@ struct P2pTransfer {
   MemberView recv;
 };
 
-// A GPU interval of one process on its own GPU clock (a compute kernel; memcpys and memsets
-// run on copy engines and are left out).
+// A GPU interval of one process on its own GPU clock: a compute kernel (memcpys and memsets
+// run on copy engines and are left out), with its name and CUPTI stream where known.
 struct GpuInterval {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
+  NameId name = 0;      // 0: not named (unions of intervals)
+  uint32_t stream = 0;  // CUPTI's stream id
 };
 
 // A user phase (NVTX range) on the process's CPU clock.

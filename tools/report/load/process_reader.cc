@@ -132,7 +132,7 @@ void ProcessReader::addCompute(const KernelActivityRecord& k) {
   has_kernel_records_ = true;
   if (duration == 0) return;
   if (reader_.str(k.name).starts_with("nccl")) nccl_kernel_ends_.push_back(k.end_ns);
-  else compute_cupti_.push_back({k.start_ns, k.end_ns});
+  else compute_cupti_.push_back({k.start_ns, k.end_ns, kernel, k.stream_id});
 }
 
 void ProcessReader::noteGpuTimes(const MemberView& v) {
@@ -199,7 +199,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   if (info.gpu_from_cupti.valid) {
     for (const GpuInterval& k : compute_cupti_) {
       const auto to_gpu = [&](uint64_t t) { return static_cast<uint64_t>(info.gpu_from_cupti.apply(static_cast<double>(t))); };
-      timeline.compute.push_back({to_gpu(k.start_ns), to_gpu(k.end_ns)});
+      timeline.compute.push_back({to_gpu(k.start_ns), to_gpu(k.end_ns), k.name, k.stream});
     }
   } else {
     timeline.unmapped_kernels = compute_cupti_.size();

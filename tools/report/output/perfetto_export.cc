@@ -187,7 +187,7 @@ class TraceWriter {
     auto [it, inserted] = tids_.try_emplace(TrackKey{pid, s.kind, s.stream, lane}, 0);
     if (!inserted) return it->second;
     it->second = ++tids_handed_out_[pid];
-    std::string name = s.kind == Slice::Kind::kCompute ? "compute kernels"
+    std::string name = s.kind == Slice::Kind::kCompute ? "compute kernels, CUDA stream " + std::to_string(s.stream)
                        : s.kind == Slice::Kind::kPhase ? "NVTX ranges"
                        : s.stream != 0                 ? "stream " + fmt::hexId(s.stream)
                                                        : "stream (not recorded)";
@@ -211,7 +211,8 @@ class TraceWriter {
     if (p >= run_.timelines.size()) return slices;
     const ProcessTimeline& t = run_.timelines[p];
     for (uint32_t i = 0; i < t.compute.size(); ++i)
-      if (t.compute[i].end_ns > t.compute[i].start_ns) slices.push_back({t.compute[i].start_ns, t.compute[i].end_ns, Slice::Kind::kCompute, 0, {}, i});
+      if (t.compute[i].end_ns > t.compute[i].start_ns)
+        slices.push_back({t.compute[i].start_ns, t.compute[i].end_ns, Slice::Kind::kCompute, t.compute[i].stream, {}, i});
     const LinearMap& gpu_from_cpu = run_.processes[p].gpu_from_cpu;
     if (!gpu_from_cpu.valid) return slices;  // NVTX ranges are on the CPU clock: no place on the GPU timeline
     auto toGpu = [&](uint64_t cpu_ns) { return static_cast<uint64_t>(std::max(0.0, gpu_from_cpu.apply(static_cast<double>(cpu_ns)))); };
@@ -255,7 +256,10 @@ class TraceWriter {
     args_.clear();
     uint64_t flow = 0;
     std::string_view name = "compute", category = "compute";
-    if (s.kind == Slice::Kind::kPhase) {
+    if (s.kind == Slice::Kind::kCompute) {
+      const NameId kernel = run_.timelines[p].compute[s.index].name;
+      if (kernel != 0) name = run_.name(kernel);
+    } else if (s.kind == Slice::Kind::kPhase) {
       name = run_.name(run_.timelines[p].phases[s.index].name), category = "nvtx";
       args_.push_back({"depth", int64_t{run_.timelines[p].phases[s.index].depth}});
     } else if (s.kind == Slice::Kind::kOp && s.op.isCollective()) {

@@ -187,6 +187,18 @@ TEST(PerfettoExport, StepFilterKeepsEachRanksChosenSteps) {
   EXPECT_EQ(stats.processes_without_steps, 2);
 }
 
+TEST(PerfettoExport, ComputeKernelsAreNamedOnTheirCudaStreams) {
+  RunModelBuilder b = twoRanks();
+  b.run.timelines[0].compute = {{at(10), at(50), b.run.names.intern("ampere_sgemm_128x64_nn"), 7},
+                                {at(60), at(80), b.run.names.intern("flash_fwd_kernel"), 13}};
+  const json trace = exported(b.run, alignment(true));
+  const json* gemm = slice(trace, 0, "ampere_sgemm_128x64_nn");
+  const json* flash = slice(trace, 0, "flash_fwd_kernel");
+  ASSERT_TRUE(gemm && flash);
+  EXPECT_EQ(threadName(trace, 0, gemm->at("tid")), "compute kernels, CUDA stream 7");
+  EXPECT_EQ(threadName(trace, 0, flash->at("tid")), "compute kernels, CUDA stream 13");
+}
+
 TEST(PerfettoExport, TracksPerStreamWithOverlapsOnTheirOwnTrack) {
   const json trace = exported(twoRanks().run, alignment(true));
   const json* send = slice(trace, 0, "Send");
@@ -197,7 +209,7 @@ TEST(PerfettoExport, TracksPerStreamWithOverlapsOnTheirOwnTrack) {
   EXPECT_EQ(threadName(trace, 0, slice(trace, 0, "AllReduce")->at("tid")), "stream 0x0000000000007f00");
   EXPECT_NE(send->at("tid"), recv->at("tid"));  // [150, 170) and [160, 180) do not nest
   EXPECT_EQ(threadName(trace, 0, recv->at("tid")), "stream 0x0000000000007f00 (overlap 1)");
-  EXPECT_EQ(threadName(trace, 0, compute->at("tid")), "compute kernels");
+  EXPECT_EQ(threadName(trace, 0, compute->at("tid")), "compute kernels, CUDA stream 0");
 }
 
 // Perfetto draws a track's slices only if they nest: back-to-back ops on a drifting clock must
