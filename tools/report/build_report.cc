@@ -117,9 +117,7 @@ void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
 
 void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
   if (!run.missing_ranks.empty()) {
-    std::string ranks;
-    for (int rank : run.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
-    out.push_back("Missing: no trace file for rank(s) " + ranks + "; the report covers the others.");
+    out.push_back("Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others.");
   }
   if (run.damaged_files > 0)
     out.push_back(sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",

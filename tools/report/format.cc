@@ -77,4 +77,21 @@ std::string rankList(const std::vector<int>& ranks) {
   return out;
 }
 
+std::string kernelName(std::string_view name) {
+  constexpr size_t kMax = 80;
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  // The parameter list starts at the first '(' outside template brackets that follows the
+  // name directly ("Memcpy HtoD (Pinned -> Device)" keeps its words).
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    depth += name[i] == '<' ? 1 : name[i] == '>' ? -1 : 0;
+    if (name[i] == '(' && depth == 0 && i > 0 && name[i - 1] != ' ') {
+      name = name.substr(0, i);
+      break;
+    }
+  }
+  if (name.size() <= kMax) return std::string(name);
+  return std::string(name.substr(0, kMax - 3)) + "...";
+}
+
 }  // namespace commtrace::report::fmt

@@ -20,5 +20,7 @@ std::string gbs(double gbs);                    // bandwidth + " GB/s"
 std::string counted(uint64_t n, const std::string& noun, const std::string& plural = "");
 // Ascending runs collapse: {0,1,2,3,6} -> "0-3,6"; -1 (unknown) prints "?".
 std::string rankList(const std::vector<int>& ranks);
+// A kernel's name as a table shows it: no "void ", no parameter list, at most 80 characters.
+std::string kernelName(std::string_view name);
 
 }  // namespace commtrace::report::fmt

@@ -76,6 +76,9 @@ struct Communicator {
   uint32_t restart_count = 0;
   std::vector<int> global_ranks;  // comm rank -> global rank, -1 where unknown
   std::vector<int> processes;     // comm rank -> ProcessInfo index, -1 where no file has it
+  // Read from a profiler trace (Kineto) that shows one rank's side only: its instances are not
+  // joined across ranks, so no analysis may call the other seats missing.
+  bool one_rank_view = false;
 };
 
 // One rank's view of one op. Times are that rank's own clocks (GPU: raw globaltimer; CPU:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/run_model_builder.h"
+#include "tools/report/format.h"
 
 namespace commtrace::report {
 namespace {
@@ -69,6 +70,22 @@ TEST(KernelBreakdown, NothingWithoutCuptiRecords) {
   EXPECT_TRUE(k.top.empty());
   EXPECT_TRUE(k.per_rank.empty());
   EXPECT_TRUE(k.types.empty());
+}
+
+}  // namespace
+}  // namespace commtrace::report
+
+namespace commtrace::report {
+namespace {
+
+TEST(KernelBreakdown, TablesShowKernelsWithoutReturnTypeOrParameters) {
+  EXPECT_EQ(fmt::kernelName("void at::native::fill_kernel<4, at::native::FillFunctor<float> >(int, at::native::FillFunctor<float>)"),
+            "at::native::fill_kernel<4, at::native::FillFunctor<float> >");
+  EXPECT_EQ(fmt::kernelName("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"),
+            "ncclKernel_AllReduce_RING_LL_Sum_float");
+  EXPECT_EQ(fmt::kernelName("Memcpy HtoD (Pinned -> Device)"), "Memcpy HtoD (Pinned -> Device)");
+  EXPECT_EQ(fmt::kernelName(std::string(100, 'k')), std::string(77, 'k') + "...");
+  EXPECT_EQ(fmt::rankList({2, 3, 4, 5, 9}), "2-5,9");
 }
 
 }  // namespace

@@ -87,6 +87,7 @@ class MismatchFinder {
 
   void collective(const CollInstance& c, const std::map<std::pair<uint32_t, int>, uint64_t>& last_recorded) {
     const Communicator& comm = run_.comms[c.comm];
+    if (comm.one_rank_view) return;
     const MemberView* m = run_.membersOf(c);
     std::vector<int> missing, open;
     bool others_ended = false;

@@ -1,3 +1,4 @@
+#include "tools/report/load/kineto_trace.h"
 #include "tools/report/load/run_loader.h"
 
 #include <algorithm>
@@ -47,21 +48,24 @@ bool listTraceFiles(const std::string& path, std::vector<TraceFileEntry>& files,
     files.push_back({path, static_cast<uint64_t>(fs::file_size(path, ec))});
     return true;
   }
+  // commtrace's files; a directory without any is read for PyTorch profiler traces instead.
   const size_t before = files.size();
-  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code file_ec;
-    if (it->path().extension() != ".ctrace" || !it->is_regular_file(file_ec)) continue;
-    files.push_back({it->path().string(), static_cast<uint64_t>(it->file_size(file_ec))});
+  for (bool kineto : {false, true}) {
+    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code file_ec;
+      const std::string name = it->path().string();
+      const bool wanted = kineto ? looksLikeKinetoTrace(name) : it->path().extension() == ".ctrace";
+      if (!wanted || !it->is_regular_file(file_ec)) continue;
+      files.push_back({name, static_cast<uint64_t>(it->file_size(file_ec))});
+    }
+    if (ec) {
+      err << "commtrace: cannot read directory " << path << ": " << ec.message() << '\n';
+      return false;
+    }
+    if (files.size() > before) return true;
   }
-  if (ec) {
-    err << "commtrace: cannot read directory " << path << ": " << ec.message() << '\n';
-    return false;
-  }
-  if (files.size() == before) {
-    err << "commtrace: " << path << " has no trace files (*.ctrace)\n";
-    return false;
-  }
-  return true;
+  err << "commtrace: " << path << " has no trace files (*.ctrace, or PyTorch profiler traces *.json, *.json.gz)\n";
+  return false;
 }
 
 // Every path's files, in path order, each file once however it was named (relative,
@@ -294,6 +298,25 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
   for (std::thread& w : workers) w.join();
 }
 
+// PyTorch profiler traces are read by their own reader, never mixed with commtrace's files.
+// true when the files were such traces (run holds them, or is empty when none could be
+// read, err saying why) or a mix that cannot be read together.
+bool readsAsKineto(const std::vector<TraceFileEntry>& files, std::ostream& err, RunModel& run) {
+  size_t kineto = 0;
+  for (const TraceFileEntry& f : files) kineto += looksLikeKinetoTrace(f.path);
+  if (kineto == 0) return false;
+  if (kineto != files.size()) {
+    err << "commtrace: " << run.dir << " mixes PyTorch profiler traces (*.json) with commtrace's files; report them separately\n";
+    return true;
+  }
+  std::vector<std::string> paths;
+  for (const TraceFileEntry& f : files) paths.push_back(f.path);
+  const std::string dir = run.dir;
+  if (!loadKinetoRun(paths, run, err)) run.processes.clear();
+  run.dir = dir;
+  return true;
+}
+
 }  // namespace
 
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
@@ -301,6 +324,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
   if (!listTraceFiles(options.paths, files, err)) return false;
+  if (readsAsKineto(files, err, run)) return !run.processes.empty();
   std::vector<AdmittedFile> admitted = admitFiles(files, run);
   if (admitted.empty()) {
     for (const std::string& why : run.skipped_files) err << why << '\n';

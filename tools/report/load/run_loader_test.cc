@@ -157,7 +157,19 @@ TEST(RunLoader, DirectoryWithoutTraceFilesIsAnError) {
   writeFile(dir.path() + "/notes.txt", std::vector<uint8_t>{'h', 'i'});
   const Loaded l = load(dir.path());
   EXPECT_FALSE(l.ok);
-  EXPECT_EQ(l.err, "commtrace: " + dir.path() + " has no trace files (*.ctrace)\n");
+  EXPECT_EQ(l.err, "commtrace: " + dir.path() + " has no trace files (*.ctrace, or PyTorch profiler traces *.json, *.json.gz)\n");
+}
+
+// A directory without *.ctrace files is read for PyTorch profiler traces; JSON that is not
+// one is named with the reason. (Beside *.ctrace files JSON is never read: the report tests
+// on driver runs, which hold ground-truth.json, cover that.)
+TEST(RunLoader, OtherJsonIsNamedAsNotAProfilerTrace) {
+  TempDir dir;
+  writeFile(dir.path() + "/ground-truth.json", std::vector<uint8_t>{'{', '}'});
+  writeFile(dir.path() + "/notes.txt", std::vector<uint8_t>{'h', 'i'});
+  const Loaded none = load(dir.path());
+  EXPECT_FALSE(none.ok);
+  EXPECT_NE(none.err.find("ground-truth.json: JSON, but not a PyTorch profiler trace (no traceEvents)"), std::string::npos) << none.err;
 }
 
 TEST(RunLoader, OnlyForeignFilesIsAnErrorNamingEach) {

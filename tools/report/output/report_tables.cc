@@ -205,7 +205,7 @@ Table kernels(const std::vector<KernelRow>& rows) {
            {"max", kRight}, {"share", kRight}},
           {}};
   for (const KernelRow& k : rows)
-    t.rows.push_back({k.rank < 0 ? "all" : std::to_string(k.rank), k.name, k.type, std::to_string(k.ranks), std::to_string(k.count),
+    t.rows.push_back({k.rank < 0 ? "all" : std::to_string(k.rank), fmt::kernelName(k.name), k.type, std::to_string(k.ranks), std::to_string(k.count),
                       fmt::duration(k.total_us), fmt::duration(k.avg_us), fmt::duration(k.max_us), fmt::fixed(k.share_pct, 1) + '%'});
   return t;
 }
