@@ -257,6 +257,10 @@ void readStep(const json& list, Scenario& s, const std::string& origin) {
       item.kind = StepItem::Kind::kCompute;
       item.compute_ns = r.duration("compute_ms", 1e6, 0);
       item.kernel = r.string("kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_kernel");
+      if (const json* ranks = r.find("ranks")) {
+        if (!ranks->is_array() || ranks->empty()) r.failKey("ranks", "must be a non-empty list of global ranks");
+        for (const json& v : *ranks) item.ranks.push_back(static_cast<int>(r.integerValue("ranks", v, 0, s.ranks() - 1)));
+      }
     } else {
       item.kind = StepItem::Kind::kOps;
       item.overlap = r.boolean("overlap", false);

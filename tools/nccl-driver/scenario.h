@@ -51,6 +51,7 @@ struct StepItem {
   Kind kind = Kind::kCompute;
   uint64_t compute_ns = 0;
   std::string kernel;  // the compute kernel's name, as CUPTI reports it
+  std::vector<int> ranks;  // the ranks that compute (pipeline stages); empty: every rank
   std::vector<OpDef> ops;
   bool user_group = false;  // written as "group": the user called ncclGroupStart/End
   bool overlap = false;     // compute goes on while these ops run (DDP buckets)

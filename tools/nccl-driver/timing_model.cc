@@ -65,6 +65,7 @@ class Builder {
         const StepItem& item = s_.step[i];
         if (item.kind == StepItem::Kind::kCompute) {
           for (int r = 0; r < s_.ranks(); ++r) {
+            if (!item.ranks.empty() && std::find(item.ranks.begin(), item.ranks.end(), r) == item.ranks.end()) continue;
             const uint64_t start = compute_[r];
             compute_[r] += computeNs(r, step, i, item.compute_ns);
             if (compute_[r] > start) t_.ranks[r].compute.push_back({start, compute_[r], &item.kernel});

@@ -11,6 +11,7 @@
 #include "tools/report/analyses/kernel_breakdown.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
+#include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/format.h"
 #include "tools/report/load/run_summary.h"
@@ -72,6 +73,21 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::str
     const auto typical = std::max_element(rows.begin(), rows.end(), [](const OverlapRow& a, const OverlapRow& b) { return a.comm_us < b.comm_us; });
     out.push_back("Overlap of communication with compute: not available (" + typical->reason + ").");
   }
+}
+
+// A pipeline bubble worth naming: the rank that waited longest on one peer in sends and
+// receives, when that is at least a tenth of its step.
+void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, std::vector<std::string>& out) {
+  constexpr double kMinStepShare = 10.0;
+  const auto top = std::max_element(rows.begin(), rows.end(), [](const PeerWaitRow& a, const PeerWaitRow& b) {
+    return a.step_share_pct < b.step_share_pct;
+  });
+  if (top == rows.end() || top->step_share_pct < kMinStepShare) return;
+  out.push_back(sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s per "
+                         "step, %s of its step.",
+                         top->rank, top->peer, static_cast<unsigned long long>(top->waited),
+                         static_cast<unsigned long long>(top->transfers), fmt::duration(top->wait_us).c_str(),
+                         fmt::duration(top->wait_per_step_us).c_str(), fmt::percent(top->step_share_pct / 100).c_str()));
 }
 
 // The ranks whose CPUs waited longest and shortest for their GPUs in CUDA sync calls.
@@ -144,6 +160,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.matrix = communicationMatrix(run);
   report.overlap = computeOverlap(run, step_rule);
   report.kernels = kernelBreakdown(run);
+  report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks);
   report.mismatches = findMismatches(run, report.mismatches_total);
@@ -151,6 +168,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   addStragglerFinding(report.stragglers, report.findings);
   addLinkFinding(report.stragglers, report.findings);
   addOverlapFinding(report.overlap, report.findings);
+  addPeerWaitFinding(report.peer_waits, report.findings);
   addCudaSyncFinding(report.cuda_sync, report.findings);
   addBandwidthFinding(report.bandwidth, report.findings);
   addMismatchFinding(report, report.findings);

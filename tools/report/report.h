@@ -131,6 +131,20 @@ struct OverlapRow {
   double clock_residual_us = 0;
 };
 
+// Point-to-point waits between ranks (pipeline stages): a send or receive whose kernel ran
+// longer than its peer's waited for the peer to arrive, by the difference (the two kernels
+// end together), so no clock alignment is involved. One row per (rank, the peer it waited on).
+struct PeerWaitRow {
+  int rank = -1;      // who waited
+  int peer = -1;      // on whom
+  uint64_t transfers = 0;
+  uint64_t waited = 0;   // transfers in which it waited at all
+  double wait_us = 0;
+  int steps = 0;                // the waiting rank's steps (the overlap table's)
+  double wait_per_step_us = 0;  // wait_us / steps, when it has steps
+  double step_share_pct = 0;    // wait per step over its mean step length, when known
+};
+
 // GPU activity by name, as HTA's kernel breakdown has it. Types are HTA's: communication
 // (NCCL's kernels), memory (memcpys and memsets), computation (every other kernel).
 struct KernelRow {
@@ -270,6 +284,7 @@ struct Report {
   CommMatrix matrix;
   std::vector<OverlapRow> overlap;
   KernelBreakdown kernels;
+  std::vector<PeerWaitRow> peer_waits;  // most wait first
   std::vector<CudaSyncRow> cuda_sync;  // processes with CUDA sync calls, in process order
   StragglerReport stragglers;
   std::vector<MismatchRow> mismatches;

@@ -162,6 +162,14 @@ CsvTable overlapStepsTable(const std::vector<OverlapRow>& rows) {
   return t;
 }
 
+CsvTable peerWaitsTable(const std::vector<PeerWaitRow>& rows) {
+  CsvTable t{"peer_waits.csv", {"rank", "peer", "transfers", "waited", "wait_us", "steps", "wait_per_step_us", "step_share_pct"}, {}};
+  for (const PeerWaitRow& w : rows)
+    t.rows.push_back({num(w.rank), num(w.peer), num(w.transfers), num(w.waited), num(w.wait_us), num(w.steps),
+                      w.steps > 0 ? num(w.wait_per_step_us) : "", w.step_share_pct > 0 ? num(w.step_share_pct) : ""});
+  return t;
+}
+
 CsvTable kernelsTable(const KernelBreakdown& k) {
   CsvTable t{"kernels.csv", {"rank", "name", "type", "ranks", "count", "total_us", "avg_us", "max_us", "share_pct"}, {}};
   for (const auto* list : {&k.top, &k.per_rank})
@@ -272,6 +280,7 @@ std::vector<CsvTable> allTables(const Report& r) {
           matrixCellsTable(r.matrix),
           overlapTable(r.overlap),
           overlapStepsTable(r.overlap),
+          peerWaitsTable(r.peer_waits),
           kernelsTable(r.kernels),
           kernelTypesTable(r.kernels.types),
           cudaSyncTable(r.cuda_sync),

@@ -166,6 +166,8 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
   if (const std::string note = tables::kernelClockNote(r.overlap); !note.empty()) writeNotes({note}, out);
+  page.section("peer-waits", "Point-to-point waits (pipeline bubbles)");
+  writeTable(tables::peerWaits(r.peer_waits), out);
   page.section("kernels", "GPU kernels");
   writeTable(tables::kernels(r.kernels.top), out);
   writeTable(tables::kernelTypes(r.kernels.types), out);

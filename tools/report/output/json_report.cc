@@ -132,6 +132,18 @@ Json overlapJson(const std::vector<OverlapRow>& rows) {
   return out;
 }
 
+Json peerWaitsJson(const std::vector<PeerWaitRow>& rows) {
+  Json out = Json::array();
+  for (const PeerWaitRow& w : rows) {
+    Json row = {{"rank", w.rank}, {"peer", w.peer}, {"transfers", w.transfers}, {"waited", w.waited}, {"wait_us", w.wait_us},
+                {"steps", w.steps}};
+    if (w.steps > 0) row["wait_per_step_us"] = w.wait_per_step_us;
+    if (w.step_share_pct > 0) row["step_share_pct"] = w.step_share_pct;
+    out.push_back(row);
+  }
+  return out;
+}
+
 Json kernelsJson(const KernelBreakdown& k) {
   const auto rows = [](const std::vector<KernelRow>& list) {
     Json out = Json::array();
@@ -267,6 +279,7 @@ void writeJson(const Report& r, std::ostream& out) {
                     {"bandwidth", bandwidthJson(r.bandwidth)},
                     {"matrix", matrixJson(r.matrix)},
                     {"overlap", overlapJson(r.overlap)},
+                    {"peer_waits", peerWaitsJson(r.peer_waits)},
                     {"kernels", kernelsJson(r.kernels)},
                     {"cuda_sync", cudaSyncJson(r.cuda_sync)},
                     {"stragglers", stragglersJson(r.stragglers.ranks)},

@@ -200,6 +200,17 @@ std::string streamLabel(uint64_t stream) {
   return fmt::hexId(stream);
 }
 
+Table peerWaits(const std::vector<PeerWaitRow>& rows) {
+  Table t{{{"rank", kRight}, {"waited for", kRight}, {"transfers", kRight}, {"waited in", kRight}, {"wait", kRight},
+           {"per step", kRight}, {"of its step", kRight}},
+          {}};
+  for (const PeerWaitRow& w : rows)
+    t.rows.push_back({std::to_string(w.rank), "rank " + std::to_string(w.peer), std::to_string(w.transfers), std::to_string(w.waited),
+                      fmt::duration(w.wait_us), w.steps > 0 ? fmt::duration(w.wait_per_step_us) : "-",
+                      w.step_share_pct > 0 ? fmt::fixed(w.step_share_pct, 1) + '%' : "-"});
+  return t;
+}
+
 Table kernels(const std::vector<KernelRow>& rows) {
   Table t{{{"rank", kRight}, {"kernel"}, {"type"}, {"ranks", kRight}, {"count", kRight}, {"total", kRight}, {"avg", kRight},
            {"max", kRight}, {"share", kRight}},

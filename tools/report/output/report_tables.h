@@ -34,6 +34,8 @@ Table overlap(const std::vector<OverlapRow>& rows);
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
 // One line on how CUPTI's clock was tied to the GPU's; "" when no rank needed it.
 std::string kernelClockNote(const std::vector<OverlapRow>& rows);
+// Who waited on whom in point-to-point transfers (pipeline bubbles).
+Table peerWaits(const std::vector<PeerWaitRow>& rows);
 // The kernels with most GPU time (all ranks together, or each rank's), and each rank's time
 // by HTA's kernel types.
 Table kernels(const std::vector<KernelRow>& rows);

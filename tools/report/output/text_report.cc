@@ -77,6 +77,11 @@ void writeOverlap(const std::vector<OverlapRow>& rows, std::ostream& out) {
   if (const std::string note = tables::kernelClockNote(rows); !note.empty()) out << "  " << note << '\n';
 }
 
+void writePeerWaits(const std::vector<PeerWaitRow>& rows, std::ostream& out) {
+  writeSection("Point-to-point waits (pipeline bubbles: who waited for whom in sends and receives)", tables::peerWaits(rows), kTopRows,
+               "no send or receive waited for its peer", out);
+}
+
 void writeKernels(const KernelBreakdown& k, std::ostream& out) {
   writeSection("GPU kernels (most GPU time, all ranks; each rank's: --format json, csv or html)", tables::kernels(k.top), kTopRows,
                "no CUPTI records: the CUPTI face was off, held by another tool, or found no GPU", out);
@@ -109,6 +114,7 @@ void writeText(const Report& r, std::ostream& out) {
   writeMatrix(r.matrix, out);
   writeMismatches(r, out);
   writeOverlap(r.overlap, out);
+  writePeerWaits(r.peer_waits, out);
   writeKernels(r.kernels, out);
   writeCudaSync(r.cuda_sync, out);
 }
