@@ -111,6 +111,15 @@ struct StepOverlap {
   double overlapped_us = 0;
   double exposed_us = 0;
   double idle_us = 0;
+  double compute_only_us = 0;  // compute kernels with no communication under them
+};
+
+// One step of one rank as intervals, in us from the rank's first communication kernel (as
+// StepOverlap::start_us): what the HTML report draws as a timeline strip.
+struct StepTimeline {
+  int step = -1;  // -1: none
+  double start_us = 0, end_us = 0;
+  std::vector<std::pair<double, double>> comm, compute;  // unions, clipped to the step
 };
 
 struct OverlapRow {
@@ -121,6 +130,7 @@ struct OverlapRow {
   double overlapped_us = 0;  // part of it under compute kernels
   double exposed_us = 0;     // comm_us - overlapped_us
   double idle_us = 0;        // GPU busy with neither, between the first and last op
+  double compute_only_us = 0;  // compute with no communication under it, in the same span
   double overlap_pct = 0;
   std::string step_source;   // "nvtx", "inferred" (repeating op pattern) or "none"
   std::vector<StepOverlap> steps;
@@ -129,6 +139,7 @@ struct OverlapRow {
   uint64_t clock_kernels = 0;
   uint64_t clock_matched = 0;
   double clock_residual_us = 0;
+  StepTimeline most_exposed_step;  // its step with the most exposed communication (when available)
 };
 
 // Point-to-point waits between ranks (pipeline stages): a send or receive whose kernel ran

@@ -103,6 +103,7 @@ struct Coverage {
   uint64_t comm_ns = 0;
   uint64_t overlapped_ns = 0;
   uint64_t idle_ns = 0;  // neither communication nor compute
+  uint64_t compute_only_ns = 0;
 };
 
 Coverage coverage(const std::vector<GpuInterval>& comm, const std::vector<GpuInterval>& compute, Window w) {
@@ -113,6 +114,7 @@ Coverage coverage(const std::vector<GpuInterval>& comm, const std::vector<GpuInt
   cov.overlapped_ns = intersectionLength(c, k, w);
   const uint64_t busy = cov.comm_ns + clippedLength(k, w) - cov.overlapped_ns;
   cov.idle_ns = w.end_ns - w.start_ns - busy;
+  cov.compute_only_ns = busy - cov.comm_ns;
   return cov;
 }
 
@@ -233,6 +235,7 @@ void fillFromCoverage(const Coverage& cov, bool available, Row& row) {
   row.overlapped_us = us(cov.overlapped_ns);
   row.exposed_us = us(cov.comm_ns - cov.overlapped_ns);
   row.idle_us = us(cov.idle_ns);
+  row.compute_only_us = us(cov.compute_only_ns);
 }
 
 const ProcessTimeline& timelineOf(const RunModel& run, size_t p) {
@@ -250,6 +253,18 @@ std::vector<Window> stepsOf(const RunModel& run, size_t p, const std::vector<Ran
     source = steps.empty() ? "none" : "inferred";
   }
   return steps;
+}
+
+StepTimeline mostExposedStep(const OverlapRow& row, const std::vector<Window>& steps, const std::vector<GpuInterval>& comm,
+                             const std::vector<GpuInterval>& compute, uint64_t origin_ns) {
+  const auto worst = std::max_element(row.steps.begin(), row.steps.end(),
+                                      [](const StepOverlap& a, const StepOverlap& b) { return a.exposed_us < b.exposed_us; });
+  const Window w = steps[static_cast<size_t>(worst - row.steps.begin())];
+  const auto rel = [&](uint64_t t) { return static_cast<double>(static_cast<int64_t>(t - origin_ns)) / 1e3; };
+  StepTimeline out{.step = worst->step, .start_us = rel(w.start_ns), .end_us = rel(w.end_ns), .comm = {}, .compute = {}};
+  for (const auto& [from, to] : {std::pair{&comm, &out.comm}, std::pair{&compute, &out.compute}})
+    for (const GpuInterval& i : within(*from, w)) to->emplace_back(rel(std::max(i.start_ns, w.start_ns)), rel(std::min(i.end_ns, w.end_ns)));
+  return out;
 }
 
 OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<RankOp>& ops, const StepRule& rule) {
@@ -286,6 +301,7 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
     fillFromCoverage(coverage(comm, compute, steps[s]), row.available, step);
     row.steps.push_back(step);
   }
+  if (row.available && !steps.empty()) row.most_exposed_step = mostExposedStep(row, steps, comm, compute, span.start_ns);
   return row;
 }
 

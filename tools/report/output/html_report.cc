@@ -144,6 +144,38 @@ void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, Page& page) {
   }
 }
 
+// Where each rank's GPU time went (whole run), the same per step for the rank with the most
+// exposed communication, and that rank's worst step as a timeline strip.
+void writeOverlapCharts(const std::vector<OverlapRow>& rows, std::ostream& out) {
+  constexpr size_t kMaxSteps = 60;
+  const std::vector<std::string> kSegments = {"communication under compute", "exposed communication", "compute alone", "GPU idle"};
+  const auto us = [](double v) { return fmt::duration(v); };
+  svg::StackedBars ranks{.title = "GPU time per rank, from its first to its last communication kernel", .segment_names = kSegments, .format = us};
+  const OverlapRow* worst = nullptr;
+  for (const OverlapRow& o : rows) {
+    if (!o.available) continue;
+    ranks.row_labels.push_back("rank " + std::to_string(o.rank));
+    ranks.values.push_back({o.overlapped_us, o.exposed_us, o.compute_only_us, o.idle_us});
+    if (worst == nullptr || o.exposed_us > worst->exposed_us) worst = &o;
+  }
+  if (worst == nullptr) return;
+  out << svg::stackedBars(ranks);
+  svg::StackedBars steps{.title = "rank " + std::to_string(worst->rank) + " (most exposed communication), per step",
+                         .segment_names = kSegments, .format = us};
+  for (size_t i = 0; i < worst->steps.size() && i < kMaxSteps; ++i) {
+    const StepOverlap& st = worst->steps[i];
+    steps.row_labels.push_back("step " + std::to_string(st.step));
+    steps.values.push_back({st.overlapped_us, st.exposed_us, st.compute_only_us, st.idle_us});
+  }
+  if (!steps.values.empty()) out << svg::stackedBars(steps);
+  if (worst->steps.size() > kMaxSteps) writeNotes({"first " + std::to_string(kMaxSteps) + " steps of " + std::to_string(worst->steps.size())}, out);
+  const StepTimeline& t = worst->most_exposed_step;
+  if (t.step < 0) return;
+  out << svg::timelineStrip({.title = "rank " + std::to_string(worst->rank) + ", step " + std::to_string(t.step) + " (its most exposed)",
+                             .start = t.start_us, .end = t.end_us, .lane_names = {"communication", "compute"},
+                             .lanes = {t.comm, t.compute}, .format = us});
+}
+
 void writeTables(const Report& r, Page& page) {
   std::ostream& out = page.section("bandwidth", "Bandwidth");
   writeTable(tables::bandwidth(r.bandwidth), out);
@@ -166,6 +198,7 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
   if (const std::string note = tables::kernelClockNote(r.overlap); !note.empty()) writeNotes({note}, out);
+  writeOverlapCharts(r.overlap, out);
   page.section("peer-waits", "Point-to-point waits (pipeline bubbles)");
   writeTable(tables::peerWaits(r.peer_waits), out);
   page.section("kernels", "GPU kernels");

@@ -32,7 +32,10 @@ TEST(HtmlReport, FetchesNothing) {
 
 TEST(HtmlReport, DrawsTheMatrixAndLatenessHeatmapsAndOneBandwidthPlotPerFunc) {
   const std::string page = html(testutil::sampleReport());
-  EXPECT_EQ(count(page, "<svg"), 2u + 2u);  // matrix, lateness, AllReduce and AllGather plots (Broadcast has no bandwidth)
+  // matrix, lateness, AllReduce and AllGather plots (Broadcast has no bandwidth), overlap bars
+  // per rank and per step of the most exposed rank (the sample has no step timeline).
+  EXPECT_EQ(count(page, "<svg"), 2u + 2u + 2u);
+  EXPECT_NE(page.find(">GPU time per rank, from its first to its last communication kernel</text>"), std::string::npos);
   EXPECT_NE(page.find("<title>sender rank 2, receiver rank 3: 1 MiB</title>"), std::string::npos);
   EXPECT_NE(page.find("<title>rank 2, time +2 ms: 1.3 ms</title>"), std::string::npos);
   EXPECT_NE(page.find("<title>rank 1, time +2 ms: no data</title>"), std::string::npos);

@@ -105,6 +105,7 @@ Json overlapFields(const Row& row, bool available) {
   out["overlapped_us"] = row.overlapped_us;
   out["exposed_us"] = row.exposed_us;
   out["idle_us"] = row.idle_us;
+  out["compute_only_us"] = row.compute_only_us;
   return out;
 }
 

@@ -207,4 +207,83 @@ std::string scatterLogX(const ScatterPlot& p) {
   return s.str();
 }
 
+namespace {
+
+// Distinct enough for four segments or lanes, and readable for the common colour blindnesses.
+constexpr const char* kSegmentColours[] = {"#0072b2", "#d55e00", "#009e73", "#bbbbbb", "#cc79a7", "#e69f00"};
+
+const char* segmentColour(size_t i) { return kSegmentColours[i % std::size(kSegmentColours)]; }
+
+void legend(std::ostringstream& s, const std::vector<std::string>& names, double left, double y) {
+  double x = left;
+  for (size_t i = 0; i < names.size(); ++i) {
+    s << "<rect x=\"" << num(x) << "\" y=\"" << num(y - 9) << "\" width=\"10\" height=\"10\" fill=\"" << segmentColour(i) << "\"/>"
+      << "<text x=\"" << num(x + 14) << "\" y=\"" << num(y) << "\" class=\"tick\">" << escape(names[i]) << "</text>";
+    x += 24 + 7.0 * static_cast<double>(names[i].size());
+  }
+  s << '\n';
+}
+
+}  // namespace
+
+std::string stackedBars(const StackedBars& b) {
+  double max_total = 0;
+  for (const auto& row : b.values) {
+    double total = 0;
+    for (double v : row) total += std::max(0.0, v);
+    max_total = std::max(max_total, total);
+  }
+  if (b.values.empty() || max_total <= 0) return "<p>no data</p>";
+  const double left = 90, top = 40, bar_h = 14, gap = 4, w = 600;
+  const double height = top + static_cast<double>(b.values.size()) * (bar_h + gap) + 20;
+  std::ostringstream s;
+  s << "<svg class=\"chart\" width=\"" << num(left + w + 20) << "\" height=\"" << num(height) << "\" role=\"img\">\n"
+    << "<text x=\"" << num(left) << "\" y=\"14\" class=\"axis\">" << escape(b.title) << "</text>\n";
+  legend(s, b.segment_names, left, 32);
+  for (size_t r = 0; r < b.values.size(); ++r) {
+    const double y = top + static_cast<double>(r) * (bar_h + gap);
+    s << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + bar_h - 3) << "\" class=\"tick\" text-anchor=\"end\">"
+      << escape(b.row_labels.at(r)) << "</text>";
+    double x = left;
+    for (size_t i = 0; i < b.values[r].size(); ++i) {
+      const double v = std::max(0.0, b.values[r][i]), width = v / max_total * w;
+      if (width <= 0) continue;
+      s << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(width) << "\" height=\"" << num(bar_h)
+        << "\" fill=\"" << segmentColour(i) << "\"><title>" << escape(b.row_labels.at(r) + ", " + b.segment_names.at(i) + ": " + b.format(v))
+        << "</title></rect>";
+      x += width;
+    }
+    s << '\n';
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string timelineStrip(const TimelineStrip& t) {
+  if (t.end <= t.start || t.lanes.empty()) return "<p>no data</p>";
+  const double left = 110, top = 40, lane_h = 16, gap = 6, w = 600;
+  const double height = top + static_cast<double>(t.lanes.size()) * (lane_h + gap) + 30;
+  auto px = [&](double time) { return left + (std::clamp(time, t.start, t.end) - t.start) / (t.end - t.start) * w; };
+  std::ostringstream s;
+  s << "<svg class=\"chart\" width=\"" << num(left + w + 20) << "\" height=\"" << num(height) << "\" role=\"img\">\n"
+    << "<text x=\"" << num(left) << "\" y=\"14\" class=\"axis\">" << escape(t.title) << "</text>\n";
+  for (size_t l = 0; l < t.lanes.size(); ++l) {
+    const double y = top + static_cast<double>(l) * (lane_h + gap);
+    s << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + lane_h - 4) << "\" class=\"tick\" text-anchor=\"end\">"
+      << escape(t.lane_names.at(l)) << "</text><rect x=\"" << num(left) << "\" y=\"" << num(y) << "\" width=\"" << num(w)
+      << "\" height=\"" << num(lane_h) << "\" fill=\"#f4f4f4\"/>";
+    for (const auto& [a, b] : t.lanes[l]) {
+      if (b <= t.start || a >= t.end) continue;
+      s << "<rect x=\"" << num(px(a)) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(0.5, px(b) - px(a))) << "\" height=\""
+        << num(lane_h) << "\" fill=\"" << segmentColour(l) << "\"><title>" << escape(t.lane_names[l] + ": " + t.format(a - t.start) + " to " + t.format(b - t.start))
+        << "</title></rect>";
+    }
+    s << '\n';
+  }
+  const double axis_y = top + static_cast<double>(t.lanes.size()) * (lane_h + gap) + 14;
+  s << "<text x=\"" << num(left) << "\" y=\"" << num(axis_y) << "\" class=\"tick\">0</text><text x=\"" << num(left + w) << "\" y=\""
+    << num(axis_y) << "\" class=\"tick\" text-anchor=\"end\">" << escape(t.format(t.end - t.start)) << "</text>\n</svg>\n";
+  return s.str();
+}
+
 }  // namespace commtrace::report::svg

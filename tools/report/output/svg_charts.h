@@ -34,4 +34,25 @@ struct ScatterPlot {
 };
 std::string scatterLogX(const ScatterPlot& spec);
 
+// Horizontal bars, one per row, each cut into segments (one colour per segment name, shared
+// legend), all on one scale: the largest row fills the width.
+struct StackedBars {
+  std::string title;
+  std::vector<std::string> segment_names;  // in drawing order, left to right
+  std::vector<std::string> row_labels;
+  std::vector<std::vector<double>> values;  // [row][segment], >= 0
+  std::function<std::string(double)> format;  // a segment's value in its tooltip
+};
+std::string stackedBars(const StackedBars& spec);
+
+// Intervals of one window on lanes, one colour per lane: the timeline of one step.
+struct TimelineStrip {
+  std::string title;
+  double start = 0, end = 0;  // the window
+  std::vector<std::string> lane_names;
+  std::vector<std::vector<std::pair<double, double>>> lanes;  // [lane] -> intervals within the window
+  std::function<std::string(double)> format;  // a time relative to the window's start
+};
+std::string timelineStrip(const TimelineStrip& spec);
+
 }  // namespace commtrace::report::svg

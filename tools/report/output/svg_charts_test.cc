@@ -1,5 +1,5 @@
-// The inline SVG charts: y-axis labels that tell values apart, and series that would be
-// drawn over each other drawn once under all their names.
+// The inline SVG charts: y-axis labels that tell values apart, series that would be drawn
+// over each other drawn once under all their names, stacked bars and timeline strips to scale.
 #include "tools/report/output/svg_charts.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +45,32 @@ TEST(SvgCharts, SeriesDrawnOnTheSamePixelsAreDrawnOnceUnderAllTheirNames) {
   size_t polylines = 0;
   for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++polylines;
   EXPECT_EQ(polylines, 2u);
+}
+
+// rect widths, in drawing order, of the rects that carry a tooltip.
+std::vector<double> barWidths(const std::string& svg) {
+  std::vector<double> out;
+  const std::regex bar(R"re(width="([0-9.]+)" height="[0-9.]+" fill="[^"]*"><title>)re");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), bar), end; it != end; ++it) out.push_back(std::stod((*it)[1]));
+  return out;
+}
+
+TEST(SvgCharts, StackedBarsShareOneScaleAndNameEverySegment) {
+  const std::string svg = stackedBars({.title = "GPU time", .segment_names = {"under", "exposed", "idle"}, .row_labels = {"rank 0", "rank 1"},
+                                       .values = {{10, 20, 30}, {15, 0, 15}}, .format = [](double v) { return std::to_string(int(v)) + " us"; }});
+  // The longest row (60) fills 600 px; a zero segment is not drawn.
+  EXPECT_EQ(barWidths(svg), (std::vector<double>{100, 200, 300, 150, 150}));
+  EXPECT_NE(svg.find("<title>rank 1, idle: 15 us</title>"), std::string::npos) << svg;
+  for (const char* name : {">under</text>", ">exposed</text>", ">idle</text>"}) EXPECT_NE(svg.find(name), std::string::npos) << name;
+  EXPECT_EQ(stackedBars({.title = "none", .format = [](double) { return std::string(); }}), "<p>no data</p>");
+}
+
+TEST(SvgCharts, TimelineStripClipsIntervalsToTheWindow) {
+  const std::string svg = timelineStrip({.title = "step 3", .start = 100, .end = 200, .lane_names = {"communication", "compute"},
+                                         .lanes = {{{90, 150}}, {{150, 175}, {250, 260}}},
+                                         .format = [](double v) { return std::to_string(int(v)); }});
+  EXPECT_EQ(barWidths(svg), (std::vector<double>{300, 150}));  // [100, 150) and [150, 175) of a 600 px window; [250, 260) is outside
+  EXPECT_NE(svg.find("<title>compute: 50 to 75</title>"), std::string::npos) << svg;
 }
 
 }  // namespace
