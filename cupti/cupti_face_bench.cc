@@ -1,10 +1,25 @@
-// What CUPTI's hand-off costs the thread CUPTI delivers on: one full 1 MiB buffer of kernel
-// records (64 distinct names, as a training step's kernels repeat) decoded, their names
-// interned and pushed into the ring. The buffer is filled outside the timed region by the
-// fake libcupti linked in; the timed region is the delivery (cuptiActivityFlushAll calling
-// the face's completion callback). A real Flusher drains between buffers, untimed.
+// The CUPTI face's costs.
+//
+//   BM_DeliverKernelBuffer  what CUPTI's hand-off costs the thread CUPTI delivers on: one full
+//                           1 MiB buffer of kernel records (64 distinct names, as a training
+//                           step's kernels repeat) decoded, their names interned and pushed into
+//                           the ring. The buffer is filled outside the timed region by the
+//                           driver's libcupti linked in; the timed region is the delivery
+//                           (cuptiActivityFlushAll calling the face's completion callback). A
+//                           real Flusher drains between buffers, untimed.
+//   BM_KernelBytesOnDisk    bytes on disk per kernel record for a realistic stream: steps of
+//                           3,000 kernels cycling through 40 names on two streams, durations
+//                           log-uniform in 2-500 us and gaps in 1-300 us, to the nanosecond (the
+//                           spread of HTA's nccl_parser_config sample: durations' deciles 2-109 us,
+//                           gaps' 1-348 us); drained every 1,000 kernels (what the 200 ms period
+//                           does at 5,000 kernels/s).
+//                           The file is read back and must hold every kernel.
 #include <benchmark/benchmark.h>
 
+#include <sys/stat.h>
+
+#include <cmath>
+#include <random>
 #include <string>
 
 #include "bench/main_with_run_dir.h"
@@ -12,6 +27,7 @@
 #include "cupti/cupti_face.h"
 #include "ringbuffer/ring_registry.h"
 #include "sink/flusher.h"
+#include "sink/reader.h"
 #include "tests/support/linked_cupti.h"
 #include "tools/nccl-driver/driver_cupti.h"
 
@@ -50,6 +66,58 @@ void BM_DeliverKernelBuffer(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_DeliverKernelBuffer)->UseRealTime();
+
+void BM_KernelBytesOnDisk(benchmark::State& state) {
+  constexpr int kSteps = 20, kKernelsPerStep = 3000, kNames = 40, kDrainEvery = 1000;
+  for (auto _ : state) {
+    FlusherOptions options;
+    options.dir = g_run_dir;
+    options.flush_period_ms = 3'600'000;  // drains come from the stream below
+    Flusher flusher(options);
+    if (!flusher.start() || !cupti::attach(testutil::linkedCuptiApi(), kCuptiOn, "fake")) {
+      state.SkipWithError("no Flusher or no CUPTI face");
+      break;
+    }
+    std::string names[kNames];
+    for (int i = 0; i < kNames; ++i) names[i] = "void at::native::kernel_" + std::to_string(i) + "<float, 128>(Params)";
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> log_gap(std::log(1'000.0), std::log(300'000.0)),
+        log_duration(std::log(2'000.0), std::log(500'000.0));
+    auto gap = [&](std::mt19937_64& g) { return static_cast<uint64_t>(std::exp(log_gap(g))); };
+    auto duration = [&](std::mt19937_64& g) { return static_cast<uint64_t>(std::exp(log_duration(g))); };
+    uint64_t t = 1'790'000'000'000'000'000ull, kernels = 0;
+    for (int step = 0; step < kSteps; ++step)
+      for (int k = 0; k < kKernelsPerStep; ++k) {
+        t += gap(rng);
+        const uint64_t end = t + duration(rng);
+        fakeCuptiKernel(names[k % kNames].c_str(), t, end, 0, k % 7 == 0 ? 13 : 7, static_cast<uint32_t>(++kernels));
+        t = end;
+        if (kernels % kDrainEvery == 0) {
+          cuptiActivityFlushAll(0);
+          RingRegistry::global().flushAndWait(5000);
+        }
+      }
+    cupti::detachForTest();
+    flusher.stop();
+    struct stat st {};
+    TraceReader reader;
+    std::string error;
+    uint64_t read_back = 0;
+    if (stat(flusher.path().c_str(), &st) != 0 || !reader.open(flusher.path(), error)) {
+      state.SkipWithError("cannot read the trace file");
+      break;
+    }
+    for (DecodedChunk chunk; reader.next(chunk);)
+      for (const RecordSlot& slot : chunk.records) read_back += slot.kind == RecordKind::kKernelActivity;
+    if (read_back != kernels) {
+      state.SkipWithError("the file does not hold every kernel");
+      break;
+    }
+    state.counters["kernels"] = static_cast<double>(kernels);
+    state.counters["bytes_per_kernel"] = static_cast<double>(st.st_size) / static_cast<double>(kernels);
+  }
+}
+BENCHMARK(BM_KernelBytesOnDisk)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace commtrace
