@@ -88,9 +88,13 @@ std::string ms(uint64_t ns) {
 
 void printPlanted(const Scenario& s, std::ostream& out) {
   out << "Planted in '" << s.name << "' (" << s.ranks() << " ranks on " << s.nodes << " nodes, " << s.steps << " steps):\n";
-  for (const driver::Straggler& st : s.stragglers)
-    out << "  straggler: rank " << st.rank << " (node " << s.nodeOf(st.rank) << ") computes " << ms(st.extra_compute_ns)
-        << " longer in every compute phase of steps " << st.first_step << ".." << st.last_step << '\n';
+  for (const driver::Straggler& st : s.stragglers) {
+    out << "  straggler: rank " << st.rank << " (node " << s.nodeOf(st.rank) << ")";
+    if (st.extra_compute_ns != 0) out << " computes " << ms(st.extra_compute_ns) << " longer";
+    if (st.extra_compute_ns != 0 && st.extra_host_ns != 0) out << " and";
+    if (st.extra_host_ns != 0) out << " launches " << ms(st.extra_host_ns) << " late (its GPU idles)";
+    out << " in every compute phase of steps " << st.first_step << ".." << st.last_step << '\n';
+  }
   for (const driver::SlowLink& l : s.slow_links)
     out << "  slow link: " << (l.between_nodes ? "nodes " : "ranks ") << l.a << " <-> " << l.b << " at " << l.gbps
         << " GB/s (between nodes otherwise " << s.inter_node_gbps << " GB/s)\n";

@@ -395,6 +395,23 @@ TEST(ReportGroundTruth, OverlapIsWhatThePlantedKernelsGive) {
   for (const json& truth : d.truth["overlap"]) EXPECT_GT(truth["overlapped_ns"].get<double>(), 1e6) << "the demo's buckets overlap compute";
 }
 
+// Rank 6 late because its host launches each compute phase late (its GPU idles first), not
+// because it computes longer: the kernel records must show the difference.
+TEST(ReportGroundTruth, AHostSideStragglerIsToldFromAComputeOneByItsIdleGpu) {
+  json s = demoScenario();
+  s["stragglers"] = json::parse(R"([{"rank": 6, "extra_host_ms": 1.2}])");
+  DriverRun d(s);
+  const StragglerReport r = rankStragglers(d.run, d.clocks);
+  ASSERT_FALSE(r.ranks.empty());
+  EXPECT_EQ(r.ranks.front().rank, 6);
+  EXPECT_TRUE(r.ranks.front().flagged) << r.ranks.front().evidence;
+  EXPECT_EQ(r.ranks.front().cls, "host") << r.ranks.front().evidence;
+  EXPECT_GE(r.ranks.front().confidence, 0.8) << r.ranks.front().evidence;
+  EXPECT_NE(r.ranks.front().evidence.find("the GPU sat idle waiting for the host"), std::string::npos) << r.ranks.front().evidence;
+  // The demo's own straggler computes longer: the same rank, told apart as compute.
+  EXPECT_EQ(rankStragglers(demoRun().run, demoRun().clocks).ranks.front().cls, "compute");
+}
+
 json scenario(const std::string& name) {
   std::ifstream in(std::string(SCENARIO_DIR) + "/" + name + ".json");
   return json::parse(in);

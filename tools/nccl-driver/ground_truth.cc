@@ -75,6 +75,7 @@ ordered_json plantedJson(const Scenario& s) {
     stragglers.push_back({{"rank", st.rank},
                           {"node", s.nodeOf(st.rank)},
                           {"extra_compute_ns", st.extra_compute_ns},
+                          {"extra_host_ns", st.extra_host_ns},
                           {"steps", {st.first_step, st.last_step}}});
   for (const SlowLink& l : s.slow_links) links.push_back({{l.between_nodes ? "nodes" : "ranks", {l.a, l.b}}, {"gbps", l.gbps}});
   return {{"stragglers", stragglers},

@@ -293,6 +293,7 @@ void readPlanted(ObjectReader& top, Scenario& s, const std::string& origin) {
       Straggler st;
       st.rank = static_cast<int>(r.integer("rank", 0, s.ranks() - 1));
       st.extra_compute_ns = r.duration("extra_compute_ms", 1e6, 0);
+      st.extra_host_ns = r.duration("extra_host_ms", 1e6, 0);
       st.last_step = s.steps - 1;
       if (const json* steps = r.find("steps")) {
         if (!steps->is_array() || steps->size() != 2) r.failKey("steps", "must be [first, last]");

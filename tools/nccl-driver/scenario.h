@@ -60,6 +60,7 @@ struct StepItem {
 struct Straggler {
   int rank = 0;
   uint64_t extra_compute_ns = 0;  // added to each compute phase of steps [first_step, last_step]
+  uint64_t extra_host_ns = 0;     // the host launches each compute phase this late: the GPU idles first
   int first_step = 0;
   int last_step = 0;
 };

@@ -66,8 +66,9 @@ class Builder {
         if (item.kind == StepItem::Kind::kCompute) {
           for (int r = 0; r < s_.ranks(); ++r) {
             if (!item.ranks.empty() && std::find(item.ranks.begin(), item.ranks.end(), r) == item.ranks.end()) continue;
-            const uint64_t start = compute_[r];
-            compute_[r] += computeNs(r, step, i, item.compute_ns);
+            // A late host leaves the GPU idle before the kernel.
+            const uint64_t start = compute_[r] + hostDelayNs(r, step);
+            compute_[r] = start + computeNs(r, step, i, item.compute_ns);
             if (compute_[r] > start) t_.ranks[r].compute.push_back({start, compute_[r], &item.kernel});
           }
         } else {
@@ -105,6 +106,13 @@ class Builder {
         t_.comms.push_back(std::move(c));
       }
     }
+  }
+
+  uint64_t hostDelayNs(int rank, int step) const {
+    uint64_t ns = 0;
+    for (const Straggler& st : s_.stragglers)
+      if (st.rank == rank && step >= st.first_step && step <= st.last_step) ns += st.extra_host_ns;
+    return ns;
   }
 
   uint64_t computeNs(int rank, int step, size_t item, uint64_t base) const {

@@ -13,7 +13,8 @@ namespace {
 
 // The gap explains the lateness when it exceeds the peers' by at least this share of it.
 constexpr double kExplainedShare = 0.5;
-// A gap this busy with compute kernels (or this idle before the enqueue) decides the class.
+// A longer gap this much of which is extra compute (or a gap this idle before the enqueue)
+// decides the class.
 constexpr double kDecidingFraction = 0.5;
 
 // One process's op spans on its GPU clock, sorted by start, with the running latest end.
@@ -63,7 +64,10 @@ class BusyIntervals {
 // What the ops a rank arrived last at say about its gaps, in microseconds.
 struct GapEvidence {
   std::vector<double> gap_us, peer_gap_us, excess_us, lateness_us;
-  std::vector<double> busy, idle_before_enqueue;  // fractions of its gap, where measurable
+  // Of its gap's excess over its peers', the part that was compute kernels (its compute busy
+  // time minus its peers' median): where every process has kernel records.
+  std::vector<double> extra_compute_share;
+  std::vector<double> idle_before_enqueue;  // fractions of its gap, where measurable
 };
 
 class Classifier {
@@ -112,12 +116,26 @@ class Classifier {
 
   std::optional<uint64_t> gapOf(const MemberArrival& m) const { return spans_[m.process].gapBefore(m.gpu_start_ns); }
 
+  // The compute-kernel time in the GPU gap before m's op; nullopt without kernel records.
+  std::optional<double> busyUs(const MemberArrival& m, uint64_t gap) const {
+    const auto it = busy_.find(m.process);
+    if (it == busy_.end() || gap == 0) return gap == 0 ? std::optional<double>(0.0) : std::nullopt;
+    return it->second.fractionBusy(m.gpu_start_ns - gap, m.gpu_start_ns) * static_cast<double>(gap) / 1e3;
+  }
+
   void addSamples(const CollInstance& c) {
     InstanceArrivals a;
     arrivalsOf(run_, c, a);
-    std::vector<double> peer_gaps;
-    for (const MemberArrival& m : a.members)
-      if (const auto gap = gapOf(m); gap && m.last_share == 0) peer_gaps.push_back(static_cast<double>(*gap) / 1e3);
+    std::vector<double> peer_gaps, peer_busy;
+    bool peers_have_kernels = true;
+    for (const MemberArrival& m : a.members) {
+      const auto gap = gapOf(m);
+      if (!gap || m.last_share != 0) continue;
+      peer_gaps.push_back(static_cast<double>(*gap) / 1e3);
+      const auto busy = busyUs(m, *gap);
+      peers_have_kernels = peers_have_kernels && busy.has_value();
+      if (busy) peer_busy.push_back(*busy);
+    }
     if (peer_gaps.empty()) return;
     const double peer_gap = median(peer_gaps);
     for (const MemberArrival& m : a.members) {
@@ -130,8 +148,10 @@ class Classifier {
       e.excess_us.push_back(gap_us - peer_gap);
       e.lateness_us.push_back(static_cast<double>(a.first_lateness_ns) / 1e3);
       if (*gap == 0) continue;
+      const auto busy = busyUs(m, *gap);
+      if (busy && peers_have_kernels && gap_us > peer_gap)
+        e.extra_compute_share.push_back(std::clamp((*busy - median(peer_busy)) / (gap_us - peer_gap), 0.0, 1.0));
       const uint64_t gap_start = m.gpu_start_ns - *gap;
-      if (const auto it = busy_.find(m.process); it != busy_.end()) e.busy.push_back(it->second.fractionBusy(gap_start, m.gpu_start_ns));
       const ProcessInfo& p = run_.processes[m.process];
       const uint64_t cpu_start = run_.membersOf(c)[m.comm_rank].cpu_start_ns;
       if (p.gpu_from_cpu.valid && cpu_start != 0) {
@@ -157,11 +177,11 @@ class Classifier {
       return {"unknown", 0.3, gaps + "; the gap does not explain the lateness: an earlier op held it up"};
     }
     gaps += "; the longer gap explains the lateness";
-    if (!e.busy.empty()) {
-      const double busy = median(e.busy);
-      const std::string busy_text = "; compute kernels busy " + fmt::fixed(100 * busy, 0) + "% of it";
-      if (busy >= kDecidingFraction) return {"compute", 0.9, gaps + busy_text};
-      return {"host", 0.9, gaps + busy_text + ": the GPU sat idle waiting for the host"};
+    if (!e.extra_compute_share.empty()) {
+      const double share = median(e.extra_compute_share);
+      const std::string share_text = "; compute kernels account for " + fmt::fixed(100 * share, 0) + "% of the longer gap";
+      if (share >= kDecidingFraction) return {"compute", 0.9, gaps + share_text + ": its compute kernels ran longer"};
+      return {"host", 0.9, gaps + share_text + ": the rest the GPU sat idle waiting for the host"};
     }
     if (!e.idle_before_enqueue.empty()) {
       const double idle = median(e.idle_before_enqueue);

@@ -1,8 +1,8 @@
 // Why a straggler was late (docs/report.md), from the GPU gap before
 // each op it arrived last at (from the end of its previous op to this op's start, on its own
 // GPU clock), compared with its peers' gaps before the same op:
-// - longer, and busy with compute kernels (CUPTI records)            -> compute
-// - longer and idle, or the CPU enqueued the op late (clock samples)  -> host
+// - longer, and compute kernels fill most of the extra (CUPTI records) -> compute
+// - longer and the extra idle, or the CPU enqueued the op late         -> host
 // - longer, with neither kernel records nor clock samples            -> compute, less sure:
 //   host-side delay is not ruled out
 // - no longer: the lateness came from an earlier op                  -> network when the rank
