@@ -179,7 +179,8 @@ struct KernelTypeRow {
 
 struct KernelBreakdown {
   std::vector<KernelRow> top;          // all ranks together, most total time first
-  std::vector<KernelRow> per_rank;     // each rank's top kernels, in rank order
+  std::vector<KernelRow> per_rank;     // each rank's top kernels by total time, in rank order
+  std::vector<KernelRow> per_rank_by_count;  // each rank's most frequent kernels, in rank order
   std::vector<KernelTypeRow> types;    // per rank with CUPTI records, in rank order
 };
 

@@ -62,11 +62,15 @@ KernelBreakdown kernelBreakdown(const RunModel& run, size_t top) {
     }
     all_ns += rank_ns;
     out.types.push_back(types);
+    std::vector<const KernelTally*> by_count;
+    for (const KernelTally& k : kernels) by_count.push_back(&k);
+    std::stable_sort(by_count.begin(), by_count.end(), [](const KernelTally* a, const KernelTally* b) { return a->count > b->count; });
     for (size_t i = 0; i < kernels.size() && i < top; ++i) {
-      const KernelTally& k = kernels[i];
-      KernelRow row = rowOf(rank, run.name(k.name), k.activity, k.count, k.total_ns, k.max_ns, rank_ns);
-      row.ranks = 1;
-      out.per_rank.push_back(std::move(row));
+      for (const auto& [tally, list] : {std::pair{&kernels[i], &out.per_rank}, std::pair{by_count[i], &out.per_rank_by_count}}) {
+        KernelRow row = rowOf(rank, run.name(tally->name), tally->activity, tally->count, tally->total_ns, tally->max_ns, rank_ns);
+        row.ranks = 1;
+        list->push_back(std::move(row));
+      }
     }
   }
   std::vector<std::pair<NameId, Merged>> by_time(merged.begin(), merged.end());

@@ -16,7 +16,8 @@ namespace commtrace::report {
 // (memcpys, memsets), else "computation".
 std::string_view kernelType(std::string_view name, uint8_t activity);
 
-// top: the `top` names with most total time over all ranks; per_rank: each rank's `top`.
+// top: the `top` names with most total time over all ranks; per_rank: each rank's `top` by
+// total time; per_rank_by_count: each rank's `top` by count.
 KernelBreakdown kernelBreakdown(const RunModel& run, size_t top = 10);
 
 }  // namespace commtrace::report

@@ -52,6 +52,11 @@ TEST(KernelBreakdown, TopKernelsPerRankAndOverTheRunWithTheirShares) {
   EXPECT_EQ(k.per_rank[2].name, "ncclDevKernel_AllReduce");
   EXPECT_DOUBLE_EQ(k.per_rank[2].share_pct, 90);
 
+  ASSERT_EQ(k.per_rank_by_count.size(), 4u);
+  EXPECT_EQ(k.per_rank_by_count[0].name, "gemm");  // rank 0: 100 of them
+  EXPECT_EQ(k.per_rank_by_count[1].name, "ncclDevKernel_AllReduce");
+  EXPECT_EQ(k.per_rank_by_count[2].rank, 1);
+  EXPECT_EQ(k.per_rank_by_count[2].name, "gemm");  // rank 1: 100 gemms outnumber 10 all-reduces, which took more time
   ASSERT_EQ(k.top.size(), 2u);  // 2,000 us in all
   EXPECT_EQ(k.top[0].rank, -1);
   EXPECT_EQ(k.top[0].name, "ncclDevKernel_AllReduce");

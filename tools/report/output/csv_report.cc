@@ -170,9 +170,9 @@ CsvTable peerWaitsTable(const std::vector<PeerWaitRow>& rows) {
   return t;
 }
 
-CsvTable kernelsTable(const KernelBreakdown& k) {
-  CsvTable t{"kernels.csv", {"rank", "name", "type", "ranks", "count", "total_us", "avg_us", "max_us", "share_pct"}, {}};
-  for (const auto* list : {&k.top, &k.per_rank})
+CsvTable kernelsTable(const std::string& file, const std::vector<const std::vector<KernelRow>*>& lists) {
+  CsvTable t{file, {"rank", "name", "type", "ranks", "count", "total_us", "avg_us", "max_us", "share_pct"}, {}};
+  for (const auto* list : lists)
     for (const KernelRow& r : *list)
       t.rows.push_back({num(r.rank), r.name, r.type, num(r.ranks), num(r.count), num(r.total_us), num(r.avg_us), num(r.max_us),
                         num(r.share_pct)});
@@ -281,7 +281,8 @@ std::vector<CsvTable> allTables(const Report& r) {
           overlapTable(r.overlap),
           overlapStepsTable(r.overlap),
           peerWaitsTable(r.peer_waits),
-          kernelsTable(r.kernels),
+          kernelsTable("kernels.csv", {&r.kernels.top, &r.kernels.per_rank}),
+          kernelsTable("kernels_by_count.csv", {&r.kernels.per_rank_by_count}),
           kernelTypesTable(r.kernels.types),
           cudaSyncTable(r.cuda_sync),
           cudaSyncStreamsTable(r.cuda_sync),

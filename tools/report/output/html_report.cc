@@ -205,6 +205,7 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::kernels(r.kernels.top), out);
   writeTable(tables::kernelTypes(r.kernels.types), out);
   writeTable(tables::kernels(r.kernels.per_rank), out);
+  writeTable(tables::kernels(r.kernels.per_rank_by_count), out);
   page.section("cuda-sync", "CPU blocked in CUDA synchronisation");
   writeTable(tables::cudaSync(r.cuda_sync), out);
   page.section("mismatches", "Mismatches and hangs (" + std::to_string(r.mismatches_total) + ")");

@@ -157,7 +157,7 @@ Json kernelsJson(const KernelBreakdown& k) {
   for (const KernelTypeRow& t : k.types)
     types.push_back({{"rank", t.rank}, {"computation_us", t.computation_us}, {"communication_us", t.communication_us},
                      {"memory_us", t.memory_us}});
-  return {{"top", rows(k.top)}, {"per_rank", rows(k.per_rank)}, {"types", types}};
+  return {{"top", rows(k.top)}, {"per_rank", rows(k.per_rank)}, {"per_rank_by_count", rows(k.per_rank_by_count)}, {"types", types}};
 }
 
 Json cudaSyncStats(const CudaSyncStats& s) {
