@@ -207,6 +207,33 @@ TEST(CudaWrappersTest, ProcessThatNeverCallsTheRuntimeLeavesNoFile) {
   EXPECT_TRUE(run.trace_files.empty());
 }
 
+#ifdef DRIVER_CUPTI_PATH
+// The CUPTI face attaches at the process's first sign of GPU use, here its first CUDA sync
+// call: with CUPTI held by another tool it says so once, and the program sees nothing else.
+TEST(CudaWrappersTest, FirstSyncCallAttachesCuptiWhichBacksOffOnceWhenHeld) {
+  TempDir dir;
+  const CallerRun run = runCaller(dir, {CUDA_SYNC_CALLER_PATH, "2"},
+                                  {{"COMMTRACE_CUPTI_LIB", DRIVER_CUPTI_PATH}, {"FAKE_CUPTI_HOLDER", "Nsight Systems"}});
+  ASSERT_EQ(run.program.exit_code, 0) << run.program.err;
+  EXPECT_EQ(run.program.out, expectedStdout(2, 0, true));
+  const std::string line = "commtrace: CUPTI is held by Nsight Systems; compute timeline off (NCCL ops are still recorded)\n";
+  const size_t at = run.program.err.find(line);
+  EXPECT_NE(at, std::string::npos) << run.program.err;
+  EXPECT_EQ(run.program.err.find(line, at + 1), std::string::npos) << "said once: " << run.program.err;
+}
+
+// A process that never uses the GPU never loads CUPTI (nor says anything about it), and
+// neither does one without a CUDA driver when no libcupti is named.
+TEST(CudaWrappersTest, CuptiIsLoadedOnlyByAProcessThatUsesItsGpu) {
+  TempDir idle, no_driver;
+  const CallerRun never = runCaller(idle, {CUDA_SYNC_CALLER_PATH, "0"},
+                                    {{"COMMTRACE_CUPTI_LIB", DRIVER_CUPTI_PATH}, {"FAKE_CUPTI_HOLDER", "Nsight Systems"}});
+  EXPECT_EQ(never.program.err.find("CUPTI"), std::string::npos) << never.program.err;
+  const CallerRun driverless = runCaller(no_driver, {CUDA_SYNC_CALLER_PATH, "1"});
+  EXPECT_EQ(driverless.program.err.find("CUPTI"), std::string::npos) << driverless.program.err;
+}
+#endif
+
 // A runtime that implements one sync call with another through its PLT reaches the
 // wrappers twice on one thread: only the outer call is recorded, the inner one forwarded.
 TEST(CudaWrappersTest, SyncCallInsideAnotherIsForwardedNotRecorded) {
