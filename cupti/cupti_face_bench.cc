@@ -11,8 +11,8 @@
 //                           3,000 kernels cycling through 40 names on two streams, durations
 //                           log-uniform in 2-500 us and gaps in 1-300 us, to the nanosecond (the
 //                           spread of HTA's nccl_parser_config sample: durations' deciles 2-109 us,
-//                           gaps' 1-348 us); drained every 1,000 kernels (what the 200 ms period
-//                           does at 5,000 kernels/s).
+//                           gaps' 1-348 us); drained every N kernels (the argument: what the 200 ms
+//                           period does at 5 N kernels/s, e.g. 1,000 at 5,000 kernels/s).
 //                           The file is read back and must hold every kernel.
 #include <benchmark/benchmark.h>
 
@@ -68,7 +68,8 @@ void BM_DeliverKernelBuffer(benchmark::State& state) {
 BENCHMARK(BM_DeliverKernelBuffer)->UseRealTime();
 
 void BM_KernelBytesOnDisk(benchmark::State& state) {
-  constexpr int kSteps = 20, kKernelsPerStep = 3000, kNames = 40, kDrainEvery = 1000;
+  constexpr int kSteps = 20, kKernelsPerStep = 3000, kNames = 40;
+  const auto drain_every = static_cast<uint64_t>(state.range(0));
   for (auto _ : state) {
     FlusherOptions options;
     options.dir = g_run_dir;
@@ -92,7 +93,7 @@ void BM_KernelBytesOnDisk(benchmark::State& state) {
         const uint64_t end = t + duration(rng);
         fakeCuptiKernel(names[k % kNames].c_str(), t, end, 0, k % 7 == 0 ? 13 : 7, static_cast<uint32_t>(++kernels));
         t = end;
-        if (kernels % kDrainEvery == 0) {
+        if (kernels % drain_every == 0) {
           cuptiActivityFlushAll(0);
           RingRegistry::global().flushAndWait(5000);
         }
@@ -117,7 +118,7 @@ void BM_KernelBytesOnDisk(benchmark::State& state) {
     state.counters["bytes_per_kernel"] = static_cast<double>(st.st_size) / static_cast<double>(kernels);
   }
 }
-BENCHMARK(BM_KernelBytesOnDisk)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KernelBytesOnDisk)->Arg(1000)->Arg(4000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace commtrace
