@@ -1,10 +1,12 @@
 #include "cupti/cupti_face.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -53,16 +55,26 @@ void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   *size = *buffer != nullptr ? ActivityBuffers::kBufferBytes : 0;  // 0: CUPTI drops and counts
 }
 
-// The delivering thread's kernel-name cache: allocated at its first delivery (CUPTI's worker
-// and the flusher live as long as the process; the few KB are never freed), a pointer in
-// TLS because 8 KB would not fit the static TLS a dlopened library may take.
+// The delivering thread's kernel-name cache: allocated at its first delivery and freed when
+// the thread exits (a pthread key: the pointer sits in TLS because 8 KB would not fit the
+// static TLS a dlopened library may take).
 constinit thread_local KernelNameCache* tl_names __attribute__((tls_model("initial-exec"))) = nullptr;
+pthread_key_t g_names_key;
+std::once_flag g_names_key_made;
+
+void freeNames(void* names) {
+  delete static_cast<KernelNameCache*>(names);
+  tl_names = nullptr;
+}
 
 // CUPTI's worker thread, or whichever thread flushes: its first record gets a ring that takes
 // the whole pool, and a name cache.
 void ensureDeliveryRing() {
   if (RingRegistry::currentThreadRing() == nullptr) RingRegistry::global().registerCurrentThread(ActivityBuffers::kRingRecords);
-  if (tl_names == nullptr) tl_names = new (std::nothrow) KernelNameCache();
+  if (tl_names != nullptr) return;
+  std::call_once(g_names_key_made, [] { pthread_key_create(&g_names_key, &freeNames); });
+  tl_names = new (std::nothrow) KernelNameCache();
+  if (tl_names != nullptr) pthread_setspecific(g_names_key, tl_names);
 }
 
 void CUPTIAPI bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
