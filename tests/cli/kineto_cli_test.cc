@@ -111,5 +111,21 @@ TEST(KinetoInput, FilesThatAreNotProfilerTracesAreNamed) {
   EXPECT_NE(r.err.find("notes.json: JSON, but not a PyTorch profiler trace (no traceEvents)"), std::string::npos) << r.err;
 }
 
+// A trace with a field of the wrong type is named and left out; the others are reported.
+TEST(KinetoInput, ATraceWithAMalformedEventIsLeftOutAndNamed) {
+  TempDir scratch;
+  std::filesystem::copy_file(kSamples + "/nccl_parser_config/nccl_data.json.gz", scratch.path() + "/good.json.gz");
+  std::ofstream(scratch.path() + "/bad.json")
+      << R"({"distributedInfo": {"rank": 1}, "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1}]})";
+  const ProgramResult r = run(scratch, {COMMTRACE_CLI, "report", scratch.path(), "--format", "json", "--progress", "never"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json report = json::parse(r.out);
+  EXPECT_EQ(report.at("run").at("files"), 2);
+  EXPECT_EQ(report.at("overlap").size(), 1u);
+  bool named = false;
+  for (const json& p : report.at("run").at("problems")) named = named || p.get<std::string>().find("bad.json: not read as a PyTorch profiler trace") != std::string::npos;
+  EXPECT_TRUE(named) << report.at("run").dump();
+}
+
 }  // namespace
 }  // namespace commtrace

@@ -116,6 +116,8 @@ class KinetoReader {
  public:
   explicit KinetoReader(RunModel& run) : run_(run) {}
 
+  // Adds one trace, or nothing: a field of an unexpected type (a string time, a numeric
+  // name) throws json::exception, after undoing what the trace had added.
   void add(const std::string& path, const json& doc);
   void finish();
 
@@ -125,6 +127,7 @@ class KinetoReader {
     const json* args = nullptr;
     std::string_view name;
   };
+  void addProcess(const std::string& path, const json& doc);
   void addOp(int process, int rank, const std::string& path, const Op& op);
   uint32_t commFor(int process, int rank, const std::string& path, const json& args, uint64_t stream);
 
@@ -191,6 +194,23 @@ void KinetoReader::addOp(int process, int rank, const std::string& path, const O
 }
 
 void KinetoReader::add(const std::string& path, const json& doc) {
+  const size_t processes = run_.processes.size(), comms = run_.comms.size(), collectives = run_.collectives.size(),
+               members = run_.members.size();
+  try {
+    addProcess(path, doc);
+  } catch (const json::exception&) {
+    run_.processes.resize(processes);
+    run_.timelines.resize(processes);
+    run_.comms.resize(comms);
+    run_.collectives.resize(collectives);
+    run_.members.resize(members);
+    std::erase_if(comms_, [&](const auto& entry) { return entry.second >= comms; });
+    std::erase_if(seq_, [&](const auto& entry) { return entry.first.first >= comms; });
+    throw;
+  }
+}
+
+void KinetoReader::addProcess(const std::string& path, const json& doc) {
   const int process = static_cast<int>(run_.processes.size());
   ProcessInfo info;
   info.path = path;
@@ -270,11 +290,16 @@ bool loadKinetoRun(const std::vector<std::string>& files, RunModel& run, std::os
       if (doc.is_discarded()) error = "not JSON";
       else if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) error = "JSON, but not a PyTorch profiler trace (no traceEvents)";
     }
-    if (!error.empty()) {
-      run.skipped_files.push_back("commtrace: " + path + ": " + error);
-      continue;
+    if (error.empty()) {
+      // A field of an unexpected type (a string time, a numeric name) names the file, not a crash.
+      try {
+        reader.add(path, doc);
+        continue;
+      } catch (const json::exception& e) {
+        error = std::string("not read as a PyTorch profiler trace: ") + e.what();
+      }
     }
-    reader.add(path, doc);
+    run.skipped_files.push_back("commtrace: " + path + ": " + error);
   }
   if (run.processes.empty()) {
     for (const std::string& why : run.skipped_files) err << why << '\n';
