@@ -2,15 +2,13 @@
 
 #include <cstring>
 
+#include "core/fnv1a.h"
+
 namespace commtrace {
 namespace {
 
 // FNV-1a, forced away from the two reserved states.
-uint64_t hashOf(std::string_view s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h | 2;
-}
+uint64_t hashOf(std::string_view s) { return fnv1a(s) | 2; }
 
 }  // namespace
 

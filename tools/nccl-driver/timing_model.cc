@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/fnv1a.h"
+
 namespace commtrace::driver {
 namespace {
 
@@ -21,12 +23,6 @@ int64_t jitter(uint64_t seed, uint64_t a, uint64_t b, uint64_t c, uint64_t range
   if (range == 0) return 0;
   const uint64_t r = splitmix64(seed ^ splitmix64(a ^ splitmix64(b ^ splitmix64(c))));
   return static_cast<int64_t>(r % (2 * range + 1)) - static_cast<int64_t>(range);
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
 }
 
 uint64_t nsFor(uint64_t bytes, double gbps) { return static_cast<uint64_t>(std::llround(static_cast<double>(bytes) / gbps)); }

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/fnv1a.h"
 #include "core/nccl_vocab.h"
 
 namespace commtrace::report {
@@ -106,12 +107,6 @@ uint64_t argNumber(const json& args, const char* key) {
   return it != args.end() && it->is_number() ? it->get<uint64_t>() : 0;
 }
 
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h != 0 ? h : 1;
-}
-
 class KinetoReader {
  public:
   explicit KinetoReader(RunModel& run) : run_(run) {}
@@ -134,6 +129,7 @@ class KinetoReader {
   RunModel& run_;
   std::map<std::pair<int, std::string>, uint32_t> comms_;  // (process, group key) -> index
   std::map<std::pair<uint32_t, NameId>, uint64_t> seq_;    // per communicator and func
+  std::map<uint32_t, uint64_t> op_index_;                  // per communicator
 };
 
 uint32_t KinetoReader::commFor(int process, int rank, const std::string& path, const json& args, uint64_t stream) {
@@ -143,6 +139,7 @@ uint32_t KinetoReader::commFor(int process, int rank, const std::string& path, c
   if (!inserted) return it->second;
   Communicator c;
   c.id = fnv1a(path + "/" + key);
+  if (c.id == 0) c.id = 1;  // 0 is "no communicator" in records
   const std::string description = argString(args, "Process Group Description");
   c.name = run_.names.intern(key + (description.empty() ? "" : " (" + description + ")"));
   c.one_rank_view = true;
@@ -173,7 +170,7 @@ void KinetoReader::addOp(int process, int rank, const std::string& path, const O
   c.count = argNumber(args, parsed.func == "ReduceScatter" ? "Out msg nelems" : "In msg nelems");
   c.bytes = type != nullptr ? c.count * type->size : 0;
   c.seq = seq_[{comm_index, c.func}]++;
-  c.op_index = seq_[{comm_index, 0}]++;
+  c.op_index = op_index_[comm_index]++;
   c.first_member = static_cast<uint32_t>(run_.members.size());
   c.n_members = static_cast<uint32_t>(comm.size);
   for (int r = 0; r < comm.size; ++r) {
@@ -206,6 +203,7 @@ void KinetoReader::add(const std::string& path, const json& doc) {
     run_.members.resize(members);
     std::erase_if(comms_, [&](const auto& entry) { return entry.second >= comms; });
     std::erase_if(seq_, [&](const auto& entry) { return entry.first.first >= comms; });
+    std::erase_if(op_index_, [&](const auto& entry) { return entry.first >= comms; });
     throw;
   }
 }
