@@ -7,7 +7,9 @@
 
 namespace commtrace {
 
-// CLOCK_MONOTONIC in ns: the CPU clock of every record.
+// CLOCK_MONOTONIC in ns: the CPU clock of every record. Where the kernel keeps time by the
+// TSC, read from the TSC once the flusher has calibrated it (core/tsc_clock.h): ~10 ns
+// instead of the vDSO's ~25 on a VM, within a few hundred ns of CLOCK_MONOTONIC itself.
 uint64_t nowNs();
 
 // CLOCK_REALTIME in ns.

@@ -66,10 +66,14 @@ StringId KernelNameCache::intern(const char* name) {
   if (name == nullptr) return 0;
   Entry& e = entries_[(reinterpret_cast<uintptr_t>(name) >> 3) % kEntries];
   if (e.name == name) {
+    if (e.checked_in_buffer == buffer_) return e.id;
     const std::string_view text = StringTable::global().lookup(e.id);
-    if (std::memcmp(text.data(), name, text.size()) == 0 && name[text.size()] == '\0') return e.id;
+    if (std::memcmp(text.data(), name, text.size()) == 0 && name[text.size()] == '\0') {
+      e.checked_in_buffer = buffer_;
+      return e.id;
+    }
   }
-  e = {name, StringTable::global().intern(name)};
+  e = {name, StringTable::global().intern(name), buffer_};
   return e.id;
 }
 

@@ -79,6 +79,7 @@ void ensureDeliveryRing() {
 
 void CUPTIAPI bufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
   ensureDeliveryRing();
+  if (tl_names != nullptr) tl_names->newBuffer();
   CUpti_Activity* activity = nullptr;
   uint64_t copied = 0;
   while (g_api.next_record(buffer, valid, &activity) == CUPTI_SUCCESS) {

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "core/tsc_clock.h"
 #include "ringbuffer/doorbell.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/chunk_encoder.h"
@@ -210,8 +211,10 @@ void Flusher::run() {
   Worker worker(*this);
   FlushRequests& requests = RingRegistry::global().flushRequests();
   const uint64_t period_ns = static_cast<uint64_t>(options_.flush_period_ms) * 1000000u;
+  steerProcessTscClock(period_ns);
   while (!stopping_.load(std::memory_order_acquire)) {
     RingRegistry::global().doorbell().wait(period_ns);
+    steerProcessTscClock(period_ns);
     const uint32_t requested = requests.ticketToServe();
     worker.drainOnce();
     requests.publishServed(requested);

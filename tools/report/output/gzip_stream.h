@@ -37,7 +37,7 @@ class GzipStreambuf : public std::streambuf {
 
 class GzipOstream : public std::ostream {
  public:
-  GzipOstream(std::ostream& out, int level = 1) : std::ostream(nullptr), buf_(out, level) { rdbuf(&buf_); }
+  GzipOstream(std::ostream& sink, int level = 1) : std::ostream(nullptr), buf_(sink, level) { rdbuf(&buf_); }
   bool finish() { flush(); return buf_.finish(); }
 
  private:
