@@ -88,7 +88,9 @@ TEST(SettingsTest, EachSettingIsDeclaredOnceWithHelpAndATarget) {
     EXPECT_FALSE(spec.help.empty()) << spec.name;
     const int targets = (spec.flag != nullptr) + (spec.number != nullptr) + (spec.path != nullptr);
     EXPECT_EQ(targets, spec.kind == SettingKind::kText ? 0 : 1) << spec.name;
-    if (spec.kind == SettingKind::kChoice) EXPECT_LT(defaultSettings().*spec.number, spec.choices.size()) << spec.name;
+    if (spec.kind == SettingKind::kChoice) {
+      EXPECT_LT(defaultSettings().*spec.number, spec.choices.size()) << spec.name;
+    }
     if (spec.kind == SettingKind::kWholeNumber) {
       EXPECT_LE(spec.min, defaultSettings().*spec.number) << spec.name;
       EXPECT_GE(spec.max, defaultSettings().*spec.number) << spec.name;

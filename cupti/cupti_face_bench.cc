@@ -11,8 +11,10 @@
 //                           3,000 kernels cycling through 40 names on two streams, durations
 //                           log-uniform in 2-500 us and gaps in 1-300 us, to the nanosecond (the
 //                           spread of HTA's nccl_parser_config sample: durations' deciles 2-109 us,
-//                           gaps' 1-348 us); drained every N kernels (the argument: what the 200 ms
-//                           period does at 5 N kernels/s, e.g. 1,000 at 5,000 kernels/s).
+//                           gaps' 1-348 us); drained every N kernels (the argument). Kernel
+//                           records reach the rings when the face flushes CUPTI, every 0.5 s, so
+//                           N per chunk is what a GPU running 2 N kernels/s writes: 1,000 for a
+//                           step of a few thousand kernels every second or two.
 //                           The file is read back and must hold every kernel.
 #include <benchmark/benchmark.h>
 

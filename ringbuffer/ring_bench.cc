@@ -9,7 +9,8 @@
 //   BM_MoodycamelEnqueue  moodycamel try_enqueue(thread-local ProducerToken) on pre-allocated
 //                         capacity with the same drain-only consumer: the comparison behind
 //                         the choice of ring. The consumer drains, then sleeps 50 us when empty.
-//   BM_NowNs, BM_Rdtsc    the clock reads a record needs.
+//   BM_NowNs, BM_Rdtsc,   the clock reads a record needs: nowNs() on the TSC, a bare rdtsc,
+//   BM_ClockGettime...    and the vDSO's clock_gettime nowNs() falls back to.
 //
 // How a push is timed without drops flattering it: a producer times a batch of pushes
 // (3/4 of its queue's capacity) back to back, then, untimed, waits until the consumer has
@@ -46,6 +47,8 @@
 #include <vector>
 
 #include "bench/main_with_run_dir.h"
+#include "core/clock.h"
+#include "core/tsc_clock.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/flusher.h"
 
@@ -462,10 +465,27 @@ BENCHMARK(BM_MoodycamelEnqueue)
 // ---------------------------------------------------------------------------------------
 // Clock reads, which the numbers above exclude.
 
+// nowNs() as a record reads it once the flusher has calibrated the TSC clock (here the
+// benchmark steers it as the flusher would); "tsc" says whether it reads the TSC.
 void BM_NowNs(benchmark::State& state) {
+  bool tsc = steerProcessTscClock(200'000'000);
+  for (int i = 0; tsc && i < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    steerProcessTscClock(200'000'000);
+  }
   for (auto _ : state) benchmark::DoNotOptimize(nowNs());
+  state.counters["tsc"] = tsc ? 1 : 0;
 }
 BENCHMARK(BM_NowNs);
+
+void BM_ClockGettimeMonotonic(benchmark::State& state) {
+  timespec ts;
+  for (auto _ : state) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    benchmark::DoNotOptimize(ts);
+  }
+}
+BENCHMARK(BM_ClockGettimeMonotonic);
 
 #if defined(__x86_64__)
 void BM_Rdtsc(benchmark::State& state) {

@@ -131,8 +131,8 @@ uint64_t ChunkEncoder::localString(uint64_t global_id) {
   if (global_id >= local_of_global_.size()) global_id = StringTable::kOverflowId;
   uint32_t& local = local_of_global_[global_id];
   if (local == 0) {
-    globals_in_chunk_.push_back(static_cast<uint32_t>(global_id));
-    local = static_cast<uint32_t>(globals_in_chunk_.size());
+    globals_in_table_.push_back(static_cast<uint32_t>(global_id));
+    local = static_cast<uint32_t>(globals_in_table_.size());
   }
   return local - 1;
 }
@@ -239,7 +239,14 @@ void putRowColumn(wire::Bytes& out, uint32_t number, const std::vector<uint64_t>
 void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
   out.clear();
   wire::putVarintField(out, 1, chunk_index);
-  for (uint32_t global : globals_in_chunk_) wire::putStringField(out, 2, strings_.lookup(global));
+  for (size_t i = strings_before_chunk_; i < globals_in_table_.size(); ++i) {
+    wire::putStringField(out, 2, strings_.lookup(globals_in_table_[i]));
+  }
+  if (strings_before_chunk_ == 0) table_since_ = chunk_index;
+  if (strings_before_chunk_ > 0) {
+    wire::putVarintField(out, 3, strings_before_chunk_);
+    wire::putVarintField(out, 4, table_since_);
+  }
 
   wire::Bytes table_bytes;
   wire::Bytes shape_column, scratch, sparse;
@@ -280,10 +287,20 @@ void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
   reset();
 }
 
+void ChunkEncoder::restartStringTable() {
+  for (uint32_t global : globals_in_table_) local_of_global_[global] = 0;
+  globals_in_table_.clear();
+  localString(0);  // a fresh table's strings[0] is always ""
+  strings_before_chunk_ = 0;
+  chunks_in_table_ = 0;
+}
+
 void ChunkEncoder::reset() {
-  for (uint32_t global : globals_in_chunk_) local_of_global_[global] = 0;
-  globals_in_chunk_.clear();
-  localString(0);  // strings[0] is always ""
+  if (globals_in_table_.empty() || ++chunks_in_table_ >= kChunksPerStringTable) {
+    restartStringTable();
+  } else {
+    strings_before_chunk_ = globals_in_table_.size();
+  }
   for (auto& k : kinds_) {
     if (k) k->clear();
   }

@@ -137,6 +137,7 @@ struct Flusher::Worker {
       s.bytes_written.fetch_add(framed.size(), std::memory_order_relaxed);
       return;
     }
+    encoder.restartStringTable();
     for (int k = 1; k < kRecordKindCount; ++k) {
       flusher.stats_.sink_failed[k].fetch_add(rows[k], std::memory_order_relaxed);
     }

@@ -52,8 +52,9 @@ TEST(ProtoConformance, ChunkHoldsEveryTableUnderItsName) {
     EXPECT_EQ(f->message_type()->name(), t.message);
     EXPECT_TRUE(numbers.insert(t.chunk_field).second);
   }
-  // index, strings and one field per table: nothing the schema does not know.
-  EXPECT_EQ(chunk->field_count(), 2 + static_cast<int>(schema::allTables().size()));
+  // index, strings, strings_before, strings_since and one field per table: nothing the
+  // schema does not know.
+  EXPECT_EQ(chunk->field_count(), 4 + static_cast<int>(schema::allTables().size()));
   const pb::FieldDescriptor* index = chunk->FindFieldByName("index");
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->number(), 1);
@@ -62,6 +63,14 @@ TEST(ProtoConformance, ChunkHoldsEveryTableUnderItsName) {
   ASSERT_NE(strings, nullptr);
   EXPECT_EQ(strings->number(), 2);
   EXPECT_TRUE(strings->is_repeated());
+  const pb::FieldDescriptor* strings_before = chunk->FindFieldByName("strings_before");
+  ASSERT_NE(strings_before, nullptr);
+  EXPECT_EQ(strings_before->number(), 3);  // the encoder writes field 3 by number
+  EXPECT_EQ(strings_before->type(), pb::FieldDescriptor::TYPE_UINT64);
+  const pb::FieldDescriptor* strings_since = chunk->FindFieldByName("strings_since");
+  ASSERT_NE(strings_since, nullptr);
+  EXPECT_EQ(strings_since->number(), 4);
+  EXPECT_EQ(strings_since->type(), pb::FieldDescriptor::TYPE_UINT64);
   const pb::FieldDescriptor* version = trace::v1::FileHeader::descriptor()->FindFieldByName("format_version");
   ASSERT_NE(version, nullptr);
   EXPECT_EQ(version->number(), 1);

@@ -447,9 +447,31 @@ bool TraceReader::next(DecodedChunk& chunk) {
 }
 
 bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why) {
-  std::vector<StringId> file_id_of_local;
-  file_id_of_local.reserve(chunk.strings_size());
-  for (const std::string& s : chunk.strings()) file_id_of_local.push_back(fileString(s));
+  // The string table continues from the previous chunk unless it starts afresh here; a
+  // chunk that fails to decode leaves it as it was.
+  // A lost chunk that added no strings costs only itself.
+  const uint64_t before = chunk.strings_before();
+  if (before != 0 && (!have_table_ || chunk.strings_since() != table_since_ || string_table_.size() != before)) {
+    why = "its names are in an earlier chunk that is missing";
+    return false;
+  }
+  std::vector<StringId> previous_table;
+  if (before == 0) previous_table.swap(string_table_);
+  for (const std::string& s : chunk.strings()) string_table_.push_back(fileString(s));
+  if (!decodeTables(chunk, out, why)) {
+    if (before == 0) string_table_.swap(previous_table);
+    else string_table_.resize(before);
+    return false;
+  }
+  if (before == 0) {
+    have_table_ = true;
+    table_since_ = chunk.index();
+  }
+  return true;
+}
+
+bool TraceReader::decodeTables(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why) {
+  const std::vector<StringId>& file_id_of_local = string_table_;
 
   const pb::Reflection* reflection = chunk.GetReflection();
   for (const schema::Table& t : schema::allTables()) {

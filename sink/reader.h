@@ -56,6 +56,7 @@ class TraceReader {
   bool readFrameAt(uint64_t offset, Frame& frame, std::string& why);
   uint64_t findNextFrame(uint64_t from);
   bool decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why);
+  bool decodeTables(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why);
   StringId fileString(const std::string& s);
   void report(uint64_t offset, const std::string& what);
 
@@ -66,6 +67,9 @@ class TraceReader {
   bool torn_tail_ = false;
   trace::v1::FileHeader header_;
   std::vector<std::string> strings_;
+  std::vector<StringId> string_table_;  // the chunks' string table: index -> file string id
+  bool have_table_ = false;
+  uint64_t table_since_ = 0;  // Chunk.index of the chunk that started string_table_
   struct StringIndex;
   std::unique_ptr<StringIndex> string_index_;
   std::vector<ReadIssue> issues_;

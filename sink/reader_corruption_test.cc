@@ -3,6 +3,7 @@
 // not touch, with the right records.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "sink/commtrace.pb.h"
@@ -43,6 +44,15 @@ void expectChunks(const BuiltTrace& built, const ReadBack& back, const std::vect
   }
 }
 
+// What damage to chunk k costs: k, and when k carried strings, the chunks after it that
+// continue its string table (up to the next that starts it afresh).
+std::vector<size_t> lostWith(const BuiltTrace& built, size_t k) {
+  std::vector<size_t> lost{k};
+  if (!built.adds_strings[k]) return lost;
+  while (lost.back() + 1 < built.chunk_begin.size() && !built.fresh_strings[lost.back() + 1]) lost.push_back(lost.back() + 1);
+  return lost;
+}
+
 // The chunk whose frame holds offset o, or -1 for the file header.
 int chunkAt(const BuiltTrace& built, uint64_t o) {
   for (size_t k = 0; k < built.chunk_begin.size(); ++k) {
@@ -77,7 +87,7 @@ TEST(ReaderCorruption, IntactFileReadsCleanly) {
   EXPECT_EQ(back.reader->header().rank(), 5);
 }
 
-TEST(ReaderCorruption, EveryFlippedByteIsReportedAndOnlyItsChunkIsLost) {
+TEST(ReaderCorruption, EveryFlippedByteIsReportedAndCostsOnlyItsChunkAndThoseNamedInIt) {
   TempDir dir;
   const BuiltTrace built = smallTrace();
   ASSERT_GE(built.chunk_begin.size(), 3u);
@@ -95,18 +105,59 @@ TEST(ReaderCorruption, EveryFlippedByteIsReportedAndOnlyItsChunkIsLost) {
         continue;
       }
       ASSERT_TRUE(back.opened) << back.error;
+      const std::vector<size_t> lost = lostWith(built, static_cast<size_t>(damaged));
       std::vector<size_t> intact;
       for (size_t k = 0; k < built.chunk_begin.size(); ++k) {
-        if (static_cast<int>(k) != damaged) intact.push_back(k);
+        if (std::find(lost.begin(), lost.end(), k) == lost.end()) intact.push_back(k);
       }
       expectChunks(built, back, intact);
       const auto& issues = back.reader->issues();
-      ASSERT_EQ(issues.size(), 1u);
-      EXPECT_EQ(issues[0].offset, built.chunk_begin[damaged]);
-      EXPECT_EQ(issues[0].message.rfind(offsetMessagePrefix(path, built.chunk_begin[damaged]), 0), 0u) << issues[0].message;
+      ASSERT_EQ(issues.size(), lost.size());
+      for (size_t i = 0; i < lost.size(); ++i) {
+        EXPECT_EQ(issues[i].offset, built.chunk_begin[lost[i]]);
+        EXPECT_EQ(issues[i].message.rfind(offsetMessagePrefix(path, built.chunk_begin[lost[i]]), 0), 0u) << issues[i].message;
+      }
+      if (lost.size() > 1) EXPECT_NE(issues[1].message.find("its names are in an earlier chunk that is missing"), std::string::npos);
       EXPECT_EQ(back.reader->tornTail(), static_cast<size_t>(damaged) + 1 == built.chunk_begin.size());
       if (::testing::Test::HasFailure()) return;  // one offset's story is enough
     }
+  }
+}
+
+// A long file: the string table starts afresh every kChunksPerStringTable chunks. A
+// damaged chunk that carried strings costs the chunks up to the next fresh table, no
+// further; one that carried none costs only itself.
+TEST(ReaderCorruption, ADamagedChunkCostsNoChunkPastTheNextFreshStringTable) {
+  constexpr size_t kEvery = ChunkEncoder::kChunksPerStringTable;
+  testing::SlotGenerator gen(7);
+  std::vector<std::vector<RecordSlot>> chunks(2 * kEvery + 10);
+  for (auto& c : chunks) {
+    for (int i = 0; i < 3; ++i) c.push_back(gen.make(RecordKind::kColl, 10));
+  }
+  const BuiltTrace built = testing::buildTrace(chunks);
+  size_t adding = 0, quiet = 0;  // chunks in the first table that did / did not carry strings
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    EXPECT_EQ(built.fresh_strings[k], k % kEvery == 0) << k;
+    if (k > 0 && k < kEvery && built.adds_strings[k] && adding == 0) adding = k;
+    if (k > 0 && k < kEvery && !built.adds_strings[k] && quiet == 0) quiet = k;
+  }
+  ASSERT_TRUE(adding != 0 && quiet != 0) << "the stream needs chunks of both kinds";
+
+  TempDir dir;
+  const std::string path = testing::pathIn(dir, "long.ctrace");
+  for (const size_t damaged : {adding, quiet}) {
+    SCOPED_TRACE("chunk " + std::to_string(damaged));
+    std::vector<uint8_t> bytes = built.bytes;
+    bytes[built.chunk_begin[damaged] + frame::kHeaderBytes] ^= 0xFF;
+    testing::writeFile(path, bytes);
+    ReadBack back = testing::readTrace(path);
+    const size_t lost_until = damaged == adding ? kEvery : damaged + 1;
+    std::vector<size_t> intact;
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      if (k < damaged || k >= lost_until) intact.push_back(k);
+    }
+    expectChunks(built, back, intact);
+    EXPECT_EQ(back.reader->issues().size(), lost_until - damaged);
   }
 }
 

@@ -56,7 +56,7 @@ inline constexpr uint32_t kSparseValuesField = 3;
 inline constexpr uint32_t kScaleField = 98;  // ColumnScale entries, in every table
 inline constexpr uint32_t kScaleColumnField = 1;
 inline constexpr uint32_t kScaleShiftField = 2;
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 
 // Columns holding opaque 64-bit identifiers (communicator ids, CUDA stream handles): every
 // reader shows them as "0x" and 16 hex digits, never as numbers (JSON would round them).

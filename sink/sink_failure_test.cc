@@ -299,6 +299,8 @@ TEST(SinkFailure, DiskFullThenSpaceAgain) {
       if (s.kind == RecordKind::kColl) {
         ++in_file;
         after_gap |= s.payload.coll.seq >= kRecords;
+        // the chunks that failed carried strings: the first after them must not need them
+        EXPECT_EQ(back.reader->str(s.payload.coll.func), "AllReduce") << "seq " << s.payload.coll.seq;
       }
       if (s.kind == RecordKind::kDropSummary && s.payload.drop_summary.dropped_kind == static_cast<uint8_t>(RecordKind::kColl)) {
         reported_sink_failed = std::max(reported_sink_failed, s.payload.drop_summary.sink_failed);

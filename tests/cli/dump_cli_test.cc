@@ -240,9 +240,13 @@ TEST(DumpCli, DamagedFileIsDumpedWithTheDamageReported) {
   TempDir dir;
   const BuiltTrace built = sampleTrace();
   std::vector<uint8_t> bytes = built.bytes;
-  const uint64_t damaged_at = built.chunk_begin[0];
-  bytes[(built.chunk_begin[0] + built.chunk_end[0]) / 2] ^= 0x10;  // the first chunk is lost
-  // and a last chunk is cut short, as a kill mid-write leaves it
+  ASSERT_EQ(built.chunk_begin.size(), 2u);
+  const uint64_t damaged_at = built.chunk_begin[1];
+  bytes[(built.chunk_begin[1] + built.chunk_end[1]) / 2] ^= 0x10;  // the second chunk is lost
+  // then an intact chunk (the first again: its string table is its own),
+  bytes.insert(bytes.end(), built.bytes.begin() + static_cast<ptrdiff_t>(built.chunk_begin[0]),
+               built.bytes.begin() + static_cast<ptrdiff_t>(built.chunk_end[0]));
+  // and a last chunk cut short, as a kill mid-write leaves it
   const uint64_t torn_at = bytes.size();
   bytes.insert(bytes.end(), built.bytes.begin() + static_cast<ptrdiff_t>(built.chunk_begin[0]),
                built.bytes.begin() + static_cast<ptrdiff_t>(built.chunk_end[0] - 3));
@@ -250,7 +254,7 @@ TEST(DumpCli, DamagedFileIsDumpedWithTheDamageReported) {
   testing::writeFile(path, bytes);
   const CliResult r = runCli(dir, {"dump", path});
   EXPECT_EQ(r.exit_code, 0) << joined(r.err);
-  EXPECT_EQ(r.out.size(), 1 + built.expected[1].size()) << "the header line and the intact chunk";
+  EXPECT_EQ(r.out.size(), 1 + 2 * built.expected[0].size()) << "the header line and the intact chunks";
   // Two damaged regions, each named with file and offset, then the summary.
   ASSERT_EQ(r.err.size(), 3u) << joined(r.err);
   EXPECT_EQ(r.err[0].rfind("commtrace: " + path + ": offset " + std::to_string(damaged_at) + ": ", 0), 0u) << r.err[0];

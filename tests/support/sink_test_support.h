@@ -25,6 +25,7 @@
 #include "core/string_table.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/chunk_encoder.h"
+#include "sink/commtrace.pb.h"
 #include "sink/frame.h"
 #include "sink/reader.h"
 #include "sink/schema.h"
@@ -208,6 +209,8 @@ struct BuiltTrace {
   uint64_t header_end = 0;                      // end of the FileHeader frame
   std::vector<uint64_t> chunk_begin, chunk_end;  // per chunk frame
   std::vector<std::vector<RecordSlot>> expected;  // per chunk, in reader order
+  std::vector<bool> fresh_strings;  // per chunk: its string table starts afresh (needs no earlier chunk)
+  std::vector<bool> adds_strings;   // per chunk: it carries strings (later chunks may need them)
 };
 
 inline BuiltTrace buildTrace(const std::vector<std::vector<RecordSlot>>& chunks,
@@ -224,6 +227,10 @@ inline BuiltTrace buildTrace(const std::vector<std::vector<RecordSlot>>& chunks,
     frame::append(t.bytes, frame::Type::kChunk, 0, payload);
     t.chunk_end.push_back(t.bytes.size());
     t.expected.push_back(readerOrder(chunks[i]));
+    trace::v1::Chunk message;
+    message.ParseFromArray(payload.data(), static_cast<int>(payload.size()));
+    t.fresh_strings.push_back(message.strings_before() == 0);
+    t.adds_strings.push_back(message.strings_size() > 0);
   }
   return t;
 }
