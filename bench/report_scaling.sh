@@ -13,11 +13,14 @@
 # Sizes: 100,000 collectives per rank up to 64 ranks (the 6.4M rank-records at 64),
 # then 6.4M rank-records in total (50,000 per rank at 128, 25,000 at 256) so that the
 # largest runs stay within this machine's memory and time; RANKS="8 64" picks others.
+# SHAPE=ddp (default mixed) writes the plain data-parallel shape instead: one world
+# communicator of all ranks, bucketed AllReduce (`commtrace-synth --shape`).
 set -euo pipefail
 
 build=${1:-build-release}
 work=${2:-/tmp/commtrace-report-scaling}
 ranks_list=${RANKS:-"8 16 32 64 128 256"}
+shape=${SHAPE:-mixed}
 max_rank_records=6400000
 
 for tool in "$build/bin/commtrace-synth" "$build/bin/commtrace" /usr/bin/time; do
@@ -25,16 +28,16 @@ for tool in "$build/bin/commtrace-synth" "$build/bin/commtrace" /usr/bin/time; d
 done
 
 mkdir -p "$work"
-echo "measuring: commtrace report --format json"
+echo "measuring: commtrace report --format json ($shape runs)"
 # cpu_s (user + system, all threads) says what wall_s would be on an idle machine when
 # other work shares the cores.
 printf '%6s %12s %14s %9s %8s %7s %12s\n' ranks colls/rank rank-records disk_MB wall_s cpu_s peak_RSS_MB
 for ranks in $ranks_list; do
   per_rank=$((max_rank_records / ranks))
   ((per_rank > 100000)) && per_rank=100000
-  dir="$work/ranks$ranks-colls$per_rank"
+  dir="$work/$shape-ranks$ranks-colls$per_rank"
   if [[ ! -d $dir ]]; then
-    "$build/bin/commtrace-synth" --run-dir "$dir" --ranks "$ranks" --collectives "$per_rank" >/dev/null
+    "$build/bin/commtrace-synth" --run-dir "$dir" --shape "$shape" --ranks "$ranks" --collectives "$per_rank" >/dev/null
   fi
   log=$(mktemp)
   /usr/bin/time -v "$build/bin/commtrace" report "$dir" --format json --out /dev/null 2>"$log" >/dev/null || { cat "$log" >&2; exit 1; }

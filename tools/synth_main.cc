@@ -49,8 +49,15 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", run.ranks, "--run-dir: ranks (one file each)")->check(CLI::Range(1, 65536))->capture_default_str();
   app.add_option("--ranks-per-node", run.ranks_per_node, "--run-dir: ranks per node")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--collectives", run.collectives_per_rank, "--run-dir: collectives per rank")->capture_default_str();
+  std::string shape = "mixed";
+  app.add_option("--shape", shape,
+                 "--run-dir: mixed (world, per-node tp and cross-node dp communicators, sends/receives) or ddp (one world "
+                 "communicator, bucketed AllReduce)")
+      ->check(CLI::IsMember({"mixed", "ddp"}))
+      ->capture_default_str();
   app.add_option("--straggler-rank", run.straggler_rank, "--run-dir: the rank that arrives late (-1: none)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  run.shape = shape == "ddp" ? commtrace::synthetic::JobShape::kDdp : commtrace::synthetic::JobShape::kMixed;
   if (!run.dir.empty()) return writeRun(run);
 
   commtrace::FlusherOptions options;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -44,7 +45,13 @@ constexpr PlannedColl kStep[] = {
     {kDataParallel, Func::kReduceScatter, 262'144, nccl::kBfloat16},
     {kWorld, Func::kAllReduce, 1, nccl::kFloat32},
 };
-constexpr uint64_t kCollsPerStep = std::size(kStep);
+// DDP: gradient buckets all-reduced on the world communicator after backward.
+constexpr PlannedColl kDdpStep[] = {
+    {kWorld, Func::kAllReduce, 6'553'600, nccl::kBfloat16},
+    {kWorld, Func::kAllReduce, 6'553'600, nccl::kBfloat16},
+    {kWorld, Func::kAllReduce, 6'553'600, nccl::kBfloat16},
+    {kWorld, Func::kAllReduce, 6'553'600, nccl::kBfloat16},
+};
 constexpr uint64_t kP2pCount = 1'048'576;  // bf16 elements per send
 constexpr uint64_t kP2pEverySteps = 4;      // pipeline sends close every 4th step
 
@@ -72,6 +79,10 @@ struct Job {
     StringId send, recv, ring, simple, bf16;
   } names{};
 
+  std::span<const PlannedColl> step;  // one step's collectives, in issue order
+  bool p2p = false;                    // pipeline sends every kP2pEverySteps steps
+
+  uint64_t collsPerStep() const { return step.size(); }
   int nodeOf(int rank) const { return rank / options.ranks_per_node; }
   const CommDef& commOf(CommKind kind, int rank) const {
     if (kind == kWorld) return comms[0];
@@ -117,12 +128,14 @@ Job planJob(const SyntheticRunOptions& options) {
   std::vector<int> world(static_cast<size_t>(options.ranks));
   for (int r = 0; r < options.ranks; ++r) world[static_cast<size_t>(r)] = r;
   job.comms.push_back(makeComm(0xC0FFEE0000000001ull, "world", world, job));
-  for (int n = 0; n < job.nodes; ++n) {
+  job.step = options.shape == JobShape::kDdp ? std::span<const PlannedColl>(kDdpStep) : std::span<const PlannedColl>(kStep);
+  job.p2p = options.shape == JobShape::kMixed;
+  for (int n = 0; job.p2p && n < job.nodes; ++n) {
     std::vector<int> members;
     for (int r = n * per_node; r < std::min(options.ranks, (n + 1) * per_node); ++r) members.push_back(r);
     job.comms.push_back(makeComm(0x7E50000000000000ull + static_cast<uint64_t>(n), "tp." + std::to_string(n), members, job));
   }
-  for (int l = 0; l < per_node; ++l) {
+  for (int l = 0; job.p2p && l < per_node; ++l) {
     std::vector<int> members;
     for (int r = l; r < options.ranks; r += per_node) members.push_back(r);
     job.comms.push_back(makeComm(0xD900000000000000ull + static_cast<uint64_t>(l), "dp." + std::to_string(l), members, job));
@@ -145,9 +158,8 @@ class RankWriter {
     const uint64_t total = job_.options.collectives_per_rank;
     for (uint64_t op = 0; op < total; ++op) {
       writeColl(op, truth);
-      if (op % kCollsPerStep == kCollsPerStep - 1 && (op / kCollsPerStep) % kP2pEverySteps == 0) {
-        writeP2p(op / kCollsPerStep, truth);
-      }
+      const uint64_t per_step = job_.collsPerStep();
+      if (job_.p2p && op % per_step == per_step - 1 && (op / per_step) % kP2pEverySteps == 0) writeP2p(op / per_step, truth);
     }
     if (encoder_.rows() > 0) flushChunk();
     truth.bytes_written += bytes_;
@@ -226,9 +238,10 @@ class RankWriter {
   }
 
   void writeColl(uint64_t op, SyntheticRunTruth& truth) {
-    const PlannedColl& p = kStep[op % kCollsPerStep];
+    const uint64_t per_step = job_.collsPerStep();
+    const PlannedColl& p = job_.step[op % per_step];
     const CommDef& c = job_.commOf(p.comm, rank_);
-    const uint64_t slot_start = (op + op / kCollsPerStep) * kSlotNs;  // every step also has a p2p slot
+    const uint64_t slot_start = (op + op / per_step) * kSlotNs;  // every step also has a p2p (or idle) slot
     const uint64_t arrival = slot_start + job_.jitterNs(rank_, op) + job_.straggleNs(rank_);
     const uint64_t stop = slot_start + job_.latestArrivalNs(c) + transferNs(p, c);
     CommCounters& counters = countersOf(c);
@@ -263,7 +276,7 @@ class RankWriter {
     if (ranks < 2) return;
     const int hop = ranks > job_.options.ranks_per_node ? job_.options.ranks_per_node : 1;
     const CommDef& world = job_.comms[0];
-    const uint64_t slot_start = (step + 1) * (kCollsPerStep + 1) * kSlotNs - kSlotNs;
+    const uint64_t slot_start = (step + 1) * (job_.collsPerStep() + 1) * kSlotNs - kSlotNs;
     const uint64_t stop = slot_start + kJitterNs + 100'000;
     for (const bool is_send : {true, false}) {
       const int peer = is_send ? (rank_ + hop) % ranks : (rank_ - hop + ranks) % ranks;

@@ -3,11 +3,13 @@
 // and sends/receives, encoded straight with the sink's ChunkEncoder and TraceFile (no
 // rings, no paced flusher), so 64 ranks x 100,000 collectives take seconds to write.
 //
-// The job: nodes of `ranks_per_node` ranks; communicators "world", "tp.<node>" (the ranks
-// of one node) and "dp.<local rank>" (one rank per node). Every step each rank issues two
-// AllReduces on its tp communicator, an AllGather and a ReduceScatter on its dp
-// communicator and an AllReduce on world; every 4th step it then also sends to the rank
-// `ranks_per_node` ahead and receives from the one behind (world communicator). Ops follow
+// The job, by shape. kMixed: nodes of `ranks_per_node` ranks; communicators "world",
+// "tp.<node>" (the ranks of one node) and "dp.<local rank>" (one rank per node). Every step
+// each rank issues two AllReduces on its tp communicator, an AllGather and a ReduceScatter
+// on its dp communicator and an AllReduce on world; every 4th step it then also sends to
+// the rank `ranks_per_node` ahead and receives from the one behind (world communicator).
+// kDdp: the most common shape, plain data parallelism: one "world" communicator and,
+// every step, four bucketed 12.5 MiB AllReduces on it. Ops follow
 // a global schedule of fixed slots; each rank arrives with a deterministic jitter, the
 // planted straggler arrives `straggler_us` later, and all members of an instance stop
 // together after the last possible arrival plus the transfer time. Each node's GPU clock
@@ -19,8 +21,11 @@
 
 namespace commtrace::synthetic {
 
+enum class JobShape { kMixed, kDdp };
+
 struct SyntheticRunOptions {
   std::string dir;
+  JobShape shape = JobShape::kMixed;
   int ranks = 8;
   int ranks_per_node = 8;
   uint64_t collectives_per_rank = 1000;

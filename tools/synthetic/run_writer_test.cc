@@ -59,3 +59,36 @@ TEST(RunWriter, TheLoaderJoinsEveryPlantedOp) {
 }
 
 }  // namespace
+
+namespace {
+
+// The DDP shape: one world communicator, every op an AllReduce on it, no sends.
+TEST(RunWriter, TheDdpShapeIsOneWorldCommunicatorOfAllReduces) {
+  testutil::TempDir dir;
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir.path() + "/run";
+  options.shape = synthetic::JobShape::kDdp;
+  options.ranks = 16;
+  options.ranks_per_node = 4;
+  options.collectives_per_rank = 1000;
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  EXPECT_EQ(truth.communicators, 1);
+  EXPECT_EQ(truth.coll_instances, 1000u);
+  EXPECT_EQ(truth.p2p_records, 0u);
+
+  RunModel run;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({{options.dir}, false}, run, err)) << err.str();
+  ASSERT_EQ(run.comms.size(), 1u);
+  EXPECT_EQ(run.comms[0].size, 16);
+  EXPECT_EQ(run.collectives.size(), 1000u);
+  for (const CollInstance& c : run.collectives) {
+    EXPECT_EQ(run.names[c.func], "AllReduce");
+    EXPECT_EQ(c.bytes, 6'553'600u * 2);
+  }
+  EXPECT_TRUE(run.transfers.empty());
+}
+
+}  // namespace
