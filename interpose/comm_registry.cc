@@ -47,6 +47,16 @@ void CommEntry::reset(const void* handle, uint64_t comm_id) {
   state.store(generation | kLive, std::memory_order_release);
 }
 
+// The state is read on both sides of the handle: an entry recycled in between (claimed
+// and reset for another communicator) changed its stamp, and is not taken for this one.
+// Reading the handle and then the state alone once let a lookup return the entry an
+// insert had just taken over for another handle (CommRegistryConcurrencyTest, 1 run in 20).
+bool CommEntry::holdsLive(const void* wanted) const {
+  const uint64_t before = state.load(std::memory_order_acquire);
+  if ((before & kStateMask) != kLive || handle_.load(std::memory_order_acquire) != wanted) return false;
+  return state.load(std::memory_order_acquire) == before;
+}
+
 void CommEntry::markDead(uint64_t stamp_before) {
   if ((stamp_before & kStateMask) != kLive) return;
   uint64_t expected = stamp_before;
@@ -95,7 +105,7 @@ CommEntry* CommRegistry::find(const void* handle) const {
   for (uint32_t probes = 0; probes < kCapacity; ++probes, i = (i + 1) & (kCapacity - 1)) {
     CommEntry* e = slots_[i].load(std::memory_order_acquire);
     if (e == nullptr) return nullptr;
-    if (e->handle() == handle && e->isLive()) return e;
+    if (e->holdsLive(handle)) return e;
   }
   return nullptr;
 }

@@ -36,7 +36,8 @@ struct CommEntry {
   CommEntry(const CommEntry&) = delete;
   CommEntry& operator=(const CommEntry&) = delete;
 
-  bool isLive() const { return (state.load(std::memory_order_acquire) & kStateMask) == kLive; }
+  // Live and holding this ncclComm_t, read consistently against a concurrent recycle.
+  bool holdsLive(const void* wanted) const;
   const void* handle() const { return handle_.load(std::memory_order_relaxed); }
   uint64_t commId() const { return comm_id_.load(std::memory_order_relaxed); }
 
