@@ -1,0 +1,49 @@
+// A quantile summary whose states merge, for analyses that stream a run instead of holding
+// all of it: exact while small, a log-bucketed histogram past that (DDSketch, Masson, Rim
+// and Lee, VLDB 2019).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace commtrace::report {
+
+// Quantiles of non-negative values (durations, bandwidths, sizes). Up to kExactLimit values it
+// keeps them all and answers as percentile() in stats.h does; past that it answers within
+// kRelativeError of that answer, in memory that grows with the values' range and not their
+// number: one bucket per factor of about 1.02, so ~1,730 for 1e-3 .. 1e12 and never more than
+// ~73,000 for the whole range of a double. A merge gives the same state whatever the order and
+// grouping of the parts, so shards can be summarised apart and combined.
+class QuantileSketch {
+ public:
+  static constexpr size_t kExactLimit = 4096;
+  // The bound the report states beside a figure whose sketch is not exact().
+  static constexpr double kRelativeError = 0.01;
+
+  // Negative, NaN and infinite values are counted in ignored() and otherwise dropped.
+  void add(double value);
+  void merge(const QuantileSketch& other);
+
+  // Nearest-rank quantile for p in [0, 1] (clamped); 0 when count() is 0.
+  double quantile(double p) const;
+  uint64_t count() const { return count_; }
+  uint64_t ignored() const { return ignored_; }
+  bool exact() const { return count_ <= kExactLimit; }
+  // Non-empty histogram buckets, what the sketch's memory grows with; 0 while exact().
+  size_t buckets() const { return buckets_.size(); }
+
+ private:
+  void moveValuesToBuckets();
+  void addToBuckets(double value);
+
+  uint64_t count_ = 0;
+  uint64_t ignored_ = 0;
+  std::vector<double> values_;  // while exact()
+  // Once past exact(): zero has no logarithm, so it is counted apart from the buckets.
+  uint64_t zeros_ = 0;
+  std::map<int, uint64_t> buckets_;  // index i holds values in (gamma^(i-1), gamma^i]
+};
+
+}  // namespace commtrace::report
