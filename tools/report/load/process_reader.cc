@@ -11,6 +11,7 @@ namespace {
 
 constexpr NameId kUnset = std::numeric_limits<NameId>::max();
 constexpr size_t kMaxIssuesKept = 10;  // a badly damaged file reports one line per bad frame
+constexpr size_t kChunkRecordsKept = 4096;
 
 MemberView viewOf(int process, uint64_t cpu_start, uint64_t cpu_end, uint64_t gpu_start, uint64_t gpu_end,
                   uint64_t stream) {
@@ -59,9 +60,16 @@ bool ProcessReader::next(RecordBatch& batch) {
       if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
     }
   }
+  // A chunk of the writer's largest (16,384 records, 2 MiB decoded) is not kept per file:
+  // all files of a run are open at once.
+  if (chunk_.records.capacity() > kChunkRecordsKept) chunk_.records = {};
   const uint64_t at = more ? reader_.offset() : reader_.size();
   batch.file_bytes = at - consumed_;
   consumed_ = at;
+  for (const CollRow& r : batch.colls) last_cpu_ns_ = std::max(last_cpu_ns_, r.view.cpu_end_ns);
+  for (const P2pRow& r : batch.p2ps) last_cpu_ns_ = std::max(last_cpu_ns_, r.view.cpu_end_ns);
+  const auto& h = reader_.header();
+  batch.position_ns = last_cpu_ns_ == 0 ? 0 : h.start_realtime_ns() + (last_cpu_ns_ - h.start_monotonic_ns());
   return more;
 }
 

@@ -73,6 +73,9 @@ struct P2pRow {
 struct RecordBatch {
   int process = -1;
   uint64_t file_bytes = 0;  // of the file consumed since the previous batch (progress)
+  // How far into the run the file has come: the latest CPU time of its ops so far, as
+  // CLOCK_REALTIME (comparable across hosts, unlike CLOCK_MONOTONIC); 0 before any op.
+  uint64_t position_ns = 0;
   std::vector<CommInfoRow> comm_infos;
   std::vector<CollRow> colls;
   std::vector<P2pRow> p2ps;
@@ -111,6 +114,7 @@ class ProcessReader {
   uint64_t consumed_ = 0;
   uint64_t colls_before_ = 0, p2ps_before_ = 0;  // tallied before this chunk: its rows are the rest
   uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
+  uint64_t last_cpu_ns_ = 0;  // the latest CPU time of an op read so far
   std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
   std::vector<std::pair<uint64_t, uint64_t>> cpu_cupti_samples_;  // the flusher's (monotonic, CUPTI) readings
   std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock

@@ -1,4 +1,4 @@
-// "commtrace: reading file 12/64 (1.2 of 3.4 GB)", redrawn in place with \r at most ten
+// "commtrace: reading 64 files, 12 done (1.2 of 3.4 GB)" (the files are read together), redrawn in place with \r at most ten
 // times a second, and ended with a newline. Silent when disabled (stderr not a terminal).
 #pragma once
 
@@ -14,7 +14,7 @@ class ProgressLine {
   ProgressLine(std::ostream& out, bool enabled, int files, uint64_t total_bytes)
       : out_(out), enabled_(enabled), files_(files), total_bytes_(total_bytes) {}
 
-  void update(int file, uint64_t bytes_done);
+  void update(int files_done, uint64_t bytes_done);
   void done();
 
  private:

@@ -2,28 +2,25 @@
 #include "tools/report/load/run_loader.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <climits>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <variant>
 #include <vector>
 
+#include "tools/report/load/lockstep_reader.h"
+#include "tools/report/load/op_joiner.h"
 #include "tools/report/load/process_reader.h"
 #include "tools/report/load/progress_line.h"
-#include "tools/report/load/run_merger.h"
+#include "tools/report/load/run_model_sink.h"
 
 namespace commtrace::report {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kBatchesInFlight = 8;  // per loader thread: bounds the rows waiting to be joined
 constexpr unsigned kMaxLoaderThreads = 4;
 
 struct TraceFileEntry {
@@ -177,70 +174,6 @@ bool keepOneJob(const std::string& wanted, std::vector<AdmittedFile>& admitted, 
   return true;
 }
 
-// A file read to its end: what belongs to the process alone.
-struct FileDone {
-  int process = -1;
-  uint64_t file_bytes = 0;  // consumed after the last batch
-  bool opened = false;
-  std::string error;
-  ProcessInfo info;
-  ProcessTimeline timeline;
-};
-using LoadMessage = std::variant<RecordBatch, FileDone>;
-
-// Loader threads push, the joining thread pops; pushing waits while the queue is full, so
-// a slow join holds the readers back instead of piling up decoded rows.
-class MessageQueue {
- public:
-  MessageQueue(size_t capacity, int producers) : capacity_(capacity), producers_(producers) {}
-
-  void push(LoadMessage message) {
-    std::unique_lock lock(mutex_);
-    not_full_.wait(lock, [&] { return messages_.size() < capacity_; });
-    messages_.push_back(std::move(message));
-    not_empty_.notify_one();
-  }
-  void producerDone() {
-    std::lock_guard lock(mutex_);
-    --producers_;
-    not_empty_.notify_one();
-  }
-  // false once every producer is done and nothing is left.
-  bool pop(LoadMessage& message) {
-    std::unique_lock lock(mutex_);
-    not_empty_.wait(lock, [&] { return !messages_.empty() || producers_ == 0; });
-    if (messages_.empty()) return false;
-    message = std::move(messages_.front());
-    messages_.pop_front();
-    not_full_.notify_one();
-    return true;
-  }
-
- private:
-  const size_t capacity_;
-  int producers_;
-  std::mutex mutex_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<LoadMessage> messages_;
-};
-
-void readFile(int process, const std::string& path, SharedNames& names, MessageQueue& queue) {
-  ProcessReader reader(names, process);
-  FileDone done;
-  done.process = process;
-  done.opened = reader.open(path, done.error);
-  if (done.opened) {
-    RecordBatch batch;
-    while (reader.next(batch)) {
-      queue.push(std::move(batch));
-      batch = RecordBatch{};
-    }
-    done.file_bytes = batch.file_bytes;
-    reader.finish(done.info, done.timeline);
-  }
-  queue.push(std::move(done));
-}
-
 void keepFile(FileDone& done, RunModel& run) {
   ProcessInfo& info = run.processes[static_cast<size_t>(done.process)];
   if (!done.opened) {  // readable a moment ago, when the run was listed
@@ -262,40 +195,32 @@ void reserveMembers(RunModel& run, uint64_t coll_rows, uint64_t bytes_done, uint
   run.members.reserve(std::max(run.members.size(), static_cast<size_t>(expected * 1.05)));
 }
 
-// Loader threads decode the files (most of the work: as many threads as cores, up to
-// kMaxLoaderThreads); this thread joins what they deliver, in the order it arrives.
-void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes, RunMerger& merger, RunModel& run,
+// Reader threads decode the files (most of the work: as many threads as cores, up to
+// kMaxLoaderThreads), in step; this thread joins what they deliver, in the order it arrives.
+void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes, OpJoiner& joiner, RunModel& run,
                  ProgressLine& progress) {
-  const int n_files = static_cast<int>(files.size());
-  const int cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads));
-  const int loaders = std::min(cores, n_files);
+  std::vector<std::string> paths;
+  for (const TraceFileEntry& f : files) paths.push_back(f.path);
+  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads);
   SharedNames names(run.names);
-  MessageQueue queue(kBatchesInFlight * static_cast<size_t>(loaders), loaders);
-  std::atomic<int> next_file{0};
-  std::vector<std::thread> workers;
-  for (int t = 0; t < loaders; ++t) {
-    workers.emplace_back([&] {
-      for (int f = next_file++; f < n_files; f = next_file++) readFile(f, files[static_cast<size_t>(f)].path, names, queue);
-      queue.producerDone();
-    });
-  }
   uint64_t bytes_done = 0, coll_rows = 0;
+  int files_done = 0;
   bool reserved = false;
-  for (LoadMessage message; queue.pop(message);) {
+  readInLockstep(paths, names, cores, openFileBudget(), [&](LoadMessage& message) {
     if (auto* batch = std::get_if<RecordBatch>(&message)) {
-      merger.add(*batch);
+      joiner.add(*batch);
       bytes_done += batch->file_bytes;
       coll_rows += batch->colls.size();
     } else {
       FileDone& done = std::get<FileDone>(message);
       bytes_done += done.file_bytes;
+      ++files_done;
       keepFile(done, run);
       if (!reserved) reserveMembers(run, coll_rows, bytes_done, total_bytes);
       reserved = true;
     }
-    progress.update(std::min(next_file.load(), n_files), bytes_done);
-  }
-  for (std::thread& w : workers) w.join();
+    progress.update(files_done, bytes_done);
+  });
 }
 
 // PyTorch profiler traces are read by their own reader, never mixed with commtrace's files.
@@ -343,10 +268,11 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   }
   run.timelines.resize(run.processes.size());
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
-  RunMerger merger(run, std::move(identities));
-  readAndJoin(chosen, total_bytes, merger, run, progress);
+  RunModelSink sink(run);
+  OpJoiner joiner(run, std::move(identities), sink);
+  readAndJoin(chosen, total_bytes, joiner, run, progress);
   progress.done();
-  merger.finish();
+  joiner.finish();
   return true;
 }
 

@@ -595,7 +595,7 @@ TEST(RunLoader, ProgressIsOneRedrawnLineOnlyWhenAsked) {
   total.precision(1);
   total << std::fixed << static_cast<double>(std::filesystem::file_size(dir.path() + "/rank0.ctrace") +
                                             std::filesystem::file_size(dir.path() + "/rank1.ctrace")) / 1e3;
-  const std::string last = "\rcommtrace: reading file 2/2 (" + total.str() + " of " + total.str() + " kB)\n";
+  const std::string last = "\rcommtrace: reading 2 files, 2 done (" + total.str() + " of " + total.str() + " kB)\n";
   EXPECT_EQ(shown.err.substr(shown.err.rfind('\r')), last);
 }
 

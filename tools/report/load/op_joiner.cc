@@ -1,0 +1,305 @@
+#include "tools/report/load/op_joiner.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+namespace commtrace::report {
+namespace {
+
+// Ranks disagree on nothing here in a healthy run; where one left a field empty (bytes of
+// an "Unknown" datatype, an algorithm its profiler version did not report) another fills it.
+void fillMissing(CollInstance& c, const CollRow& r) {
+  if (c.count == 0) c.count = r.count;
+  if (c.bytes == 0) c.bytes = r.bytes;
+  if (c.datatype == 0) c.datatype = r.datatype;
+  if (c.algo == 0) c.algo = r.algo;
+  if (c.proto == 0) c.proto = r.proto;
+  if (c.root < 0) c.root = r.root;
+  if (c.n_channels == 0) c.n_channels = r.n_channels;
+}
+
+void fillMissing(P2pTransfer& t, const P2pRow& r) {
+  if (t.count == 0) t.count = r.count;
+  if (t.bytes == 0) t.bytes = r.bytes;
+  if (t.datatype == 0) t.datatype = r.datatype;
+  if (t.n_channels == 0) t.n_channels = r.n_channels;
+}
+
+}  // namespace
+
+OpJoiner::OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, JoinedOpSink& sink)
+    : run_(run),
+      sink_(sink),
+      identity_(std::move(processes)),
+      rank_from_comm_info_(identity_.size(), -1),
+      places_(identity_.size()),
+      last_place_(identity_.size(), 0),
+      unplaced_(identity_.size(), 0),
+      duplicates_(identity_.size(), 0) {}
+
+void OpJoiner::add(const RecordBatch& batch) {
+  for (const CommInfoRow& info : batch.comm_infos) addCommInfo(batch.process, info);
+  for (const CollRow& row : batch.colls) {
+    if (!addColl(row)) waiting_colls_.push_back(row);
+  }
+  for (const P2pRow& row : batch.p2ps) {
+    if (!addP2p(row)) waiting_p2ps_.push_back(row);
+  }
+}
+
+uint32_t OpJoiner::commFor(int process, uint64_t comm_id) {
+  const uint32_t restart = identity_[static_cast<size_t>(process)].restart_count;
+  const auto [it, inserted] = comm_index_.try_emplace({restart, comm_id}, static_cast<uint32_t>(run_.comms.size()));
+  if (inserted) {
+    Communicator& c = run_.comms.emplace_back();
+    c.id = comm_id;
+    c.restart_count = restart;
+  }
+  return it->second;
+}
+
+void OpJoiner::addCommInfo(int process, const CommInfoRow& info) {
+  const uint32_t index = commFor(process, info.comm_id);
+  Communicator& comm = run_.comms[index];
+  if (comm.size == 0 && info.size > 0) {
+    comm.size = info.size;
+    comm.global_ranks.assign(static_cast<size_t>(info.size), -1);
+    comm.processes.assign(static_cast<size_t>(info.size), -1);
+  }
+  if (comm.name == 0) comm.name = info.name;
+  if (comm.n_nodes == 0) comm.n_nodes = info.n_nodes;
+  if (info.rank < 0 || info.rank >= comm.size) return;
+  const size_t p = static_cast<size_t>(process);
+  if (info.global_rank >= 0 && rank_from_comm_info_[p] < 0) rank_from_comm_info_[p] = info.global_rank;
+  const size_t r = static_cast<size_t>(info.rank);
+  // One process can describe a communicator twice: the profiler plugin knows its seat, the
+  // preload face's NCCL wrappers also know the global rank. The second fills what the first lacked.
+  if (placeOf(process, info.comm_id) != nullptr) {
+    if (comm.global_ranks[r] < 0) comm.global_ranks[r] = info.global_rank;
+    return;
+  }
+  if (comm.global_ranks[r] < 0) comm.global_ranks[r] = info.global_rank >= 0 ? info.global_rank : identity_[p].header_rank;
+  if (comm.processes[r] < 0) comm.processes[r] = process;
+  places_[p].push_back({info.comm_id, index, info.rank});
+}
+
+const OpJoiner::Place* OpJoiner::placeOf(int process, uint64_t comm_id) {
+  const size_t p = static_cast<size_t>(process);
+  std::vector<Place>& places = places_[p];
+  if (last_place_[p] < places.size() && places[last_place_[p]].comm_id == comm_id) return &places[last_place_[p]];
+  for (size_t i = 0; i < places.size(); ++i) {
+    if (places[i].comm_id == comm_id) {
+      last_place_[p] = i;
+      return &places[i];
+    }
+  }
+  return nullptr;
+}
+
+uint32_t OpJoiner::openInstance(const CollRow& row, uint32_t comm) {
+  uint32_t open;
+  if (free_colls_.empty()) {
+    open = static_cast<uint32_t>(open_colls_.size());
+    open_colls_.emplace_back();
+  } else {
+    open = free_colls_.back();
+    free_colls_.pop_back();
+  }
+  OpenColl& o = open_colls_[open];
+  const uint32_t size = static_cast<uint32_t>(run_.comms[comm].size);
+  o.instance = CollInstance{};
+  CollInstance& c = o.instance;
+  c.comm = comm;
+  c.func = row.func;
+  c.seq = row.seq;
+  c.op_index = row.op_index;
+  c.graph_captured = row.graph_captured;
+  c.n_members = size;
+  fillMissing(c, row);
+  o.seats.assign(size, MemberView{});
+  for (uint32_t r = 0; r < size; ++r) o.seats[r].comm_rank = static_cast<int32_t>(r);
+  o.filled = 0;
+  return open;
+}
+
+void OpJoiner::handOn(uint32_t open) {
+  OpenColl& o = open_colls_[open];
+  sink_.collective(o.instance, o.seats);
+  free_colls_.push_back(open);
+}
+
+bool OpJoiner::addColl(const CollRow& row) {
+  const Place* place = placeOf(row.view.process, row.comm_id);
+  if (place == nullptr) return false;
+  uint32_t& slot = row.graph_captured ? instances_.byOpIndex(place->comm, row.op_index)
+                                      : instances_.bySeq(place->comm, row.func, row.seq);
+  if (slot == kClosed) {
+    ++duplicates_[static_cast<size_t>(row.view.process)];
+    return true;
+  }
+  if (slot == InstanceIndex::kNone) slot = openInstance(row, place->comm);
+  const uint32_t open = slot;
+  OpenColl& o = open_colls_[open];
+  fillMissing(o.instance, row);
+  MemberView& seat = o.seats[static_cast<uint32_t>(place->rank)];
+  if (seat.process >= 0) {
+    ++duplicates_[static_cast<size_t>(row.view.process)];
+    return true;
+  }
+  seat = row.view;
+  seat.comm_rank = place->rank;
+  if (++o.filled == o.instance.n_members) {
+    slot = kClosed;
+    handOn(open);
+  }
+  return true;
+}
+
+bool OpJoiner::addP2p(const P2pRow& row) {
+  const Place* place = placeOf(row.view.process, row.comm_id);
+  if (place == nullptr) return false;
+  if (row.peer < 0 || row.peer >= run_.comms[place->comm].size) return false;
+  const P2pKey key{place->comm, row.is_send ? place->rank : row.peer, row.is_send ? row.peer : place->rank, row.op_index};
+  const auto [it, inserted] = open_transfers_.try_emplace(key);
+  P2pTransfer& t = it->second;
+  if (inserted) {
+    t.comm = place->comm;
+    t.func = row.api_func;
+    t.op_index = row.op_index;
+    t.send.comm_rank = key.src;
+    t.recv.comm_rank = key.dst;
+  }
+  fillMissing(t, row);
+  MemberView& side = row.is_send ? t.send : t.recv;
+  if (side.process >= 0) {
+    ++duplicates_[static_cast<size_t>(row.view.process)];
+    return true;
+  }
+  side = row.view;
+  side.comm_rank = place->rank;
+  // A matched pair is handed on and never looked up again.
+  if (t.send.process >= 0 && t.recv.process >= 0) {
+    sink_.transfer(t);
+    open_transfers_.erase(it);
+  }
+  return true;
+}
+
+void OpJoiner::finish() {
+  resolveRanks();
+  placeWaiting();
+  for (Communicator& comm : run_.comms) {
+    for (size_t r = 0; r < comm.processes.size(); ++r) {
+      if (comm.global_ranks[r] < 0 && comm.processes[r] >= 0) {
+        comm.global_ranks[r] = run_.processes[static_cast<size_t>(comm.processes[r])].rank;
+      }
+    }
+  }
+  // What never became whole: seats no file filled (a missing rank, a mismatch, a hang).
+  std::vector<bool> is_free(open_colls_.size(), false);
+  for (uint32_t f : free_colls_) is_free[f] = true;
+  for (uint32_t open = 0; open < open_colls_.size(); ++open) {
+    if (!is_free[open]) handOn(open);
+  }
+  open_colls_ = {};
+  free_colls_ = {};
+  for (const auto& [key, transfer] : open_transfers_) sink_.transfer(transfer);
+  open_transfers_ = {};
+  const std::vector<uint32_t> new_index = sortComms();
+  findMissingRanks();
+  noteUnplaced();
+  sink_.finish(new_index);
+}
+
+// Global rank: the header's (the launcher's RANK), else a comm info's, else the seat in a
+// communicator as large as the world.
+void OpJoiner::resolveRanks() {
+  int world = 0;
+  for (const ProcessInfo& p : run_.processes) world = std::max(world, p.world_size);
+  for (const Communicator& c : run_.comms) world = std::max(world, c.size);
+  run_.world_size = world;
+  for (size_t p = 0; p < run_.processes.size(); ++p) {
+    int& rank = run_.processes[p].rank;
+    if (rank < 0) rank = rank_from_comm_info_[p];
+    for (const Place& place : places_[p]) {
+      if (rank < 0 && run_.comms[place.comm].size == world) rank = place.rank;
+    }
+  }
+}
+
+// A process whose comm info for a communicator was lost (damaged chunk) can still be
+// seated when every other seat is taken: the one left open is its own.
+bool OpJoiner::seatInOnlyOpenSeat(int process, uint64_t comm_id) {
+  const auto it = comm_index_.find({identity_[static_cast<size_t>(process)].restart_count, comm_id});
+  if (it == comm_index_.end()) return false;
+  Communicator& comm = run_.comms[it->second];
+  if (std::count(comm.processes.begin(), comm.processes.end(), -1) != 1) return false;
+  const auto seat = std::find(comm.processes.begin(), comm.processes.end(), -1);
+  *seat = process;
+  places_[static_cast<size_t>(process)].push_back({comm_id, it->second, static_cast<int32_t>(seat - comm.processes.begin())});
+  return true;
+}
+
+// Records that came before their process's comm info, or whose comm info was lost.
+void OpJoiner::placeWaiting() {
+  const auto seated = [&](int process, uint64_t comm_id) {
+    return placeOf(process, comm_id) != nullptr || seatInOnlyOpenSeat(process, comm_id);
+  };
+  for (const CollRow& row : waiting_colls_) {
+    if (!seated(row.view.process, row.comm_id) || !addColl(row)) ++unplaced_[static_cast<size_t>(row.view.process)];
+  }
+  for (const P2pRow& row : waiting_p2ps_) {
+    if (!seated(row.view.process, row.comm_id) || !addP2p(row)) ++unplaced_[static_cast<size_t>(row.view.process)];
+  }
+  waiting_colls_ = {};
+  waiting_p2ps_ = {};
+}
+
+std::vector<uint32_t> OpJoiner::sortComms() {
+  std::vector<uint32_t> order(run_.comms.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(run_.comms[a].restart_count, run_.comms[a].id) < std::tie(run_.comms[b].restart_count, run_.comms[b].id);
+  });
+  std::vector<uint32_t> new_index(order.size());
+  std::vector<Communicator> sorted;
+  sorted.reserve(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    new_index[order[i]] = i;
+    sorted.push_back(std::move(run_.comms[order[i]]));
+  }
+  run_.comms = std::move(sorted);
+  return new_index;
+}
+
+// Ranks below the world size that no file names. Left empty when no file knows its rank:
+// then which ranks are missing cannot be told.
+void OpJoiner::findMissingRanks() {
+  std::set<int> present;
+  for (const ProcessInfo& p : run_.processes) {
+    if (p.rank >= 0) present.insert(p.rank);
+  }
+  run_.missing_ranks.clear();
+  if (present.empty()) return;
+  for (int r = 0; r < run_.world_size; ++r) {
+    if (!present.contains(r)) run_.missing_ranks.push_back(r);
+  }
+}
+
+void OpJoiner::noteUnplaced() {
+  for (size_t p = 0; p < run_.processes.size(); ++p) {
+    ProcessInfo& info = run_.processes[p];
+    if (unplaced_[p] > 0) {
+      info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(unplaced_[p]) +
+                            " op records left out: no comm-info record places this rank (or its peer) in their communicator");
+    }
+    if (duplicates_[p] > 0) {
+      info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(duplicates_[p]) +
+                            " op records repeat one already read for the same rank and instance; the first was kept");
+    }
+  }
+}
+
+}  // namespace commtrace::report

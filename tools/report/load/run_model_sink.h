@@ -1,0 +1,25 @@
+// The joined ops kept whole in the RunModel, for the analyses that still read the run as a
+// whole (and for `export`): instances, their seats and transfers appended as they come,
+// then ordered by (communicator, op index) so that the model does not depend on the order
+// the loader threads delivered them in.
+#pragma once
+
+#include "tools/report/load/op_joiner.h"
+
+namespace commtrace::report {
+
+class RunModelSink : public JoinedOpSink {
+ public:
+  explicit RunModelSink(RunModel& run) : run_(run) {}
+
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override;
+
+ private:
+  void sortOps();
+
+  RunModel& run_;
+};
+
+}  // namespace commtrace::report
