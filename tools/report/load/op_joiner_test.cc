@@ -1,0 +1,122 @@
+// OpJoiner hands an instance on the moment its last seat is filled and holds only what is
+// still open; read in step (readInLockstep), a run's open instances stay a window of it.
+#include "tools/report/load/op_joiner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+#include "tools/report/load/lockstep_reader.h"
+#include "tools/synthetic/run_writer.h"
+
+namespace commtrace::report {
+namespace {
+
+constexpr uint64_t kComm = 0xC0FFEE;
+
+// Counts what the joiner hands on, and how many instances it held open at most.
+class CountingSink : public JoinedOpSink {
+ public:
+  void collective(const CollInstance& c, std::span<const MemberView> members) override {
+    ++collectives;
+    if (std::all_of(members.begin(), members.end(), [](const MemberView& m) { return m.process >= 0; })) ++whole;
+    last_seq = c.seq;
+  }
+  void transfer(const P2pTransfer&) override { ++transfers; }
+  void finish(std::span<const uint32_t>) override { finished = true; }
+
+  uint64_t collectives = 0, whole = 0, transfers = 0, last_seq = 0;
+  bool finished = false;
+};
+
+RecordBatch batchOf(int process, int comm_rank, uint64_t first_seq, uint64_t n, bool with_info) {
+  RecordBatch b;
+  b.process = process;
+  if (with_info) b.comm_infos.push_back({kComm, 0, 2, comm_rank, process, 1});
+  for (uint64_t s = first_seq; s < first_seq + n; ++s) {
+    CollRow row;
+    row.comm_id = kComm;
+    row.seq = s;
+    row.op_index = s;
+    row.func = 1;
+    row.view.process = process;
+    row.view.cpu_end_ns = 1000 + s;
+    b.colls.push_back(row);
+  }
+  return b;
+}
+
+TEST(OpJoiner, HandsOnEachInstanceWhenItsLastSeatIsFilled) {
+  RunModel run;
+  run.names.intern("AllReduce");
+  run.processes.resize(2);
+  CountingSink sink;
+  OpJoiner joiner(run, {{0, 0}, {1, 0}}, sink);
+  joiner.add(batchOf(0, 0, 0, 10, true));
+  EXPECT_EQ(joiner.openCollectives(), 10u);
+  EXPECT_EQ(sink.collectives, 0u);
+  joiner.add(batchOf(1, 1, 0, 4, true));
+  EXPECT_EQ(sink.collectives, 4u) << "the instances both ranks recorded, at once";
+  EXPECT_EQ(sink.whole, 4u);
+  EXPECT_EQ(joiner.openCollectives(), 6u);
+  joiner.add(batchOf(1, 1, 2, 1, false));  // rank 1's seq 2 again: a repeat, not a new instance
+  EXPECT_EQ(joiner.openCollectives(), 6u);
+  joiner.finish();
+  EXPECT_TRUE(sink.finished);
+  EXPECT_EQ(sink.collectives, 10u) << "what never became whole is handed on at the end";
+  EXPECT_EQ(sink.whole, 4u);
+  ASSERT_EQ(run.processes[1].issues.size(), 1u);
+  EXPECT_NE(run.processes[1].issues[0].find("1 op records repeat one already read"), std::string::npos)
+      << run.processes[1].issues[0];
+}
+
+// A DDP-shaped run of 8 ranks whose files hold 16,384 records a chunk: read in step, the
+// joiner never holds more than about two chunks' instances; read one file after another,
+// it holds every instance until the last file.
+uint64_t mostOpenWhileReading(const std::string& dir, size_t max_open_files, uint64_t& handed_on) {
+  std::vector<ProcessIdentity> identities(8);
+  RunModel run;
+  run.processes.resize(8);
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  CountingSink sink;
+  OpJoiner joiner(run, identities, sink);
+  SharedNames names(run.names);
+  uint64_t most = 0;
+  readInLockstep(files, names, 2, max_open_files, [&](LoadMessage& message) {
+    if (auto* batch = std::get_if<RecordBatch>(&message)) joiner.add(*batch);
+    most = std::max(most, joiner.openCollectives());
+  });
+  joiner.finish();
+  handed_on = sink.collectives;
+  EXPECT_EQ(sink.whole, sink.collectives);
+  return most;
+}
+
+TEST(OpJoiner, FilesReadInStepKeepTheOpenInstancesAWindowOfTheRun) {
+  testutil::TempDir dir;
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir.path() + "/run";
+  options.shape = synthetic::JobShape::kDdp;
+  options.ranks = 8;
+  options.collectives_per_rank = 100'000;
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+
+  uint64_t handed_on = 0;
+  const uint64_t in_step = mostOpenWhileReading(options.dir, 64, handed_on);
+  EXPECT_EQ(handed_on, 100'000u);
+  EXPECT_LE(in_step, 2u * 16'384u) << "about two chunks of instances";
+  const uint64_t one_by_one = mostOpenWhileReading(options.dir, 1, handed_on);
+  EXPECT_EQ(handed_on, 100'000u);
+  EXPECT_EQ(one_by_one, 100'000u) << "one file after another, every instance waits for the last";
+}
+
+}  // namespace
+}  // namespace commtrace::report
