@@ -34,8 +34,9 @@ inline report::Report sampleReport() {
   r.matrix.slices = {{"all", 0, "", {{2, 3, 1u << 20, 0, 4, 262.1, false}, {0, 3, 7, 7, 2, 0.0035, true}}},
                      {"AllReduce", 0, "AllReduce", {{2, 3, 1u << 20, 0, 4, 262.1, false}}}};
   r.overlap = {{.rank = 0, .available = true, .comm_us = 2000, .overlapped_us = 500, .exposed_us = 1500, .idle_us = 300,
-                .overlap_pct = 25, .step_source = "inferred",
-                .steps = {{0, 0, 1000, 250, 750, 100}, {1, 5000, 1000, 250, 750, 200}}},
+                .overlap_pct = 25, .step_source = "inferred", .step_count = 2, .mean_step_us = 5000,
+                .steps = {{.step = 0, .last_step = 0, .start_us = 0, .comm_us = 1000, .overlapped_us = 250, .exposed_us = 750, .idle_us = 100},
+                          {.step = 1, .last_step = 1, .start_us = 5000, .comm_us = 1000, .overlapped_us = 250, .exposed_us = 750, .idle_us = 200}}},
                {.rank = 1, .available = false, .reason = "no compute-kernel records: CUPTI was not attached", .comm_us = 1800,
                 .step_source = "none"}};
   r.cuda_sync = {{.rank = 0, .host = "node0", .blocked_us = 2600.5,

@@ -104,9 +104,12 @@ struct CommMatrix {
   std::string model;  // how collectives were decomposed, in words
 };
 
+// One step, or on long runs a stretch of consecutive steps (see OverlapRow::steps), with
+// the sums over them.
 struct StepOverlap {
   int step = 0;
-  double start_us = 0;  // on the rank's GPU clock, relative to its first op
+  int last_step = 0;    // == step for a single step
+  double start_us = 0;  // of `step`, on the rank's GPU clock, relative to its first op
   double comm_us = 0;
   double overlapped_us = 0;
   double exposed_us = 0;
@@ -133,7 +136,12 @@ struct OverlapRow {
   double compute_only_us = 0;  // compute with no communication under it, in the same span
   double overlap_pct = 0;
   std::string step_source;   // "nvtx", "inferred" (repeating op pattern) or "none"
+  int step_count = 0;
+  double mean_step_us = 0;   // from the first step's start to the last's, over step_count - 1
+  // One entry per step, or, past kMaxStepPoints steps, per stretch of consecutive steps of
+  // equal length: the output of a run of any length stays a few hundred rows per rank.
   std::vector<StepOverlap> steps;
+  static constexpr size_t kMaxStepPoints = 500;
   // How CUPTI's kernels were put on the GPU clock, when through NCCL's kernels: how many
   // CUPTI reported, how many matched an op the plugin timed, the fit's residual.
   uint64_t clock_kernels = 0;

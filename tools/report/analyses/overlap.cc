@@ -243,6 +243,26 @@ const ProcessTimeline& timelineOf(const RunModel& run, size_t p) {
   return p < run.timelines.size() ? run.timelines[p] : kNoTimeline;
 }
 
+// At most `max_points` entries: consecutive steps summed in stretches of equal length.
+std::vector<StepOverlap> stretchesOf(const std::vector<StepOverlap>& steps, size_t max_points) {
+  if (steps.size() <= max_points) return steps;
+  const size_t per = (steps.size() + max_points - 1) / max_points;
+  std::vector<StepOverlap> out;
+  for (size_t first = 0; first < steps.size(); first += per) {
+    StepOverlap sum = steps[first];
+    for (size_t s = first + 1; s < std::min(steps.size(), first + per); ++s) {
+      sum.last_step = steps[s].last_step;
+      sum.comm_us += steps[s].comm_us;
+      sum.overlapped_us += steps[s].overlapped_us;
+      sum.exposed_us += steps[s].exposed_us;
+      sum.idle_us += steps[s].idle_us;
+      sum.compute_only_us += steps[s].compute_only_us;
+    }
+    out.push_back(sum);
+  }
+  return out;
+}
+
 // A process's steps: its repeating top-level NVTX range, else its op sequence's period.
 std::vector<Window> stepsOf(const RunModel& run, size_t p, const std::vector<RankOp>& ops, const StepRule& rule,
                             std::string& source) {
@@ -296,12 +316,15 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
   const std::vector<Window> steps = stepsOf(run, p, ops, rule, row.step_source);
   for (size_t s = 0; s < steps.size(); ++s) {
     StepOverlap step;
-    step.step = static_cast<int>(s);
+    step.step = step.last_step = static_cast<int>(s);
     step.start_us = static_cast<double>(static_cast<int64_t>(steps[s].start_ns - span.start_ns)) / 1e3;  // may be < 0 (NVTX)
     fillFromCoverage(coverage(comm, compute, steps[s]), row.available, step);
     row.steps.push_back(step);
   }
+  row.step_count = static_cast<int>(steps.size());
+  if (steps.size() >= 2) row.mean_step_us = (row.steps.back().start_us - row.steps.front().start_us) / static_cast<double>(steps.size() - 1);
   if (row.available && !steps.empty()) row.most_exposed_step = mostExposedStep(row, steps, comm, compute, span.start_ns);
+  row.steps = stretchesOf(row.steps, OverlapRow::kMaxStepPoints);
   return row;
 }
 

@@ -109,6 +109,32 @@ TEST(Overlap, StepsInferredFromTheRepeatingOpPattern) {
   EXPECT_DOUBLE_EQ(row.steps[2].idle_us, 0);         // the last ends with its last op
 }
 
+// A long run's steps come as at most kMaxStepPoints stretches of consecutive steps, their
+// figures summed, so that the output does not grow with the run.
+TEST(Overlap, ALongRunsStepsComeInStretchesWithTheirSums) {
+  constexpr int kSteps = 1234;
+  const OverlapRow row = computeOverlap(steppedRank(kSteps).run).at(0);
+  EXPECT_EQ(row.step_count, kSteps);
+  EXPECT_DOUBLE_EQ(row.mean_step_us, 100.0);
+  ASSERT_LE(row.steps.size(), OverlapRow::kMaxStepPoints);
+  ASSERT_EQ(row.steps.size(), 412u);  // stretches of 3 steps; the last holds one
+  int next = 0;
+  double comm = 0, exposed = 0;
+  for (const StepOverlap& s : row.steps) {
+    EXPECT_EQ(s.step, next);
+    EXPECT_DOUBLE_EQ(s.start_us, 100.0 * s.step);
+    next = s.last_step + 1;
+    comm += s.comm_us;
+    exposed += s.exposed_us;
+  }
+  EXPECT_EQ(next, kSteps);
+  EXPECT_EQ(row.steps.front().last_step, 2);
+  EXPECT_DOUBLE_EQ(row.steps.front().comm_us, 3 * 15);
+  EXPECT_DOUBLE_EQ(comm, 15.0 * kSteps);
+  EXPECT_DOUBLE_EQ(exposed, 13.0 * kSteps);
+  EXPECT_EQ(row.most_exposed_step.step >= 0, true) << "chosen among single steps";
+}
+
 TEST(Overlap, InferredStepsSkipWarmUpOpsAndKeepACutShortLastStep) {
   RunModelBuilder warm = steppedRank(0);
   warm.coll(0, "Broadcast", 4096, {{at(0), at(3)}});  // parameters, once

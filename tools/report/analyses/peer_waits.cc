@@ -6,12 +6,6 @@
 namespace commtrace::report {
 namespace {
 
-// Mean step length of a rank from its steps' starts (the last one has no successor).
-double meanStepUs(const OverlapRow& row) {
-  if (row.steps.size() < 2) return 0;
-  return (row.steps.back().start_us - row.steps.front().start_us) / static_cast<double>(row.steps.size() - 1);
-}
-
 }  // namespace
 
 std::vector<PeerWaitRow> peerWaits(const RunModel& run, const std::vector<OverlapRow>& overlap) {
@@ -39,10 +33,10 @@ std::vector<PeerWaitRow> peerWaits(const RunModel& run, const std::vector<Overla
   for (auto& [key, row] : rows) {
     if (row.waited == 0) continue;
     const auto o = std::find_if(overlap.begin(), overlap.end(), [&](const OverlapRow& x) { return x.rank == row.rank; });
-    if (o != overlap.end() && !o->steps.empty()) {
-      row.steps = static_cast<int>(o->steps.size());
+    if (o != overlap.end() && o->step_count > 0) {
+      row.steps = o->step_count;
       row.wait_per_step_us = row.wait_us / row.steps;
-      if (const double step = meanStepUs(*o); step > 0) row.step_share_pct = 100.0 * row.wait_per_step_us / step;
+      if (o->mean_step_us > 0) row.step_share_pct = 100.0 * row.wait_per_step_us / o->mean_step_us;
     }
     out.push_back(row);
   }

@@ -145,18 +145,19 @@ CsvTable overlapTable(const std::vector<OverlapRow>& rows) {
   for (const OverlapRow& o : rows) {
     Row row{num(o.rank), flag(o.available), o.reason};
     for (std::string& cell : overlapCells(o, o.available)) row.push_back(std::move(cell));
-    row.insert(row.end(), {o.available ? num(o.overlap_pct) : "", o.step_source, num(static_cast<uint64_t>(o.steps.size()))});
+    row.insert(row.end(), {o.available ? num(o.overlap_pct) : "", o.step_source, num(static_cast<uint64_t>(o.step_count))});
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
 CsvTable overlapStepsTable(const std::vector<OverlapRow>& rows) {
-  CsvTable t{"overlap_steps.csv", {"rank", "step", "start_us", "comm_us", "overlapped_us", "exposed_us", "idle_us"}, {}};
+  CsvTable t{"overlap_steps.csv", {"rank", "step", "start_us", "comm_us", "overlapped_us", "exposed_us", "idle_us", "last_step"}, {}};
   for (const OverlapRow& o : rows)
     for (const StepOverlap& s : o.steps) {
       Row row{num(o.rank), num(s.step), num(s.start_us)};
       for (std::string& cell : overlapCells(s, o.available)) row.push_back(std::move(cell));
+      row.push_back(num(s.last_step));
       t.rows.push_back(std::move(row));
     }
   return t;

@@ -164,11 +164,16 @@ void writeOverlapCharts(const std::vector<OverlapRow>& rows, std::ostream& out) 
                          .segment_names = kSegments, .format = us};
   for (size_t i = 0; i < worst->steps.size() && i < kMaxSteps; ++i) {
     const StepOverlap& st = worst->steps[i];
-    steps.row_labels.push_back("step " + std::to_string(st.step));
+    steps.row_labels.push_back(st.last_step == st.step ? "step " + std::to_string(st.step)
+                                                       : "steps " + std::to_string(st.step) + "-" + std::to_string(st.last_step));
     steps.values.push_back({st.overlapped_us, st.exposed_us, st.compute_only_us, st.idle_us});
   }
   if (!steps.values.empty()) out << svg::stackedBars(steps);
-  if (worst->steps.size() > kMaxSteps) writeNotes({"first " + std::to_string(kMaxSteps) + " steps of " + std::to_string(worst->steps.size())}, out);
+  if (worst->steps.size() > kMaxSteps) {
+    writeNotes({"first " + std::to_string(kMaxSteps) + " rows of " + std::to_string(worst->steps.size()) + " (" +
+                std::to_string(worst->step_count) + " steps)"},
+               out);
+  }
   const StepTimeline& t = worst->most_exposed_step;
   if (t.step < 0) return;
   out << svg::timelineStrip({.title = "rank " + std::to_string(worst->rank) + ", step " + std::to_string(t.step) + " (its most exposed)",

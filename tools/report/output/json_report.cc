@@ -117,6 +117,7 @@ Json overlapJson(const std::vector<OverlapRow>& rows) {
     row.update(overlapFields(o, o.available));
     if (o.available) row["overlap_pct"] = o.overlap_pct;
     row["step_source"] = o.step_source;
+    row["step_count"] = o.step_count;
     if (o.clock_kernels != 0) {
       row["kernel_clock"] = {{"nccl_kernels", o.clock_kernels}, {"matched", o.clock_matched},
                              {"residual_rms_us", o.clock_residual_us}};
@@ -124,6 +125,7 @@ Json overlapJson(const std::vector<OverlapRow>& rows) {
     Json steps = Json::array();
     for (const StepOverlap& s : o.steps) {
       Json step = {{"step", s.step}, {"start_us", s.start_us}};
+      if (s.last_step != s.step) step["last_step"] = s.last_step;
       step.update(overlapFields(s, o.available));
       steps.push_back(step);
     }

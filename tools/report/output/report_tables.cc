@@ -161,7 +161,7 @@ Table overlap(const std::vector<OverlapRow>& rows) {
            {"overlap", kRight}, {"steps"}},
           {}};
   for (const OverlapRow& o : rows) {
-    const std::string steps = o.steps.empty() ? "none found" : std::to_string(o.steps.size()) + " (" + o.step_source + ")";
+    const std::string steps = o.step_count == 0 ? "none found" : std::to_string(o.step_count) + " (" + o.step_source + ")";
     if (o.available)
       t.rows.push_back({std::to_string(o.rank), fmt::duration(o.comm_us), fmt::duration(o.overlapped_us), fmt::duration(o.exposed_us),
                         fmt::duration(o.idle_us), fmt::fixed(o.overlap_pct, 1) + '%', steps});
