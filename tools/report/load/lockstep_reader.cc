@@ -106,13 +106,13 @@ class FileSchedule {
 };
 
 // One chunk of the file, or its end.
-void readOnce(FileSchedule& schedule, int file, MessageQueue& queue) {
+void readOnce(FileSchedule& schedule, int file, MessageQueue& queue, DecodedChunk& scratch) {
   FileDone done;
   done.process = file;
   ProcessReader* reader = schedule.reader(file, done.error);
   if (reader != nullptr) {
     RecordBatch batch;
-    if (reader->next(batch)) {
+    if (reader->next(batch, scratch)) {
       const uint64_t position = batch.position_ns;
       queue.push(std::move(batch));
       schedule.give_back(file, position, false);
@@ -149,7 +149,8 @@ void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, u
   std::vector<std::thread> workers;
   for (int t = 0; t < readers; ++t) {
     workers.emplace_back([&] {
-      for (int file = schedule.take(); file >= 0; file = schedule.take()) readOnce(schedule, file, queue);
+      DecodedChunk scratch;
+      for (int file = schedule.take(); file >= 0; file = schedule.take()) readOnce(schedule, file, queue, scratch);
       queue.producerDone();
     });
   }

@@ -11,7 +11,6 @@ namespace {
 
 constexpr NameId kUnset = std::numeric_limits<NameId>::max();
 constexpr size_t kMaxIssuesKept = 10;  // a badly damaged file reports one line per bad frame
-constexpr size_t kChunkRecordsKept = 4096;
 
 MemberView viewOf(int process, uint64_t cpu_start, uint64_t cpu_end, uint64_t gpu_start, uint64_t gpu_end,
                   uint64_t stream) {
@@ -40,29 +39,26 @@ NameId ProcessReader::name(StringId id) {
   return name_of_[id];
 }
 
-bool ProcessReader::next(RecordBatch& batch) {
+bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
   batch.process = process_;
   batch.comm_infos.clear();
   batch.colls.clear();
   batch.p2ps.clear();
-  const bool more = reader_.next(chunk_);
+  const bool more = reader_.next(chunk);
   if (more) {
-    tally_.add(chunk_);
+    tally_.add(chunk);
     batch.colls.reserve(tally_.records(RecordKind::kColl) - colls_before_);
     batch.p2ps.reserve(tally_.records(RecordKind::kP2p) - p2ps_before_);
     colls_before_ = tally_.records(RecordKind::kColl);
     p2ps_before_ = tally_.records(RecordKind::kP2p);
     // The reader returns a chunk's kinds in table order, comm infos after the ops.
-    for (const RecordSlot& slot : chunk_.records) {
+    for (const RecordSlot& slot : chunk.records) {
       if (slot.kind == RecordKind::kCommInfo) project(slot, batch);
     }
-    for (const RecordSlot& slot : chunk_.records) {
+    for (const RecordSlot& slot : chunk.records) {
       if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
     }
   }
-  // A chunk of the writer's largest (16,384 records, 2 MiB decoded) is not kept per file:
-  // all files of a run are open at once.
-  if (chunk_.records.capacity() > kChunkRecordsKept) chunk_.records = {};
   const uint64_t at = more ? reader_.offset() : reader_.size();
   batch.file_bytes = at - consumed_;
   consumed_ = at;
