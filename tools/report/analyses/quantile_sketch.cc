@@ -24,12 +24,19 @@ void QuantileSketch::add(double value) {
     return;
   }
   ++count_;
-  if (exact()) {
-    values_.push_back(value);
+  if (bucketed_) addToBuckets(value, 1);
+  else addExact(value, 1);
+}
+
+void QuantileSketch::addExact(double value, uint64_t n) {
+  const auto it = std::lower_bound(values_.begin(), values_.end(), value,
+                                   [](const std::pair<double, uint64_t>& v, double x) { return v.first < x; });
+  if (it != values_.end() && it->first == value) {
+    it->second += n;
     return;
   }
-  if (count_ == kExactLimit + 1) moveValuesToBuckets();
-  addToBuckets(value);
+  values_.insert(it, {value, n});
+  if (values_.size() > kExactLimit) moveValuesToBuckets();
 }
 
 void QuantileSketch::merge(const QuantileSketch& other) {
@@ -38,29 +45,32 @@ void QuantileSketch::merge(const QuantileSketch& other) {
     merge(copy);
     return;
   }
-  const bool wasExact = exact();
   count_ += other.count_;
   ignored_ += other.ignored_;
-  if (exact()) {
-    values_.insert(values_.end(), other.values_.begin(), other.values_.end());
-    return;
-  }
-  if (wasExact) moveValuesToBuckets();
+  if (other.bucketed_ && !bucketed_) moveValuesToBuckets();
   // An exact other has only values_, a bucketed one only zeros_ and buckets_.
-  for (double value : other.values_) addToBuckets(value);
+  for (const auto& [value, n] : other.values_) {
+    if (bucketed_) addToBuckets(value, n);
+    else addExact(value, n);
+  }
   zeros_ += other.zeros_;
   for (const auto& [index, n] : other.buckets_) buckets_[index] += n;
 }
 
 double QuantileSketch::quantile(double p) const {
+  if (count_ == 0) return 0;
   p = std::clamp(p, 0.0, 1.0);
-  if (exact()) {
-    std::vector<double> values = values_;
-    return percentile(values, p);
-  }
-  // The same rank as percentile() picks, so the two modes answer the same question.
+  // The rank percentile() picks, so the two modes answer the same question.
   const uint64_t rank = static_cast<uint64_t>(std::ceil(p * static_cast<double>(count_)));
   const uint64_t k = rank == 0 ? 0 : rank - 1;
+  if (!bucketed_) {
+    uint64_t seen = 0;
+    for (const auto& [value, n] : values_) {
+      seen += n;
+      if (seen > k) return value;
+    }
+    return values_.back().first;
+  }
   if (k < zeros_) return 0;
   auto bucket = buckets_.begin();
   for (uint64_t seen = zeros_ + bucket->second; seen <= k; seen += bucket->second) ++bucket;
@@ -68,16 +78,17 @@ double QuantileSketch::quantile(double p) const {
 }
 
 void QuantileSketch::moveValuesToBuckets() {
-  for (double value : values_) addToBuckets(value);
+  bucketed_ = true;
+  for (const auto& [value, n] : values_) addToBuckets(value, n);
   values_ = {};  // frees the memory; clear() would keep it
 }
 
-void QuantileSketch::addToBuckets(double value) {
+void QuantileSketch::addToBuckets(double value, uint64_t n) {
   if (value == 0) {
-    ++zeros_;
+    zeros_ += n;
     return;
   }
-  ++buckets_[bucketOf(value)];
+  buckets_[bucketOf(value)] += n;
 }
 
 }  // namespace commtrace::report

@@ -10,8 +10,10 @@
 
 namespace commtrace::report {
 
-// Quantiles of non-negative values (durations, bandwidths, sizes). Up to kExactLimit values it
-// keeps them all and answers as percentile() in stats.h does; past that it answers within
+// Quantiles of non-negative values (durations, bandwidths, sizes). Up to kExactLimit distinct
+// values it keeps each with its count and answers as percentile() in stats.h does (message
+// sizes and quantized GPU durations repeat: a million AllReduces of one size stay exact);
+// past that it answers within
 // kRelativeError of that answer, in memory that grows with the values' range and not their
 // number: one bucket per factor of about 1.02, so ~1,730 for 1e-3 .. 1e12 and never more than
 // ~73,000 for the whole range of a double. A merge gives the same state whatever the order and
@@ -30,17 +32,20 @@ class QuantileSketch {
   double quantile(double p) const;
   uint64_t count() const { return count_; }
   uint64_t ignored() const { return ignored_; }
-  bool exact() const { return count_ <= kExactLimit; }
+  bool exact() const { return !bucketed_; }
   // Non-empty histogram buckets, what the sketch's memory grows with; 0 while exact().
   size_t buckets() const { return buckets_.size(); }
 
  private:
   void moveValuesToBuckets();
-  void addToBuckets(double value);
+  void addToBuckets(double value, uint64_t n);
 
   uint64_t count_ = 0;
   uint64_t ignored_ = 0;
-  std::vector<double> values_;  // while exact()
+  void addExact(double value, uint64_t n);
+
+  bool bucketed_ = false;
+  std::vector<std::pair<double, uint64_t>> values_;  // while exact(): (value, count), sorted by value
   // Once past exact(): zero has no logarithm, so it is counted apart from the buckets.
   uint64_t zeros_ = 0;
   std::map<int, uint64_t> buckets_;  // index i holds values in (gamma^(i-1), gamma^i]
