@@ -90,16 +90,17 @@ constexpr double busBwFactor(Func f, int n) {
   }
   return 1.0;
 }
-// By name, as records carry it: 1 for a name NCCL does not use (SendRecv, unknown).
-constexpr double busBwFactor(std::string_view func, int n) {
-  const FuncInfo* f = findFunc(func);
-  return f != nullptr ? busBwFactor(f->func, n) : 1.0;
-}
+// 1 for a name NCCL does not use (nullptr: SendRecv, unknown).
+constexpr double busBwFactor(const FuncInfo* f, int n) { return f != nullptr ? busBwFactor(f->func, n) : 1.0; }
+// By name, as records carry it.
+constexpr double busBwFactor(std::string_view func, int n) { return busBwFactor(findFunc(func), n); }
 
 // nccl-tests' S from one rank's payload: times n where the API count is per rank.
-constexpr uint64_t ncclTestsBytes(std::string_view func, uint64_t per_rank_bytes, int n) {
-  const FuncInfo* f = findFunc(func);
+constexpr uint64_t ncclTestsBytes(const FuncInfo* f, uint64_t per_rank_bytes, int n) {
   return f != nullptr && f->per_rank_count && n > 0 ? per_rank_bytes * static_cast<uint64_t>(n) : per_rank_bytes;
+}
+constexpr uint64_t ncclTestsBytes(std::string_view func, uint64_t per_rank_bytes, int n) {
+  return ncclTestsBytes(findFunc(func), per_rank_bytes, n);
 }
 
 // ---- datatypes ----

@@ -25,8 +25,9 @@ bool showProgress(ProgressMode mode) {
 }
 
 template <class Options>
-bool load(const Options& options, RunModel& run, std::ostream& err) {
-  const report::LoadOptions load{.paths = options.paths, .progress = showProgress(options.progress), .job = options.job};
+bool load(const Options& options, RunModel& run, std::ostream& err, report::JoinedOpSink* stream = nullptr) {
+  const report::LoadOptions load{
+      .paths = options.paths, .progress = showProgress(options.progress), .job = options.job, .stream = stream};
   return report::loadRun(load, run, err);
 }
 
@@ -68,8 +69,9 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
     return 2;
   }
   RunModel run;
-  if (!load(options, run, err)) return 1;  // the loader said why
-  const Report r = report::buildReport(run, report::alignClocks(run), options.step_rule);
+  report::StreamedAnalyses streamed;
+  if (!load(options, run, err, &streamed)) return 1;  // the loader said why
+  const Report r = report::buildReport(run, report::alignClocks(run), options.step_rule, streamed);
   return writeReport(r, options, out, err) ? 0 : 1;
 }
 

@@ -22,10 +22,10 @@ inline report::Report sampleReport() {
               .residual_us_p50 = 0.05, .residual_us_max = 0.9, .cpu_gpu_mapped = false};
   r.communicators = {{0x1234abcd5678ef00ull, "world", 4, {0, 1, 2, 3}, 2, 100}, {0x42, kTrickyName, 2, {0, 1}, 1, 20}};
   r.bandwidth = {
-      {0x1234abcd5678ef00ull, "world", "AllReduce", 4u << 20, "4-8 MiB", "RING", "SIMPLE", 60, 60, 350.5, 400.25, 11.97, 17.95, ""},
-      {0x1234abcd5678ef00ull, "world", "AllReduce", 64u << 10, "64-128 KiB", "RING", "LL128", 20, 20, 20, 25, 3.28, 4.92, ""},
-      {0x42, kTrickyName, "AllGather", 8u << 20, "8-16 MiB", "RING", "SIMPLE", 20, 20, 700, 720, 11.98, 5.99, ""},
-      {0x42, kTrickyName, "Broadcast", 0, "0 B", "RING", "LL", 20, 20, 9, 11, 0, 0, "size not recorded (datatype Unknown)"}};
+      {0x1234abcd5678ef00ull, "world", "AllReduce", 4u << 20, "4-8 MiB", "RING", "SIMPLE", 60, 60, 350.5, 400.25, 11.97, 17.95, 0.01, ""},
+      {0x1234abcd5678ef00ull, "world", "AllReduce", 64u << 10, "64-128 KiB", "RING", "LL128", 20, 20, 20, 25, 3.28, 4.92, 0, ""},
+      {0x42, kTrickyName, "AllGather", 8u << 20, "8-16 MiB", "RING", "SIMPLE", 20, 20, 700, 720, 11.98, 5.99, 0, ""},
+      {0x42, kTrickyName, "Broadcast", 0, "0 B", "RING", "LL", 20, 20, 9, 11, 0, 0, 0, "size not recorded (datatype Unknown)"}};
   r.matrix.ranks = 4;
   r.matrix.bytes = {{0, 100, 0, 7}, {5, 0, 4096, 0}, {0, 0, 0, 1u << 20}, {9, 0, 0, 0}};
   r.matrix.p2p_bytes = {{0, 0, 0, 7}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};

@@ -152,17 +152,24 @@ void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
 }  // namespace
 
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule) {
+  StreamedAnalyses streamed;
+  replayRun(run, streamed);
+  return buildReport(run, clocks, step_rule, streamed);
+}
+
+Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule,
+                   const StreamedAnalyses& streamed) {
   Report report;
   report.run = summarizeRun(run);
   report.clocks = clocks.summary;
   report.communicators = communicatorRows(run);
-  report.bandwidth = bandwidthTable(run);
+  report.bandwidth = streamed.bandwidth.rows(run);
   report.matrix = communicationMatrix(run);
   report.overlap = computeOverlap(run, step_rule);
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.stragglers = rankStragglers(run, clocks);
+  report.stragglers = rankStragglers(run, clocks, streamed.arrivals);
   report.mismatches = findMismatches(run, report.mismatches_total);
 
   addStragglerFinding(report.stragglers, report.findings);

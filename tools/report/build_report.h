@@ -2,14 +2,31 @@
 // reading a run and printing it.
 #pragma once
 
+#include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/overlap.h"
+#include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
 
-// step_rule: which NVTX range is a step (StepRule).
+// The analyses that take the run op by op (load/op_stream.h): handed to the loader
+// (LoadOptions::stream) to be fed while the files are read.
+class StreamedAnalyses : public OpFanout {
+ public:
+  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals}) {}
+  StreamedAnalyses(const StreamedAnalyses&) = delete;
+  StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
+
+  BandwidthTally bandwidth;
+  ArrivalTally arrivals;
+};
+
+// step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.
+Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule,
+                   const StreamedAnalyses& streamed);
+// The same for a run held whole: its ops are replayed through the streamed analyses first.
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule = {});
 
 }  // namespace commtrace::report

@@ -71,6 +71,9 @@ struct BandwidthRow {
   double time_us_p90 = 0;
   double algbw_gbs_p50 = 0;
   double busbw_gbs_p50 = 0;
+  // 0 when the percentiles are exact; else the relative error they are within (QuantileSketch:
+  // a row of more than 4,096 distinct times or bandwidths is summarised, not held).
+  double percentile_error = 0;
   // Why algbw/busbw (and, when timed == 0, the times) are absent; "" when they are present.
   // E.g. the size was not recorded (NCCL 2.28 names ncclUint8 "Unknown"): counted, no bandwidth.
   std::string no_bandwidth;

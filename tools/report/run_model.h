@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/nccl_vocab.h"
+
 namespace commtrace::report {
 
 // Small interned names (funcs, algorithms, protocols, datatypes, comm names). 0 is "".
@@ -19,11 +21,18 @@ using NameId = uint32_t;
 
 class NamePool {
  public:
-  NamePool() { names_.emplace_back(); }
+  // NCCL's function names come first, as ids 1 .. nccl::kFuncCount in nccl::kFuncs order, so
+  // that an analysis fed while loader threads still intern names can tell an op's func from
+  // its id alone (ncclFunc), without reading the pool.
+  NamePool();
   NameId intern(std::string_view s);
   std::string_view operator[](NameId id) const { return names_[id]; }
   // The id of s if interned, else 0 (never interns).
   NameId find(std::string_view s) const;
+  // The NCCL function a func id names; nullptr for a name NCCL does not use.
+  static const nccl::FuncInfo* ncclFunc(NameId id) {
+    return id >= 1 && id <= nccl::kFuncCount ? &nccl::kFuncs[id - 1] : nullptr;
+  }
 
  private:
   std::vector<std::string> names_;

@@ -7,27 +7,14 @@
 
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/p2p_calls.h"
-#include "tools/report/analyses/stats.h"
 
 namespace commtrace::report {
 namespace {
 
 constexpr int kUnknownSize = -1;
 
-struct GroupKey {
-  uint32_t comm = 0;
-  NameId func = 0;
-  int bucket = kUnknownSize;  // floor(log2(S))
-  NameId algo = 0;
-  NameId proto = 0;
-  auto operator<=>(const GroupKey&) const = default;
-};
-
-struct GroupSamples {
-  uint64_t count = 0;
-  bool p2p = false;
-  std::vector<double> sizes, times_us, algbw, busbw;
-};
+using GroupKey = BandwidthTally::Key;
+using GroupSamples = BandwidthTally::Samples;
 
 int bucketOf(uint64_t s) { return s == 0 ? kUnknownSize : static_cast<int>(std::bit_width(s)) - 1; }
 
@@ -50,71 +37,103 @@ std::string bucketLabel(int bucket) {
   return lo + "-" + hi;
 }
 
-void addSample(GroupSamples& g, uint64_t s, double factor, uint64_t transfer_ns) {
+void addSample(GroupSamples& g, uint64_t s, uint64_t transfer_ns) {
   ++g.count;
-  if (s != 0) g.sizes.push_back(static_cast<double>(s));
+  if (s != 0) g.sizes.add(static_cast<double>(s));
   if (transfer_ns == 0) return;
-  g.times_us.push_back(static_cast<double>(transfer_ns) / 1e3);
-  if (s == 0) return;
-  const double alg = gbPerS(static_cast<double>(s), transfer_ns);
-  g.algbw.push_back(alg);
-  g.busbw.push_back(alg * factor);
+  g.times_us.add(static_cast<double>(transfer_ns) / 1e3);
+  if (s != 0) g.algbw.add(gbPerS(static_cast<double>(s), transfer_ns));
 }
 
 std::string whyNoBandwidth(const GroupKey& key, const GroupSamples& g) {
-  if (g.times_us.empty())
+  if (g.times_us.count() == 0)
     return g.p2p ? "no GPU times recorded (NCCL 2.27's v4 profiler gives point-to-point ops none)"
                  : "no GPU times recorded (no kernel-channel events reached the plugin)";
   if (key.bucket == kUnknownSize) return "size not recorded (NCCL names ncclUint8 \"Unknown\"): counted, no bandwidth";
   return "";
 }
 
-BandwidthRow rowOf(const RunModel& run, const GroupKey& key, GroupSamples& g) {
+BandwidthRow rowOf(const RunModel& run, const GroupKey& key, const GroupSamples& g) {
   const Communicator& comm = run.comms[key.comm];
   BandwidthRow row;
   row.comm = comm.id;
   row.comm_name = std::string(run.name(comm.name));
   row.func = std::string(run.name(key.func));
-  row.bytes = static_cast<uint64_t>(percentile(g.sizes, 0.5));
+  row.bytes = static_cast<uint64_t>(g.sizes.quantile(0.5));
   row.bucket = bucketLabel(key.bucket);
   row.algo = std::string(run.name(key.algo));
   row.proto = std::string(run.name(key.proto));
   row.count = g.count;
-  row.timed = g.times_us.size();
+  row.timed = g.times_us.count();
   row.no_bandwidth = whyNoBandwidth(key, g);
-  row.time_us_p50 = percentile(g.times_us, 0.5);
-  row.time_us_p90 = percentile(g.times_us, 0.9);
-  row.algbw_gbs_p50 = percentile(g.algbw, 0.5);
-  row.busbw_gbs_p50 = percentile(g.busbw, 0.5);
+  const bool exact = g.sizes.exact() && g.times_us.exact() && g.algbw.exact();
+  row.percentile_error = exact ? 0.0 : QuantileSketch::kRelativeError;
+  row.time_us_p50 = g.times_us.quantile(0.5);
+  row.time_us_p90 = g.times_us.quantile(0.9);
+  row.algbw_gbs_p50 = g.algbw.quantile(0.5);
+  // busBw is algBw times the group's factor, so its median is the scaled median.
+  row.busbw_gbs_p50 = row.algbw_gbs_p50 * g.busbw_factor;
   return row;
 }
 
 }  // namespace
 
-std::vector<BandwidthRow> bandwidthTable(const RunModel& run) {
-  std::map<GroupKey, GroupSamples> groups;
-  for (const CollInstance& c : run.collectives) {
-    const std::string_view func = run.name(c.func);
-    const int n = static_cast<int>(c.n_members);
-    const uint64_t s = ncclTestsBytes(func, c.bytes, n);
-    addSample(groups[{c.comm, c.func, bucketOf(s), c.algo, c.proto}], s, busBwFactor(func, n), transferNs(run, c));
+void BandwidthTally::Samples::merge(const Samples& other) {
+  count += other.count;
+  p2p = p2p || other.p2p;
+  busbw_factor = other.busbw_factor;
+  sizes.merge(other.sizes);
+  times_us.merge(other.times_us);
+  algbw.merge(other.algbw);
+}
+
+BandwidthTally::Samples& BandwidthTally::group(const Key& key, double busbw_factor, bool p2p) {
+  Samples& g = groups_[key];
+  g.busbw_factor = busbw_factor;
+  g.p2p = p2p;
+  return g;
+}
+
+void BandwidthTally::collective(const CollInstance& c, std::span<const MemberView> members) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  const int n = static_cast<int>(c.n_members);
+  const uint64_t s = nccl::ncclTestsBytes(func, c.bytes, n);
+  addSample(group({c.comm, c.func, bucketOf(s), c.algo, c.proto}, nccl::busBwFactor(func, n), false), s, transferNs(members));
+}
+
+void BandwidthTally::transfer(const P2pTransfer& t) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(t.func);
+  if (func != nullptr && func->shape == nccl::FuncShape::kPieces) return;  // counted with its call in rows()
+  addSample(group({t.comm, t.func, bucketOf(t.bytes), 0, 0}, 1.0, true), t.bytes, transferNs(t));
+}
+
+void BandwidthTally::finish(std::span<const uint32_t> new_index) {
+  std::map<Key, Samples> renumbered_groups;
+  for (auto& [key, samples] : groups_) {
+    Key k = key;
+    k.comm = renumbered(new_index, key.comm);
+    renumbered_groups[k] = std::move(samples);
   }
-  for (const P2pTransfer& t : run.transfers) {
-    if (isCallPiece(run.name(t.func))) continue;  // counted with its call below
-    GroupSamples& g = groups[{t.comm, t.func, bucketOf(t.bytes), 0, 0}];
-    g.p2p = true;
-    addSample(g, t.bytes, 1.0, transferNs(t));
-  }
+  groups_ = std::move(renumbered_groups);
+}
+
+void BandwidthTally::merge(const BandwidthTally& other) {
+  for (const auto& [key, samples] : other.groups_) groups_[key].merge(samples);
+}
+
+std::vector<BandwidthRow> BandwidthTally::rows(const RunModel& run) const {
+  std::map<Key, Samples> groups = groups_;
   for (const P2pCall& call : p2pCalls(run)) {
-    const std::string_view func = run.name(call.func);
+    const nccl::FuncInfo* func = NamePool::ncclFunc(call.func);
     const int n = static_cast<int>(call.members.size());
-    const uint64_t s = ncclTestsBytes(func, call.bytes, n);
-    GroupSamples& g = groups[{call.comm, call.func, bucketOf(s), 0, 0}];
+    const uint64_t s = nccl::ncclTestsBytes(func, call.bytes, n);
+    Samples& g = groups[{call.comm, call.func, bucketOf(s), 0, 0}];
     g.p2p = true;
-    addSample(g, s, busBwFactor(func, n), transferNs(call));
+    g.busbw_factor = nccl::busBwFactor(func, n);
+    addSample(g, s, transferNs(call));
   }
   std::vector<std::pair<uint32_t, BandwidthRow>> rows;
-  for (auto& [key, samples] : groups) rows.emplace_back(key.comm, rowOf(run, key, samples));
+  for (const auto& [key, samples] : groups) rows.emplace_back(key.comm, rowOf(run, key, samples));
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first, a.second.func, a.second.bytes, a.second.algo, a.second.proto) <
            std::tie(b.first, b.second.func, b.second.bytes, b.second.algo, b.second.proto);
@@ -123,6 +142,12 @@ std::vector<BandwidthRow> bandwidthTable(const RunModel& run) {
   out.reserve(rows.size());
   for (auto& [comm, row] : rows) out.push_back(std::move(row));
   return out;
+}
+
+std::vector<BandwidthRow> bandwidthTable(const RunModel& run) {
+  BandwidthTally tally;
+  replayRun(run, tally);
+  return tally.rows(run);
 }
 
 }  // namespace commtrace::report

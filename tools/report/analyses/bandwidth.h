@@ -2,8 +2,11 @@
 // algorithm, protocol), the instances' transfer times and nccl-tests' algBw and busBw.
 #pragma once
 
+#include <map>
 #include <vector>
 
+#include "tools/report/load/op_stream.h"
+#include "tools/report/analyses/quantile_sketch.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -14,6 +17,44 @@ namespace commtrace::report {
 // = algBw x (n-1)/n as nccl-tests, over the shortest member's GPU span. Point-to-point
 // transfers (a Send and its Recv) get rows of their own with S = the transfer's bytes and
 // busBw = algBw.
+//
+// Fed op by op (op_stream.h); its memory grows with the groups, not the ops: the percentiles
+// come from QuantileSketch, exact up to its kExactLimit samples per group and within its
+// kRelativeError past that.
+class BandwidthTally : public JoinedOpSink {
+ public:
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override;
+  // Adds another tally of the same run (finished, or both not yet): a shard's.
+  void merge(const BandwidthTally& other);
+  // The rows, the calls of AlltoAll, Gather and Scatter taken from run.transfers (they are
+  // grouped per rank in issue order, which needs the whole run).
+  std::vector<BandwidthRow> rows(const RunModel& run) const;
+
+  struct Key {
+    uint32_t comm = 0;
+    NameId func = 0;
+    int bucket = -1;  // floor(log2(S)); -1: size unknown
+    NameId algo = 0;
+    NameId proto = 0;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Samples {
+    uint64_t count = 0;
+    bool p2p = false;
+    double busbw_factor = 1;  // the same for every op of a group: busbw = algbw x factor
+    QuantileSketch sizes, times_us, algbw;
+    void merge(const Samples& other);
+  };
+
+ private:
+  Samples& group(const Key& key, double busbw_factor, bool p2p);
+
+  std::map<Key, Samples> groups_;
+};
+
+// The whole run's table (the model replayed through a BandwidthTally).
 std::vector<BandwidthRow> bandwidthTable(const RunModel& run);
 
 }  // namespace commtrace::report

@@ -8,18 +8,21 @@
 namespace commtrace::report {
 
 bool arrivalsOf(const RunModel& run, const CollInstance& c, InstanceArrivals& out) {
+  if (!arrivalsOf(isSynchronizing(run.name(c.func)), {run.membersOf(c), c.n_members}, out)) return false;
+  for (MemberArrival& a : out.members) a.rank = globalRankOf(run.comms[c.comm], a.comm_rank);
+  return true;
+}
+
+bool arrivalsOf(bool synchronizing, std::span<const MemberView> m, InstanceArrivals& out) {
   out.members.clear();
   out.total_wait_ns = out.first_lateness_ns = 0;
-  if (!isSynchronizing(run.name(c.func))) return false;
-  const Communicator& comm = run.comms[c.comm];
-  const MemberView* m = run.membersOf(c);
+  if (!synchronizing) return false;
   uint64_t shortest = UINT64_MAX, longest = 0;
-  for (uint32_t i = 0; i < c.n_members; ++i) {
+  for (size_t i = 0; i < m.size(); ++i) {
     const uint64_t d = m[i].gpuDuration();
     if (d == 0) continue;
     MemberArrival a;
     a.comm_rank = static_cast<int>(i);
-    a.rank = globalRankOf(comm, a.comm_rank);
     a.process = m[i].process;
     a.gpu_start_ns = m[i].gpu_start_ns;
     a.duration_ns = d;

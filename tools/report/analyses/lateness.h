@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "tools/report/run_model.h"
@@ -35,5 +36,8 @@ struct InstanceArrivals {
 // Fills out for a synchronizing collective (op_metrics.h) with at least two members that
 // recorded GPU times; false, out cleared, otherwise.
 bool arrivalsOf(const RunModel& run, const CollInstance& c, InstanceArrivals& out);
+// The same from an instance's seats in comm-rank order, as the stream hands them on (global
+// ranks are settled only at its end: every MemberArrival::rank is -1).
+bool arrivalsOf(bool synchronizing, std::span<const MemberView> members, InstanceArrivals& out);
 
 }  // namespace commtrace::report

@@ -3,23 +3,20 @@
 #include <algorithm>
 
 namespace commtrace::report {
-namespace {
 
 // The last member to arrive waits for nobody: its GPU duration is the transfer.
-uint64_t shortestGpuDuration(const MemberView* members, size_t n) {
+uint64_t transferNs(std::span<const MemberView> members) {
   uint64_t shortest = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t d = members[i].gpuDuration();
+  for (const MemberView& m : members) {
+    const uint64_t d = m.gpuDuration();
     if (d != 0 && (shortest == 0 || d < shortest)) shortest = d;
   }
   return shortest;
 }
 
-}  // namespace
+uint64_t transferNs(const RunModel& run, const CollInstance& c) { return transferNs({run.membersOf(c), c.n_members}); }
 
-uint64_t transferNs(const RunModel& run, const CollInstance& c) { return shortestGpuDuration(run.membersOf(c), c.n_members); }
-
-uint64_t transferNs(const P2pCall& call) { return shortestGpuDuration(call.members.data(), call.members.size()); }
+uint64_t transferNs(const P2pCall& call) { return transferNs(call.members); }
 
 uint64_t transferNs(const P2pTransfer& t) {
   const uint64_t s = t.send.gpuDuration(), r = t.recv.gpuDuration();

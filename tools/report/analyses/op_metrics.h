@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,7 @@ using nccl::ncclTestsBytes;
 
 // A collective's transfer time: the shortest GPU duration among the members that recorded
 // GPU times (the last to arrive waits for nobody). 0 when none did.
+uint64_t transferNs(std::span<const MemberView> members);
 uint64_t transferNs(const RunModel& run, const CollInstance& c);
 
 // An AlltoAll/Gather/Scatter call's, the same way: the shortest GPU span (first piece start

@@ -15,48 +15,22 @@
 namespace commtrace::report {
 namespace {
 
-struct RankTally {
-  uint64_t instances = 0;
-  double last = 0;           // instances it arrived last at (shared among ties)
-  double expected_last = 0;  // ... if the last arriver were drawn at random
-  double var_last = 0;
-  double wait_caused_ns = 0;
-  double lateness_ns = 0;
-};
-
-struct CommTally {
-  uint64_t instances = 0;
-  double total_wait_ns = 0;
-  std::vector<double> wait_caused_ns;  // per comm rank
-};
+using RankTally = ArrivalTally::Seat;  // a rank's sums are its seats' sums
 
 struct Tallies {
   std::vector<RankTally> ranks;  // per global rank
-  std::map<uint32_t, CommTally> comms;
+  const std::vector<ArrivalTally::Comm>* comms = nullptr;
 };
 
-Tallies tally(const RunModel& run) {
+Tallies tally(const RunModel& run, const ArrivalTally& arrivals) {
   Tallies t;
   t.ranks.resize(rankSlots(run));
-  InstanceArrivals a;
-  for (const CollInstance& c : run.collectives) {
-    if (!arrivalsOf(run, c, a)) continue;
-    CommTally& comm = t.comms[c.comm];
-    if (comm.wait_caused_ns.empty()) comm.wait_caused_ns.assign(c.n_members, 0.0);
-    ++comm.instances;
-    comm.total_wait_ns += static_cast<double>(a.total_wait_ns);
-    const double chance = 1.0 / static_cast<double>(a.members.size());
-    for (const MemberArrival& m : a.members) {
-      const double caused = m.last_share * static_cast<double>(a.total_wait_ns);
-      comm.wait_caused_ns[m.comm_rank] += caused;
-      if (m.rank < 0) continue;
-      RankTally& r = t.ranks[m.rank];
-      ++r.instances;
-      r.last += m.last_share;
-      r.expected_last += chance;
-      r.var_last += chance * (1 - chance);
-      r.wait_caused_ns += caused;
-      r.lateness_ns += static_cast<double>(m.lateness_ns);
+  t.comms = &arrivals.comms();
+  for (size_t c = 0; c < arrivals.comms().size(); ++c) {
+    const std::vector<RankTally>& seats = arrivals.comms()[c].seats;
+    for (size_t seat = 0; seat < seats.size(); ++seat) {
+      const int rank = globalRankOf(run.comms[c], static_cast<int>(seat));
+      if (rank >= 0) t.ranks[static_cast<size_t>(rank)].merge(seats[seat]);
     }
   }
   return t;
@@ -148,15 +122,18 @@ std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::
 
 std::vector<CommStragglerRow> commRows(const RunModel& run, const Tallies& t) {
   std::vector<CommStragglerRow> rows;
-  for (const auto& [index, tally] : t.comms) {
+  for (size_t index = 0; index < t.comms->size(); ++index) {
+    const ArrivalTally::Comm& tally = (*t.comms)[index];
+    if (tally.instances == 0) continue;
     const Communicator& comm = run.comms[index];
-    const auto worst = std::max_element(tally.wait_caused_ns.begin(), tally.wait_caused_ns.end());
-    const int worst_comm_rank = static_cast<int>(worst - tally.wait_caused_ns.begin());
+    const auto worst = std::max_element(tally.seats.begin(), tally.seats.end(),
+                                        [](const RankTally& a, const RankTally& b) { return a.wait_caused_ns < b.wait_caused_ns; });
+    const int worst_comm_rank = static_cast<int>(worst - tally.seats.begin());
     CommStragglerRow row;
     row.comm = comm.id;
     row.comm_name = std::string(run.name(comm.name));
     row.worst_rank = globalRankOf(comm, worst_comm_rank);
-    row.wait_caused_us = *worst / 1e3;
+    row.wait_caused_us = worst->wait_caused_ns / 1e3;
     row.total_wait_us = tally.total_wait_ns / 1e3;
     row.instances = tally.instances;
     rows.push_back(std::move(row));
@@ -167,9 +144,66 @@ std::vector<CommStragglerRow> commRows(const RunModel& run, const Tallies& t) {
 
 }  // namespace
 
+void ArrivalTally::Seat::merge(const Seat& other) {
+  instances += other.instances;
+  last += other.last;
+  expected_last += other.expected_last;
+  var_last += other.var_last;
+  wait_caused_ns += other.wait_caused_ns;
+  lateness_ns += other.lateness_ns;
+}
+
+void ArrivalTally::Comm::merge(const Comm& other) {
+  instances += other.instances;
+  total_wait_ns += other.total_wait_ns;
+  if (seats.size() < other.seats.size()) seats.resize(other.seats.size());
+  for (size_t s = 0; s < other.seats.size(); ++s) seats[s].merge(other.seats[s]);
+}
+
+void ArrivalTally::collective(const CollInstance& c, std::span<const MemberView> members) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
+  if (comms_.size() <= c.comm) comms_.resize(c.comm + 1);
+  Comm& comm = comms_[c.comm];
+  if (comm.seats.size() < members.size()) comm.seats.resize(members.size());
+  ++comm.instances;
+  comm.total_wait_ns += static_cast<double>(arrivals_.total_wait_ns);
+  const double chance = 1.0 / static_cast<double>(arrivals_.members.size());
+  for (const MemberArrival& m : arrivals_.members) {
+    Seat& seat = comm.seats[static_cast<size_t>(m.comm_rank)];
+    ++seat.instances;
+    seat.last += m.last_share;
+    seat.expected_last += chance;
+    seat.var_last += chance * (1 - chance);
+    seat.wait_caused_ns += m.last_share * static_cast<double>(arrivals_.total_wait_ns);
+    seat.lateness_ns += static_cast<double>(m.lateness_ns);
+  }
+}
+
+void ArrivalTally::finish(std::span<const uint32_t> new_index) {
+  std::vector<Comm> renumbered_comms(comms_.size());
+  for (size_t c = 0; c < comms_.size(); ++c) {
+    const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
+    if (renumbered_comms.size() <= to) renumbered_comms.resize(to + 1);
+    renumbered_comms[to] = std::move(comms_[c]);
+  }
+  comms_ = std::move(renumbered_comms);
+}
+
+void ArrivalTally::merge(const ArrivalTally& other) {
+  if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());
+  for (size_t c = 0; c < other.comms_.size(); ++c) comms_[c].merge(other.comms_[c]);
+}
+
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks) {
+  ArrivalTally arrivals;
+  replayRun(run, arrivals);
+  return rankStragglers(run, clocks, arrivals);
+}
+
+StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals) {
   const std::vector<std::string> hosts = hostsByRank(run);
-  const Tallies t = tally(run);
+  const Tallies t = tally(run, arrivals);
   StragglerReport report;
   report.links = slowLinks(run);
   report.ranks = rankRows(t, hosts);

@@ -4,6 +4,8 @@
 // lateness over time (lateness_heatmap.h).
 #pragma once
 
+#include "tools/report/analyses/lateness.h"
+#include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
@@ -21,6 +23,42 @@ constexpr double kMinWaitRatio = 3.0;
 // Confidence: how sure the rank is a straggler (0.5 at the weaker of the two thresholds, 1 at
 // three times it), weighted half by how directly its class is shown (straggler_class.h's
 // certainty): x (0.5 + 0.5 x certainty). Ranks not flagged keep the first part.
+//
+// The arrivals are summed as the instances stream by (ArrivalTally), per communicator seat:
+// a seat's global rank is settled only at the stream's end.
+class ArrivalTally : public JoinedOpSink {
+ public:
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer&) override {}
+  void finish(std::span<const uint32_t> new_index) override;
+  // Adds another tally of the same run (finished, or both not yet): a shard's.
+  void merge(const ArrivalTally& other);
+
+  struct Seat {
+    uint64_t instances = 0;
+    double last = 0;           // instances it arrived last at (shared among ties)
+    double expected_last = 0;  // ... if the last arriver were drawn at random
+    double var_last = 0;
+    double wait_caused_ns = 0;
+    double lateness_ns = 0;
+    void merge(const Seat& other);
+  };
+  struct Comm {
+    uint64_t instances = 0;
+    double total_wait_ns = 0;
+    std::vector<Seat> seats;  // per comm rank
+    void merge(const Comm& other);
+  };
+  // Per communicator index (none for those without a timed synchronizing instance).
+  const std::vector<Comm>& comms() const { return comms_; }
+
+ private:
+  InstanceArrivals arrivals_;  // reused from instance to instance
+  std::vector<Comm> comms_;
+};
+
+StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals);
+// The same over a run held whole (replayed through an ArrivalTally).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks);
 
 }  // namespace commtrace::report

@@ -2,6 +2,11 @@
 
 namespace commtrace::report {
 
+NamePool::NamePool() {
+  names_.emplace_back();
+  for (const nccl::FuncInfo& f : nccl::kFuncs) intern(f.name);
+}
+
 NameId NamePool::intern(std::string_view s) {
   if (s.empty()) return 0;
   const auto [it, inserted] = index_.try_emplace(std::string(s), static_cast<NameId>(names_.size()));

@@ -12,6 +12,7 @@
 
 #include "tools/report/load/lockstep_reader.h"
 #include "tools/report/load/op_joiner.h"
+#include "tools/report/load/op_stream.h"
 #include "tools/report/load/process_reader.h"
 #include "tools/report/load/progress_line.h"
 #include "tools/report/load/run_model_sink.h"
@@ -249,7 +250,11 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
   if (!listTraceFiles(options.paths, files, err)) return false;
-  if (readsAsKineto(files, err, run)) return !run.processes.empty();
+  if (readsAsKineto(files, err, run)) {
+    if (run.processes.empty()) return false;
+    if (options.stream != nullptr) replayRun(run, *options.stream);
+    return true;
+  }
   std::vector<AdmittedFile> admitted = admitFiles(files, run);
   if (admitted.empty()) {
     for (const std::string& why : run.skipped_files) err << why << '\n';
@@ -268,7 +273,9 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   }
   run.timelines.resize(run.processes.size());
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
-  RunModelSink sink(run);
+  RunModelSink model(run);
+  OpFanout both({&model, options.stream});
+  JoinedOpSink& sink = options.stream != nullptr ? static_cast<JoinedOpSink&>(both) : model;
   OpJoiner joiner(run, std::move(identities), sink);
   readAndJoin(chosen, total_bytes, joiner, run, progress);
   progress.done();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/load/op_joiner.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -19,6 +20,9 @@ struct LoadOptions {
   // Which job to read when the files come from several: its id, or kAllJobs to read them
   // as one run. Empty: the files must all come from one job.
   std::string job;
+  // Also hands every op to this sink the moment it is joined (op_stream.h), so that the
+  // analyses fed this way never need the run's ops held whole.
+  JoinedOpSink* stream = nullptr;
 };
 
 inline constexpr const char* kAllJobs = "all";

@@ -97,13 +97,13 @@ CsvTable communicatorsTable(const std::vector<CommunicatorRow>& rows) {
 CsvTable bandwidthTable(const std::vector<BandwidthRow>& rows) {
   CsvTable t{"bandwidth.csv",
              {"comm", "comm_name", "func", "bytes", "bucket", "algo", "proto", "count", "timed", "time_us_p50", "time_us_p90", "algbw_gbs_p50",
-              "busbw_gbs_p50", "no_bandwidth"},
+              "busbw_gbs_p50", "percentile_error", "no_bandwidth"},
              {}};
   for (const BandwidthRow& b : rows) {
     const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
     t.rows.push_back({commCell(b.comm), b.comm_name, b.func, num(b.bytes), b.bucket, b.algo, b.proto, num(b.count), num(b.timed),
                       numIf(timed, b.time_us_p50), numIf(timed, b.time_us_p90), numIf(has_bw, b.algbw_gbs_p50), numIf(has_bw, b.busbw_gbs_p50),
-                      b.no_bandwidth});
+                      num(b.percentile_error), b.no_bandwidth});
   }
   return t;
 }

@@ -83,7 +83,10 @@ TEST_F(CsvReport, BandwidthAndStragglerRowsHoldTheNumbers) {
   EXPECT_EQ(bw[1][3], std::to_string(4u << 20));
   EXPECT_DOUBLE_EQ(std::stod(bw[1][12]), 17.95);
   EXPECT_EQ(bw[4][12], "");  // no size: no bandwidth
-  EXPECT_EQ(bw[4][13], "size not recorded (datatype Unknown)");
+  EXPECT_EQ(bw[0][13], "percentile_error");
+  EXPECT_EQ(bw[1][13], "0.01");
+  EXPECT_EQ(bw[2][13], "0");
+  EXPECT_EQ(bw[4][14], "size not recorded (datatype Unknown)");
   const Rows s = readCsv(dir(), "stragglers.csv");
   ASSERT_EQ(s.size(), 4u);
   EXPECT_EQ(s[0][3], "wait_caused_us");

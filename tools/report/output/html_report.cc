@@ -184,7 +184,7 @@ void writeOverlapCharts(const std::vector<OverlapRow>& rows, std::ostream& out) 
 void writeTables(const Report& r, Page& page) {
   std::ostream& out = page.section("bandwidth", "Bandwidth");
   writeTable(tables::bandwidth(r.bandwidth), out);
-  for (const std::string& reason : tables::noBandwidthReasons(r.bandwidth)) writeNotes({"- = " + reason}, out);
+  for (const std::string& note : tables::bandwidthNotes(r.bandwidth)) writeNotes({note}, out);
   page.section("stragglers", "Stragglers");
   writeTable(tables::stragglers(r.stragglers.ranks), out);
   for (const StragglerRow& s : r.stragglers.ranks)

@@ -73,6 +73,7 @@ Json bandwidthJson(const std::vector<BandwidthRow>& rows) {
                    {"time_us_p90", orNull(timed, b.time_us_p90)},
                    {"algbw_gbs_p50", orNull(has_bw, b.algbw_gbs_p50)},
                    {"busbw_gbs_p50", orNull(has_bw, b.busbw_gbs_p50)},
+                   {"percentile_error", b.percentile_error},
                    {"no_bandwidth", has_bw ? Json(nullptr) : Json(b.no_bandwidth)}});
   }
   return out;

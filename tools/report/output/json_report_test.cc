@@ -58,6 +58,8 @@ TEST(JsonReport, BandwidthRowsCarryTheRequiredFields) {
   EXPECT_DOUBLE_EQ(row.at("algbw_gbs_p50").get<double>(), 11.97);
   EXPECT_DOUBLE_EQ(row.at("busbw_gbs_p50").get<double>(), 17.95);
   EXPECT_TRUE(row.at("no_bandwidth").is_null());
+  EXPECT_DOUBLE_EQ(row.at("percentile_error").get<double>(), 0.01) << "its percentiles come from a sketch";
+  EXPECT_EQ(bw[1].at("percentile_error"), 0) << "exact";
   const nlohmann::json& unsized = bw[3];  // counted and timed, but no size: no bandwidth, and null rather than 0
   EXPECT_DOUBLE_EQ(unsized.at("time_us_p50").get<double>(), 9);
   EXPECT_TRUE(unsized.at("algbw_gbs_p50").is_null());

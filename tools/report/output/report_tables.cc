@@ -72,18 +72,25 @@ Table bandwidth(const std::vector<BandwidthRow>& rows) {
           {}};
   for (const BandwidthRow& b : rows) {
     const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
+    const std::string mark = b.percentile_error > 0 ? "~" : "";
     t.rows.push_back({commLabel(b.comm, b.comm_name), b.func, fmt::bytes(b.bytes), b.algo, b.proto, std::to_string(b.count),
-                      timed ? fmt::duration(b.time_us_p50) : "-", timed ? fmt::duration(b.time_us_p90) : "-",
-                      has_bw ? fmt::bandwidth(b.algbw_gbs_p50) : "-", has_bw ? fmt::bandwidth(b.busbw_gbs_p50) : "-"});
+                      timed ? mark + fmt::duration(b.time_us_p50) : "-", timed ? mark + fmt::duration(b.time_us_p90) : "-",
+                      has_bw ? mark + fmt::bandwidth(b.algbw_gbs_p50) : "-", has_bw ? mark + fmt::bandwidth(b.busbw_gbs_p50) : "-"});
   }
   return t;
 }
 
-std::vector<std::string> noBandwidthReasons(const std::vector<BandwidthRow>& rows) {
-  std::vector<std::string> reasons;
-  for (const BandwidthRow& b : rows)
-    if (!b.no_bandwidth.empty() && std::find(reasons.begin(), reasons.end(), b.no_bandwidth) == reasons.end()) reasons.push_back(b.no_bandwidth);
-  return reasons;
+std::vector<std::string> bandwidthNotes(const std::vector<BandwidthRow>& rows) {
+  std::vector<std::string> notes;
+  const auto once = [&](const std::string& note) {
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  };
+  for (const BandwidthRow& b : rows) {
+    if (!b.no_bandwidth.empty()) once("- = " + b.no_bandwidth);
+    if (b.percentile_error > 0)
+      once("~ = within " + fmt::percent(b.percentile_error) + " of the exact percentile: the row has more distinct values than are kept");
+  }
+  return notes;
 }
 
 Table stragglers(std::vector<StragglerRow> rows) {

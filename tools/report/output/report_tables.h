@@ -16,9 +16,10 @@ Fields runFields(const Report& report);
 
 Table clocks(const ClockSummary& clocks);
 Table communicators(const std::vector<CommunicatorRow>& rows);
-// Rows without bandwidth show "-"; noBandwidthReasons lists each distinct reason once.
+// Rows without bandwidth show "-", approximate percentiles a leading "~"; bandwidthNotes says
+// what each mark means, each distinct reason once.
 Table bandwidth(const std::vector<BandwidthRow>& rows);
-std::vector<std::string> noBandwidthReasons(const std::vector<BandwidthRow>& rows);
+std::vector<std::string> bandwidthNotes(const std::vector<BandwidthRow>& rows);
 Table stragglers(std::vector<StragglerRow> rows);  // by wait caused, most first
 Table stragglerHosts(const std::vector<HostStragglerRow>& rows);
 Table stragglerComms(const std::vector<CommStragglerRow>& rows);

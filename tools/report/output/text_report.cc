@@ -108,7 +108,7 @@ void writeText(const Report& r, std::ostream& out) {
                "none recorded", out);
   writeSection("Bandwidth (nccl-tests algBw and busBw, median over instances)", tables::bandwidth(r.bandwidth), kLongRows,
                "no collective or transfer recorded", out);
-  for (const std::string& reason : tables::noBandwidthReasons(r.bandwidth)) out << "  - = " << reason << '\n';
+  for (const std::string& note : tables::bandwidthNotes(r.bandwidth)) out << "  " << note << '\n';
   writeStragglers(r.stragglers, out);
   writeLinks(r.stragglers.links, out);
   writeMatrix(r.matrix, out);

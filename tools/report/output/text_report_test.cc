@@ -103,7 +103,7 @@ TEST(TextReport, NoCudaSyncCallsSaysWhy) {
 // noise in a column of GB/s. JSON and CSV keep the value.
 TEST(TextReport, BandwidthsBelowTheLastDigitPrintAsLessThanIt) {
   Report r = testutil::sampleReport();
-  r.bandwidth = {{0x42, "w", "AllReduce", 4, "4-8 B", "RING", "LL", 20, 20, 210, 210, 1.9e-05, 3.3e-05, ""}};
+  r.bandwidth = {{0x42, "w", "AllReduce", 4, "4-8 B", "RING", "LL", 20, 20, 210, 210, 1.9e-05, 3.3e-05, 0, ""}};
   const std::string out = text(r);
   std::istringstream row(lineWith(out, " AllReduce "));
   std::vector<std::string> cells{std::istream_iterator<std::string>(row), std::istream_iterator<std::string>()};
@@ -112,6 +112,15 @@ TEST(TextReport, BandwidthsBelowTheLastDigitPrintAsLessThanIt) {
   EXPECT_EQ(cells.back(), "<0.01");             // busBw
   EXPECT_NE(out.find("<0.01 GB/s"), std::string::npos) << "the sample's 0.0035 GB/s matrix cell";
   EXPECT_EQ(out.find("e-0"), std::string::npos);
+}
+
+// A row summarised by a sketch marks its percentiles and says by how much they may be off;
+// exact rows carry no mark.
+TEST(TextReport, ApproximatePercentilesAreMarkedAndExplained) {
+  const std::string out = text(testutil::sampleReport());
+  EXPECT_NE(lineWith(out, "4 MiB").find("~350 us"), std::string::npos) << lineWith(out, "4 MiB");
+  EXPECT_EQ(lineWith(out, "64 KiB").find('~'), std::string::npos) << lineWith(out, "64 KiB");
+  EXPECT_NE(out.find("  ~ = within 1.0% of the exact percentile"), std::string::npos) << out;
 }
 
 TEST(TextReport, LongTablesAreCutWithAPointerToTheFullFormats) {

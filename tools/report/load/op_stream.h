@@ -1,0 +1,38 @@
+// The report as a stream: analyses that take a run one joined op at a time are
+// JoinedOpSinks (load/op_joiner.h), fed by the joiner while the files are read, or by
+// replayRun() from a RunModel held whole (tests, `export`). Either way an analysis sees
+// each collective instance and each transfer once, in no particular order, then finish()
+// with the communicators' final numbering; what it keeps is its own summary, never the ops.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tools/report/load/op_joiner.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// Hands every op of a finished RunModel to `sink`, then finish() with the identity
+// numbering (the model's communicators are already in their final order).
+void replayRun(const RunModel& run, JoinedOpSink& sink);
+
+// Several sinks fed from one joiner, in the order given.
+class OpFanout : public JoinedOpSink {
+ public:
+  explicit OpFanout(std::vector<JoinedOpSink*> sinks) : sinks_(std::move(sinks)) {}
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override;
+
+ private:
+  std::vector<JoinedOpSink*> sinks_;
+};
+
+// The new index of a communicator a sink recorded under its joining-time index.
+inline uint32_t renumbered(std::span<const uint32_t> new_index, uint32_t comm) {
+  return comm < new_index.size() ? new_index[comm] : comm;
+}
+
+}  // namespace commtrace::report

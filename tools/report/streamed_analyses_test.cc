@@ -1,0 +1,105 @@
+// The analyses fed op by op (StreamedAnalyses): fed by the loader while it reads, they equal
+// the same analyses over the run replayed whole; fed two shards of a run apart and merged,
+// they equal the whole run fed to one.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+#include "tools/report/build_report.h"
+#include "tools/report/load/run_loader.h"
+#include "tools/synthetic/run_writer.h"
+
+namespace commtrace::report {
+namespace {
+
+// A mixed run (world, tensor- and data-parallel communicators, sends and receives) with a
+// planted straggler, loaded with its ops also fed to `streamed`.
+RunModel loadSyntheticRun(const std::string& dir, StreamedAnalyses& streamed) {
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir;
+  options.ranks = 16;
+  options.collectives_per_rank = 3000;
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  EXPECT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  RunModel run;
+  std::ostringstream err;
+  EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed}, run, err)) << err.str();
+  return run;
+}
+
+void expectSameBandwidth(const std::vector<BandwidthRow>& a, const std::vector<BandwidthRow>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].comm, b[i].comm) << i;
+    EXPECT_EQ(a[i].func, b[i].func) << i;
+    EXPECT_EQ(a[i].bytes, b[i].bytes) << i;
+    EXPECT_EQ(a[i].count, b[i].count) << i;
+    EXPECT_EQ(a[i].timed, b[i].timed) << i;
+    EXPECT_DOUBLE_EQ(a[i].time_us_p50, b[i].time_us_p50) << i;
+    EXPECT_DOUBLE_EQ(a[i].time_us_p90, b[i].time_us_p90) << i;
+    EXPECT_DOUBLE_EQ(a[i].busbw_gbs_p50, b[i].busbw_gbs_p50) << i;
+  }
+}
+
+// Sums are added in another order when fed another way: equal to the last few bits.
+void expectSameStragglers(const StragglerReport& a, const StragglerReport& b) {
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    EXPECT_EQ(a.ranks[i].rank, b.ranks[i].rank) << i;
+    EXPECT_EQ(a.ranks[i].instances, b.ranks[i].instances) << i;
+    EXPECT_NEAR(a.ranks[i].wait_caused_us, b.ranks[i].wait_caused_us, 1e-9 * a.ranks[i].wait_caused_us) << i;
+    EXPECT_NEAR(a.ranks[i].late_fraction, b.ranks[i].late_fraction, 1e-12) << i;
+    EXPECT_EQ(a.ranks[i].flagged, b.ranks[i].flagged) << i;
+  }
+  ASSERT_EQ(a.comms.size(), b.comms.size());
+  for (size_t i = 0; i < a.comms.size(); ++i) {
+    EXPECT_EQ(a.comms[i].comm, b.comms[i].comm) << i;
+    EXPECT_EQ(a.comms[i].instances, b.comms[i].instances) << i;
+    EXPECT_NEAR(a.comms[i].total_wait_us, b.comms[i].total_wait_us, 1e-9 * a.comms[i].total_wait_us) << i;
+  }
+}
+
+TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
+  testutil::TempDir dir;
+  StreamedAnalyses fed;
+  const RunModel run = loadSyntheticRun(dir.path() + "/run", fed);
+  StreamedAnalyses replayed;
+  replayRun(run, replayed);
+  const std::vector<BandwidthRow> rows = fed.bandwidth.rows(run);
+  ASSERT_FALSE(rows.empty());
+  expectSameBandwidth(rows, replayed.bandwidth.rows(run));
+  const ClockAlignment clocks = alignClocks(run);
+  const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals);
+  ASSERT_FALSE(stragglers.ranks.empty());
+  EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
+  expectSameStragglers(stragglers, rankStragglers(run, clocks, replayed.arrivals));
+}
+
+TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
+  testutil::TempDir dir;
+  StreamedAnalyses whole;
+  const RunModel run = loadSyntheticRun(dir.path() + "/run", whole);
+  // Shards as two machines would see them: every other instance and transfer.
+  StreamedAnalyses shards[2];
+  for (size_t i = 0; i < run.collectives.size(); ++i) {
+    const CollInstance& c = run.collectives[i];
+    shards[i % 2].collective(c, {run.membersOf(c), c.n_members});
+  }
+  for (size_t i = 0; i < run.transfers.size(); ++i) shards[i % 2].transfer(run.transfers[i]);
+  std::vector<uint32_t> identity(run.comms.size());
+  for (uint32_t c = 0; c < identity.size(); ++c) identity[c] = c;
+  for (StreamedAnalyses& shard : shards) shard.finish(identity);
+  shards[0].bandwidth.merge(shards[1].bandwidth);
+  shards[0].arrivals.merge(shards[1].arrivals);
+
+  expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
+  const ClockAlignment clocks = alignClocks(run);
+  expectSameStragglers(rankStragglers(run, clocks, whole.arrivals), rankStragglers(run, clocks, shards[0].arrivals));
+}
+
+}  // namespace
+}  // namespace commtrace::report
