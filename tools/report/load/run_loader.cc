@@ -274,9 +274,8 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run.timelines.resize(run.processes.size());
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
   RunModelSink model(run);
-  OpFanout both({&model, options.stream});
-  JoinedOpSink& sink = options.stream != nullptr ? static_cast<JoinedOpSink&>(both) : model;
-  OpJoiner joiner(run, std::move(identities), sink);
+  OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
+  OpJoiner joiner(run, std::move(identities), sinks);
   readAndJoin(chosen, total_bytes, joiner, run, progress);
   progress.done();
   joiner.finish();
