@@ -37,7 +37,16 @@ std::string bucketLabel(int bucket) {
   return lo + "-" + hi;
 }
 
-void addSample(GroupSamples& g, uint64_t s, uint64_t transfer_ns) {
+// One op into its group: n members moving per_rank_bytes each, S and busBw as nccl-tests
+// counts them for its func (a plain Send: S = its bytes, factor 1).
+void addOp(std::map<GroupKey, GroupSamples>& groups, GroupKey key, uint64_t per_rank_bytes, int n, bool p2p,
+           uint64_t transfer_ns) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(key.func);
+  const uint64_t s = nccl::ncclTestsBytes(func, per_rank_bytes, n);
+  key.bucket = bucketOf(s);
+  GroupSamples& g = groups[key];
+  g.busbw_factor = nccl::busBwFactor(func, n);
+  g.p2p = p2p;
   ++g.count;
   if (s != 0) g.sizes.add(static_cast<double>(s));
   if (transfer_ns == 0) return;
@@ -87,24 +96,14 @@ void BandwidthTally::Samples::merge(const Samples& other) {
   algbw.merge(other.algbw);
 }
 
-BandwidthTally::Samples& BandwidthTally::group(const Key& key, double busbw_factor, bool p2p) {
-  Samples& g = groups_[key];
-  g.busbw_factor = busbw_factor;
-  g.p2p = p2p;
-  return g;
-}
-
 void BandwidthTally::collective(const CollInstance& c, std::span<const MemberView> members) {
-  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
-  const int n = static_cast<int>(c.n_members);
-  const uint64_t s = nccl::ncclTestsBytes(func, c.bytes, n);
-  addSample(group({c.comm, c.func, bucketOf(s), c.algo, c.proto}, nccl::busBwFactor(func, n), false), s, transferNs(members));
+  addOp(groups_, {c.comm, c.func, 0, c.algo, c.proto}, c.bytes, static_cast<int>(c.n_members), false, transferNs(members));
 }
 
 void BandwidthTally::transfer(const P2pTransfer& t) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(t.func);
   if (func != nullptr && func->shape == nccl::FuncShape::kPieces) return;  // counted with its call in rows()
-  addSample(group({t.comm, t.func, bucketOf(t.bytes), 0, 0}, 1.0, true), t.bytes, transferNs(t));
+  addOp(groups_, {t.comm, t.func, 0, 0, 0}, t.bytes, 2, true, transferNs(t));
 }
 
 void BandwidthTally::finish(std::span<const uint32_t> new_index) {
@@ -123,15 +122,8 @@ void BandwidthTally::merge(const BandwidthTally& other) {
 
 std::vector<BandwidthRow> BandwidthTally::rows(const RunModel& run) const {
   std::map<Key, Samples> groups = groups_;
-  for (const P2pCall& call : p2pCalls(run)) {
-    const nccl::FuncInfo* func = NamePool::ncclFunc(call.func);
-    const int n = static_cast<int>(call.members.size());
-    const uint64_t s = nccl::ncclTestsBytes(func, call.bytes, n);
-    Samples& g = groups[{call.comm, call.func, bucketOf(s), 0, 0}];
-    g.p2p = true;
-    g.busbw_factor = nccl::busBwFactor(func, n);
-    addSample(g, s, transferNs(call));
-  }
+  for (const P2pCall& call : p2pCalls(run))
+    addOp(groups, {call.comm, call.func, 0, 0, 0}, call.bytes, static_cast<int>(call.members.size()), true, transferNs(call));
   std::vector<std::pair<uint32_t, BandwidthRow>> rows;
   for (const auto& [key, samples] : groups) rows.emplace_back(key.comm, rowOf(run, key, samples));
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {

@@ -49,8 +49,6 @@ class BandwidthTally : public JoinedOpSink {
   };
 
  private:
-  Samples& group(const Key& key, double busbw_factor, bool p2p);
-
   std::map<Key, Samples> groups_;
 };
 
