@@ -164,12 +164,12 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.clocks = clocks.summary;
   report.communicators = communicatorRows(run);
   report.bandwidth = streamed.bandwidth.rows(run);
-  report.matrix = communicationMatrix(run);
+  report.matrix = communicationMatrix(run, streamed.shapes);
   report.overlap = computeOverlap(run, step_rule);
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.stragglers = rankStragglers(run, clocks, streamed.arrivals);
+  report.stragglers = rankStragglers(run, clocks, streamed.arrivals, streamed.shapes);
   report.mismatches = findMismatches(run, report.mismatches_total);
 
   addStragglerFinding(report.stragglers, report.findings);

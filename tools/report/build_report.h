@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tools/report/analyses/bandwidth.h"
+#include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/clock_align.h"
@@ -15,12 +16,13 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals}) {}
+  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
   BandwidthTally bandwidth;
   ArrivalTally arrivals;
+  CollShapeTally shapes;
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.

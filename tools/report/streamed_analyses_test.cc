@@ -1,13 +1,16 @@
-// The analyses fed op by op (StreamedAnalyses): fed by the loader while it reads, they equal
+// The analyses fed op by op (StreamedAnalyses: bandwidth, straggler arrivals, collective
+// shapes for the matrix and the slow links): fed by the loader while it reads, they equal
 // the same analyses over the run replayed whole; fed two shards of a run apart and merged,
 // they equal the whole run fed to one.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/support/temp_dir.h"
+#include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/synthetic/run_writer.h"
@@ -55,11 +58,30 @@ void expectSameStragglers(const StragglerReport& a, const StragglerReport& b) {
     EXPECT_NEAR(a.ranks[i].late_fraction, b.ranks[i].late_fraction, 1e-12) << i;
     EXPECT_EQ(a.ranks[i].flagged, b.ranks[i].flagged) << i;
   }
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (size_t i = 0; i < a.links.size(); ++i) {
+    EXPECT_EQ(std::tie(a.links[i].a, a.links[i].b, a.links[i].ops), std::tie(b.links[i].a, b.links[i].b, b.links[i].ops)) << i;
+    EXPECT_DOUBLE_EQ(a.links[i].achieved_gbs, b.links[i].achieved_gbs) << i;
+    EXPECT_EQ(a.links[i].flagged, b.links[i].flagged) << i;
+  }
   ASSERT_EQ(a.comms.size(), b.comms.size());
   for (size_t i = 0; i < a.comms.size(); ++i) {
     EXPECT_EQ(a.comms[i].comm, b.comms[i].comm) << i;
     EXPECT_EQ(a.comms[i].instances, b.comms[i].instances) << i;
     EXPECT_NEAR(a.comms[i].total_wait_us, b.comms[i].total_wait_us, 1e-9 * a.comms[i].total_wait_us) << i;
+  }
+}
+
+// Integer sums: equal exactly however they were fed.
+void expectSameMatrix(const CommMatrix& a, const CommMatrix& b) {
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.p2p_bytes, b.p2p_bytes);
+  EXPECT_EQ(a.time_us, b.time_us);
+  EXPECT_EQ(a.model, b.model);
+  ASSERT_EQ(a.slices.size(), b.slices.size());
+  for (size_t i = 0; i < a.slices.size(); ++i) {
+    EXPECT_EQ(a.slices[i].label, b.slices[i].label);
+    EXPECT_EQ(a.slices[i].cells.size(), b.slices[i].cells.size()) << a.slices[i].label;
   }
 }
 
@@ -73,10 +95,14 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   ASSERT_FALSE(rows.empty());
   expectSameBandwidth(rows, replayed.bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);
-  const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals);
+  const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals, fed.shapes);
   ASSERT_FALSE(stragglers.ranks.empty());
   EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
-  expectSameStragglers(stragglers, rankStragglers(run, clocks, replayed.arrivals));
+  ASSERT_FALSE(stragglers.links.empty());
+  expectSameStragglers(stragglers, rankStragglers(run, clocks, replayed.arrivals, replayed.shapes));
+  const CommMatrix matrix = communicationMatrix(run, fed.shapes);
+  ASSERT_GT(matrix.slices.size(), 1u);
+  expectSameMatrix(matrix, communicationMatrix(run, replayed.shapes));
 }
 
 TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
@@ -95,10 +121,13 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   for (StreamedAnalyses& shard : shards) shard.finish(identity);
   shards[0].bandwidth.merge(shards[1].bandwidth);
   shards[0].arrivals.merge(shards[1].arrivals);
+  shards[0].shapes.merge(shards[1].shapes);
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);
-  expectSameStragglers(rankStragglers(run, clocks, whole.arrivals), rankStragglers(run, clocks, shards[0].arrivals));
+  expectSameStragglers(rankStragglers(run, clocks, whole.arrivals, whole.shapes),
+                       rankStragglers(run, clocks, shards[0].arrivals, shards[0].shapes));
+  expectSameMatrix(communicationMatrix(run, whole.shapes), communicationMatrix(run, shards[0].shapes));
 }
 
 }  // namespace

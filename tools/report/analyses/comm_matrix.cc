@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/edge_model.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/p2p_calls.h"
@@ -24,13 +25,12 @@ class Grid {
  public:
   explicit Grid(std::vector<int> global) : ranks_(static_cast<int>(global.size())), global_(std::move(global)),
                                            cells_(static_cast<size_t>(ranks_) * ranks_) {}
-  void add(int src, int dst, uint64_t bytes, uint64_t transfer_ns, bool p2p) {
+  void add(int src, int dst, const CellSum& sum) {
     CellSum& c = cells_[static_cast<size_t>(src) * ranks_ + dst];
-    c.bytes += bytes;
-    if (p2p) c.p2p_bytes += bytes;
-    if (transfer_ns == 0) return;
-    c.timed_bytes += bytes;
-    c.time_ns += transfer_ns;
+    c.bytes += sum.bytes;
+    c.p2p_bytes += sum.p2p_bytes;
+    c.timed_bytes += sum.timed_bytes;
+    c.time_ns += sum.time_ns;
   }
   const CellSum& at(int src, int dst) const { return cells_[static_cast<size_t>(src) * ranks_ + dst]; }
   int ranks() const { return ranks_; }
@@ -81,17 +81,18 @@ class MatrixBuilder {
   explicit MatrixBuilder(const RunModel& run)
       : run_(run), world_(worldRanks(run)), ranks_(static_cast<int>(world_.size())), all_(world_) {}
 
-  void addCollectives() {
+  // Each shape's edges modelled once, carrying all its ops.
+  void addCollectives(const CollShapeTally& shapes) {
     std::vector<ModelEdge> edges;
-    for (const CollInstance& c : run_.collectives) {
-      if (c.bytes == 0) {
-        ++unsized_ops_;
+    for (const auto& [shape, sums] : shapes.shapes()) {
+      if (shape.bytes == 0) {
+        unsized_ops_ += sums.ops;
         continue;
       }
       edges.clear();
-      modelEdges(run_.name(c.func), run_.name(c.algo), static_cast<int>(c.n_members), c.root, c.bytes, edges);
-      const uint64_t ns = transferNs(run_, c);
-      for (const ModelEdge& e : edges) add(c.comm, c.func, e.src, e.dst, e.bytes, ns, false);
+      modelEdges(run_.name(shape.func), run_.name(shape.algo), static_cast<int>(shape.n), shape.root, shape.bytes, edges);
+      for (const ModelEdge& e : edges)
+        add(shape.comm, shape.func, e.src, e.dst, {e.bytes * sums.ops, 0, e.bytes * sums.timed, sums.total_ns});
     }
   }
 
@@ -106,7 +107,7 @@ class MatrixBuilder {
       ++unsized_ops_;
       return;
     }
-    add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, t.bytes, ns, true);
+    add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, {t.bytes, t.bytes, ns != 0 ? t.bytes : 0, ns});
   }
 
   CommMatrix finish() {
@@ -133,15 +134,15 @@ class MatrixBuilder {
   }
 
  private:
-  void add(uint32_t comm, NameId func, int src_comm_rank, int dst_comm_rank, uint64_t bytes, uint64_t ns, bool p2p) {
+  void add(uint32_t comm, NameId func, int src_comm_rank, int dst_comm_rank, const CellSum& sum) {
     const int src = globalRank(comm, src_comm_rank), dst = globalRank(comm, dst_comm_rank);
     if (src < 0 || dst < 0) {
-      unattributed_bytes_ += bytes;
+      unattributed_bytes_ += sum.bytes;
       return;
     }
-    all_.add(src, dst, bytes, ns, p2p);
-    gridOf(per_comm_, comm, [&] { return run_.comms[comm].global_ranks; }).add(src_comm_rank, dst_comm_rank, bytes, ns, p2p);
-    gridOf(per_func_, func, [&] { return world_; }).add(src, dst, bytes, ns, p2p);
+    all_.add(src, dst, sum);
+    gridOf(per_comm_, comm, [&] { return run_.comms[comm].global_ranks; }).add(src_comm_rank, dst_comm_rank, sum);
+    gridOf(per_func_, func, [&] { return world_; }).add(src, dst, sum);
   }
 
   // The slice's grid, made on first use with the global ranks ranks() names.
@@ -177,9 +178,11 @@ class MatrixBuilder {
 
 }  // namespace
 
-CommMatrix communicationMatrix(const RunModel& run) {
+CommMatrix communicationMatrix(const RunModel& run) { return communicationMatrix(run, collShapes(run)); }
+
+CommMatrix communicationMatrix(const RunModel& run, const CollShapeTally& shapes) {
   MatrixBuilder builder(run);
-  builder.addCollectives();
+  builder.addCollectives(shapes);
   builder.addTransfers();
   return builder.finish();
 }

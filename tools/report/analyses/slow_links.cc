@@ -4,6 +4,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/edge_model.h"
 #include "tools/report/format.h"
 #include "tools/report/analyses/op_metrics.h"
@@ -23,23 +24,24 @@ class LinkCollector {
  public:
   explicit LinkCollector(const RunModel& run) : run_(run), slots_(rankSlots(run)) {}
 
-  void addCollectives() {
+  // Each shape's timed ops at once: the best of them is the fastest one's busBw.
+  void addCollectives(const CollShapeTally& shapes) {
     std::vector<ModelEdge> edges;
     std::vector<std::pair<int, int>> pairs;
-    for (const CollInstance& c : run_.collectives) {
-      const uint64_t ns = transferNs(run_, c);
-      if (ns == 0 || c.bytes == 0) continue;
-      const std::string_view func = run_.name(c.func);
-      const int n = static_cast<int>(c.n_members);
-      const double bus = gbPerS(static_cast<double>(ncclTestsBytes(func, c.bytes, n)), ns) * busBwFactor(func, n);
+    for (const auto& [shape, sums] : shapes.shapes()) {
+      if (sums.timed == 0 || shape.bytes == 0) continue;
+      const nccl::FuncInfo* func = NamePool::ncclFunc(shape.func);
+      const int n = static_cast<int>(shape.n);
+      const double bus =
+          gbPerS(static_cast<double>(ncclTestsBytes(func, shape.bytes, n)), sums.shortest_ns) * busBwFactor(func, n);
       edges.clear();
-      modelEdges(func, run_.name(c.algo), n, c.root, c.bytes, edges);
+      modelEdges(run_.name(shape.func), run_.name(shape.algo), n, shape.root, shape.bytes, edges);
       pairs.clear();
       for (const ModelEdge& e : edges)  // an op counts once per pair, whichever way its edges go
         if (e.bytes >= kMinLinkBytes) pairs.push_back(std::minmax(e.src, e.dst));
       std::sort(pairs.begin(), pairs.end());
       pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-      for (const auto& [a, b] : pairs) add(c.comm, a, b, bus, pairs.size() == 1);
+      for (const auto& [a, b] : pairs) add(shape.comm, a, b, bus, sums.timed, pairs.size() == 1);
     }
   }
 
@@ -47,7 +49,7 @@ class LinkCollector {
     for (const P2pTransfer& t : run_.transfers) {
       const uint64_t ns = transferNs(t);
       if (ns != 0 && t.bytes >= kMinLinkBytes)
-        add(t.comm, t.send.comm_rank, t.recv.comm_rank, gbPerS(static_cast<double>(t.bytes), ns), true);
+        add(t.comm, t.send.comm_rank, t.recv.comm_rank, gbPerS(static_cast<double>(t.bytes), ns), 1, true);
     }
   }
 
@@ -56,15 +58,15 @@ class LinkCollector {
   int slots() const { return slots_; }
 
  private:
-  void add(uint32_t comm, int src_comm_rank, int dst_comm_rank, double gbs, bool direct) {
+  void add(uint32_t comm, int src_comm_rank, int dst_comm_rank, double gbs, uint64_t ops, bool direct) {
     const Communicator& c = run_.comms[comm];
     int a = globalRankOf(c, src_comm_rank), b = globalRankOf(c, dst_comm_rank);
     if (a < 0 || b < 0 || a == b || a >= slots_ || b >= slots_) return;
     if (a > b) std::swap(a, b);
     LinkSamples& s = links_[static_cast<uint64_t>(a) * slots_ + b];
     s.best_gbs = std::max(s.best_gbs, gbs);
-    ++s.ops;
-    if (direct) ++s.direct_ops;
+    s.ops += ops;
+    if (direct) s.direct_ops += ops;
   }
 
   const RunModel& run_;
@@ -93,9 +95,11 @@ void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) 
 
 }  // namespace
 
-std::vector<SlowLinkRow> slowLinks(const RunModel& run) {
+std::vector<SlowLinkRow> slowLinks(const RunModel& run) { return slowLinks(run, collShapes(run)); }
+
+std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes) {
   LinkCollector collector(run);
-  collector.addCollectives();
+  collector.addCollectives(shapes);
   collector.addTransfers();
   const std::vector<std::string> hosts = hostsByRank(run);
   std::vector<SlowLinkRow> rows;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -27,6 +28,9 @@ constexpr size_t kMaxLinkRows = 100;
 // collectives that also cross a slower pair inherits their bandwidth: taking the best op
 // clears every pair that some faster op crossed. Sorted: flagged first, then by the ratio
 // to the kind's median, lowest first.
+// shapes: the run's collectives summed by shape (coll_shapes.h), as the stream fed them.
+std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes);
+// The same for a run held whole.
 std::vector<SlowLinkRow> slowLinks(const RunModel& run);
 
 }  // namespace commtrace::report

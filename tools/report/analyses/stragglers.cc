@@ -198,14 +198,15 @@ void ArrivalTally::merge(const ArrivalTally& other) {
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks) {
   ArrivalTally arrivals;
   replayRun(run, arrivals);
-  return rankStragglers(run, clocks, arrivals);
+  return rankStragglers(run, clocks, arrivals, collShapes(run));
 }
 
-StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals) {
+StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals,
+                               const CollShapeTally& shapes) {
   const std::vector<std::string> hosts = hostsByRank(run);
   const Tallies t = tally(run, arrivals);
   StragglerReport report;
-  report.links = slowLinks(run);
+  report.links = slowLinks(run, shapes);
   report.ranks = rankRows(t, hosts);
   classify(run, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);

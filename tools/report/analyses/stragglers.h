@@ -4,6 +4,7 @@
 // lateness over time (lateness_heatmap.h).
 #pragma once
 
+#include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
@@ -57,7 +58,9 @@ class ArrivalTally : public JoinedOpSink {
   std::vector<Comm> comms_;
 };
 
-StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals);
+// shapes: the collectives by shape, for the slow links (slow_links.h).
+StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals,
+                               const CollShapeTally& shapes);
 // The same over a run held whole (replayed through an ArrivalTally).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks);
 
