@@ -170,7 +170,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks, streamed.arrivals, streamed.shapes);
-  report.mismatches = findMismatches(run, report.mismatches_total);
+  report.mismatches = findMismatches(run, streamed.gaps, report.mismatches_total);
 
   addStragglerFinding(report.stragglers, report.findings);
   addLinkFinding(report.stragglers, report.findings);

@@ -4,6 +4,7 @@
 
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/clock_align.h"
@@ -16,13 +17,14 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes}) {}
+  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes, &gaps}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
   BandwidthTally bandwidth;
   ArrivalTally arrivals;
   CollShapeTally shapes;
+  CollGapTally gaps;
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.

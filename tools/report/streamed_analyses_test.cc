@@ -4,6 +4,7 @@
 // they equal the whole run fed to one.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -11,6 +12,7 @@
 
 #include "tests/support/temp_dir.h"
 #include "tools/report/analyses/comm_matrix.h"
+#include "tools/report/analyses/mismatches.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/synthetic/run_writer.h"
@@ -20,7 +22,9 @@ namespace {
 
 // A mixed run (world, tensor- and data-parallel communicators, sends and receives) with a
 // planted straggler, loaded with its ops also fed to `streamed`.
-RunModel loadSyntheticRun(const std::string& dir, StreamedAnalyses& streamed) {
+// lose_a_file: one rank's file is deleted before reading, so every instance of its
+// communicators has a seat no file fills.
+RunModel loadSyntheticRun(const std::string& dir, StreamedAnalyses& streamed, bool lose_a_file = false) {
   synthetic::SyntheticRunOptions options;
   options.dir = dir;
   options.ranks = 16;
@@ -28,6 +32,7 @@ RunModel loadSyntheticRun(const std::string& dir, StreamedAnalyses& streamed) {
   synthetic::SyntheticRunTruth truth;
   std::string error;
   EXPECT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  if (lose_a_file) std::filesystem::remove(std::filesystem::directory_iterator(dir)->path());
   RunModel run;
   std::ostringstream err;
   EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed}, run, err)) << err.str();
@@ -122,12 +127,46 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   shards[0].bandwidth.merge(shards[1].bandwidth);
   shards[0].arrivals.merge(shards[1].arrivals);
   shards[0].shapes.merge(shards[1].shapes);
+  shards[0].gaps.merge(shards[1].gaps);
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);
   expectSameStragglers(rankStragglers(run, clocks, whole.arrivals, whole.shapes),
                        rankStragglers(run, clocks, shards[0].arrivals, shards[0].shapes));
   expectSameMatrix(communicationMatrix(run, whole.shapes), communicationMatrix(run, shards[0].shapes));
+}
+
+void expectSameMismatches(const std::vector<MismatchRow>& a, uint64_t a_total, const std::vector<MismatchRow>& b, uint64_t b_total) {
+  EXPECT_EQ(a_total, b_total);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(std::tie(a[i].comm, a[i].func, a[i].seq, a[i].kind, a[i].detail),
+              std::tie(b[i].comm, b[i].func, b[i].seq, b[i].kind, b[i].detail)) << i;
+    EXPECT_EQ(a[i].missing_ranks, b[i].missing_ranks) << i;
+  }
+}
+
+// A rank without a file leaves a seat empty in every instance of its communicators: the
+// mismatch rows, kept from the stream, are those of the run replayed whole and of two shards.
+TEST(StreamedAnalyses, MismatchesOfARankWithoutAFileAreTheSameFedAnyWay) {
+  testutil::TempDir dir;
+  StreamedAnalyses fed;
+  const RunModel run = loadSyntheticRun(dir.path() + "/run", fed, true);
+  uint64_t fed_total = 0, replayed_total = 0, sharded_total = 0;
+  const std::vector<MismatchRow> rows = findMismatches(run, fed.gaps, fed_total);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.front().kind, "file ends");
+  const std::vector<MismatchRow> replayed = findMismatches(run, replayed_total);
+  expectSameMismatches(rows, fed_total, replayed, replayed_total);
+
+  CollGapTally shards[2];
+  for (size_t i = 0; i < run.collectives.size(); ++i) {
+    const CollInstance& c = run.collectives[i];
+    shards[i % 2].collective(c, {run.membersOf(c), c.n_members});
+  }
+  shards[0].merge(shards[1]);
+  const std::vector<MismatchRow> sharded = findMismatches(run, shards[0], sharded_total);
+  expectSameMismatches(rows, fed_total, sharded, sharded_total);
 }
 
 }  // namespace

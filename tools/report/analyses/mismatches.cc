@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "tools/report/analyses/rank_index.h"
+#include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
 namespace {
@@ -34,13 +35,17 @@ class MismatchFinder {
  public:
   explicit MismatchFinder(const RunModel& run) : run_(run) {}
 
-  void collectives() {
-    // (comm, comm rank) -> the last op index it recorded
-    std::map<std::pair<uint32_t, int>, uint64_t> last_recorded;
-    for (const CollInstance& c : run_.collectives)
-      for (uint32_t r = 0; r < c.n_members; ++r)
-        if (run_.membersOf(c)[r].process >= 0) last_recorded[{c.comm, static_cast<int>(r)}] = c.op_index;
-    for (const CollInstance& c : run_.collectives) collective(c, last_recorded);
+  // In the run's order of instances (by communicator and op index), whatever order the
+  // stream handed them on in.
+  void collectives(const CollGapTally& tally) {
+    std::vector<const CollGapTally::Gap*> gaps;
+    for (const CollGapTally::Gap& g : tally.gaps()) gaps.push_back(&g);
+    std::sort(gaps.begin(), gaps.end(), [&](const CollGapTally::Gap* a, const CollGapTally::Gap* b) {
+      if (std::tie(a->comm, a->op_index, a->seq) != std::tie(b->comm, b->op_index, b->seq))
+        return std::tie(a->comm, a->op_index, a->seq) < std::tie(b->comm, b->op_index, b->seq);
+      return run_.name(a->func) < run_.name(b->func);
+    });
+    for (const CollGapTally::Gap* g : gaps) collective(*g, tally);
   }
 
   void transfers() {
@@ -85,31 +90,24 @@ class MismatchFinder {
     else ++dropped_;
   }
 
-  void collective(const CollInstance& c, const std::map<std::pair<uint32_t, int>, uint64_t>& last_recorded) {
+  void collective(const CollGapTally::Gap& c, const CollGapTally& tally) {
     const Communicator& comm = run_.comms[c.comm];
     if (comm.one_rank_view) return;
-    const MemberView* m = run_.membersOf(c);
-    std::vector<int> missing, open;
-    bool others_ended = false;
-    for (uint32_t r = 0; r < c.n_members; ++r) others_ended |= m[r].gpu_end_ns != 0;
-    for (uint32_t r = 0; r < c.n_members; ++r) {
-      const int rank = static_cast<int>(r);
-      if (unfinished(m[r], others_ended)) open.push_back(rank);
-      if (m[r].process >= 0) continue;
+    std::vector<int> missing;
+    for (const int rank : c.empty) {
       if (!hasFile(comm, rank)) {
         fileEnds(c.comm, c.func, c.seq, rank, kNoFileForSeat);
         continue;
       }
-      const auto last = last_recorded.find({c.comm, rank});
-      if (last != last_recorded.end() && last->second > c.op_index) missing.push_back(rank);
+      if (tally.lastRecordedPlusOne(c.comm, rank) > c.op_index + 1) missing.push_back(rank);
       else fileEnds(c.comm, c.func, c.seq, rank, "its trace stops before op index " + std::to_string(c.op_index));
     }
     const std::string where = " (op index " + std::to_string(c.op_index) + ")";
     if (!missing.empty()) addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where);
-    if (!open.empty()) addRow(c, open, "unfinished", "started but never finished on these ranks" + where);
+    if (!c.unfinished.empty()) addRow(c, c.unfinished, "unfinished", "started but never finished on these ranks" + where);
   }
 
-  void addRow(const CollInstance& c, const std::vector<int>& comm_ranks, const std::string& kind, const std::string& detail) {
+  void addRow(const CollGapTally::Gap& c, const std::vector<int>& comm_ranks, const std::string& kind, const std::string& detail) {
     MismatchRow row = rowFor(c.comm, c.func, c.seq, kind);
     setRanks(run_.comms[c.comm], comm_ranks, row);
     row.detail = detail;
@@ -159,9 +157,57 @@ class MismatchFinder {
 
 }  // namespace
 
+void CollGapTally::collective(const CollInstance& c, std::span<const MemberView> m) {
+  if (last_plus_one_.size() <= c.comm) last_plus_one_.resize(c.comm + 1);
+  std::vector<uint64_t>& last = last_plus_one_[c.comm];
+  if (last.size() < m.size()) last.resize(m.size(), 0);
+  Gap gap{.comm = c.comm, .func = c.func, .seq = c.seq, .op_index = c.op_index, .empty = {}, .unfinished = {}};
+  const bool others_ended = std::any_of(m.begin(), m.end(), [](const MemberView& v) { return v.gpu_end_ns != 0; });
+  for (size_t r = 0; r < m.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    if (unfinished(m[r], others_ended)) gap.unfinished.push_back(rank);
+    if (m[r].process >= 0) last[r] = std::max(last[r], c.op_index + 1);
+    else gap.empty.push_back(rank);
+  }
+  if (!gap.empty.empty() || !gap.unfinished.empty()) gaps_.push_back(std::move(gap));
+}
+
+void CollGapTally::finish(std::span<const uint32_t> new_index) {
+  std::vector<std::vector<uint64_t>> renumbered_last(last_plus_one_.size());
+  for (size_t c = 0; c < last_plus_one_.size(); ++c) {
+    const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
+    if (renumbered_last.size() <= to) renumbered_last.resize(to + 1);
+    renumbered_last[to] = std::move(last_plus_one_[c]);
+  }
+  last_plus_one_ = std::move(renumbered_last);
+  for (Gap& g : gaps_) g.comm = renumbered(new_index, g.comm);
+}
+
+void CollGapTally::merge(const CollGapTally& other) {
+  if (last_plus_one_.size() < other.last_plus_one_.size()) last_plus_one_.resize(other.last_plus_one_.size());
+  for (size_t c = 0; c < other.last_plus_one_.size(); ++c) {
+    std::vector<uint64_t>& last = last_plus_one_[c];
+    const std::vector<uint64_t>& theirs = other.last_plus_one_[c];
+    if (last.size() < theirs.size()) last.resize(theirs.size(), 0);
+    for (size_t r = 0; r < theirs.size(); ++r) last[r] = std::max(last[r], theirs[r]);
+  }
+  gaps_.insert(gaps_.end(), other.gaps_.begin(), other.gaps_.end());
+}
+
+uint64_t CollGapTally::lastRecordedPlusOne(uint32_t comm, int comm_rank) const {
+  if (comm >= last_plus_one_.size() || static_cast<size_t>(comm_rank) >= last_plus_one_[comm].size()) return 0;
+  return last_plus_one_[comm][static_cast<size_t>(comm_rank)];
+}
+
 std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total) {
+  CollGapTally gaps;
+  replayRun(run, gaps);
+  return findMismatches(run, gaps, total);
+}
+
+std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& gaps, uint64_t& total) {
   MismatchFinder finder(run);
-  finder.collectives();
+  finder.collectives(gaps);
   finder.transfers();
   return finder.finish(total);
 }

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "tools/report/load/op_joiner.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -21,6 +23,37 @@ constexpr size_t kMaxMismatchRows = 1000;
 //   (communicator, rank) naming the first instance it lacks.
 // - "unfinished": a member started (GPU start, or a CPU start where other members have GPU
 //   ends) but has no GPU end: a hang, or a process killed mid-op.
+//
+// The collectives' part is kept as they stream by (CollGapTally): each seat's last recorded
+// op index, and the instances with an empty or unfinished seat (none in a healthy run).
+class CollGapTally : public JoinedOpSink {
+ public:
+  struct Gap {
+    uint32_t comm = 0;
+    NameId func = 0;
+    uint64_t seq = 0;
+    uint64_t op_index = 0;
+    std::vector<int> empty;       // comm ranks that recorded no such op
+    std::vector<int> unfinished;  // comm ranks that started it and never finished
+  };
+
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer&) override {}
+  void finish(std::span<const uint32_t> new_index) override;
+  // Adds another tally of the same run (finished, or both not yet): a shard's.
+  void merge(const CollGapTally& other);
+
+  const std::vector<Gap>& gaps() const { return gaps_; }
+  // The last op index (comm, comm_rank) recorded, plus one; 0 when it recorded none.
+  uint64_t lastRecordedPlusOne(uint32_t comm, int comm_rank) const;
+
+ private:
+  std::vector<std::vector<uint64_t>> last_plus_one_;  // [comm][comm rank]
+  std::vector<Gap> gaps_;
+};
+
+std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& gaps, uint64_t& total);
+// The same for a run held whole.
 std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total);
 
 }  // namespace commtrace::report
