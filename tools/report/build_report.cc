@@ -160,9 +160,10 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule,
                    const StreamedAnalyses& streamed) {
   Report report;
-  report.run = summarizeRun(run);
+  const std::vector<uint64_t> instances = streamed.shapes.instancesPerComm(run.comms.size());
+  report.run = summarizeRun(run, instances);
   report.clocks = clocks.summary;
-  report.communicators = communicatorRows(run);
+  report.communicators = communicatorRows(run, instances);
   report.bandwidth = streamed.bandwidth.rows(run);
   report.matrix = communicationMatrix(run, streamed.shapes);
   report.overlap = computeOverlap(run, step_rule);

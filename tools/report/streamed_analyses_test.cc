@@ -108,6 +108,9 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   const CommMatrix matrix = communicationMatrix(run, fed.shapes);
   ASSERT_GT(matrix.slices.size(), 1u);
   expectSameMatrix(matrix, communicationMatrix(run, replayed.shapes));
+  std::vector<uint64_t> instances(run.comms.size(), 0);
+  for (const CollInstance& c : run.collectives) ++instances[c.comm];
+  EXPECT_EQ(fed.shapes.instancesPerComm(run.comms.size()), instances);
 }
 
 TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {

@@ -34,6 +34,13 @@ void CollShapeTally::merge(const CollShapeTally& other) {
   for (const auto& [shape, sums] : other.shapes_) shapes_[shape].merge(sums);
 }
 
+std::vector<uint64_t> CollShapeTally::instancesPerComm(size_t comms) const {
+  std::vector<uint64_t> instances(comms, 0);
+  for (const auto& [shape, sums] : shapes_)
+    if (shape.comm < comms) instances[shape.comm] += sums.ops;
+  return instances;
+}
+
 CollShapeTally collShapes(const RunModel& run) {
   CollShapeTally tally;
   replayRun(run, tally);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <vector>
 
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/run_model.h"
@@ -41,6 +42,8 @@ class CollShapeTally : public JoinedOpSink {
   void merge(const CollShapeTally& other);
 
   const std::map<Shape, Sums>& shapes() const { return shapes_; }
+  // Collective instances per communicator, for `comms` communicators.
+  std::vector<uint64_t> instancesPerComm(size_t comms) const;
 
  private:
   std::map<Shape, Sums> shapes_;

@@ -5,7 +5,21 @@
 
 namespace commtrace::report {
 
-RunSummary summarizeRun(const RunModel& run) {
+namespace {
+
+std::vector<uint64_t> instancesPerComm(const RunModel& run) {
+  std::vector<uint64_t> instances(run.comms.size(), 0);
+  for (const CollInstance& c : run.collectives) ++instances[c.comm];
+  return instances;
+}
+
+}  // namespace
+
+RunSummary summarizeRun(const RunModel& run) { return summarizeRun(run, instancesPerComm(run)); }
+
+std::vector<CommunicatorRow> communicatorRows(const RunModel& run) { return communicatorRows(run, instancesPerComm(run)); }
+
+RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances) {
   RunSummary s;
   s.dir = run.dir;
   std::set<int> ranks;
@@ -25,7 +39,7 @@ RunSummary summarizeRun(const RunModel& run) {
   s.processes = static_cast<int>(run.processes.size());
   s.hosts = static_cast<int>(hosts.size());
   s.communicators = static_cast<int>(run.comms.size());
-  s.collective_instances = run.collectives.size();
+  for (uint64_t n : instances) s.collective_instances += n;
   s.p2p_transfers = run.transfers.size();
   s.ops = s.collective_instances + s.p2p_transfers;
   s.files = static_cast<int>(run.processes.size() + run.skipped_files.size());
@@ -33,7 +47,7 @@ RunSummary summarizeRun(const RunModel& run) {
   return s;
 }
 
-std::vector<CommunicatorRow> communicatorRows(const RunModel& run) {
+std::vector<CommunicatorRow> communicatorRows(const RunModel& run, std::span<const uint64_t> instances) {
   std::vector<CommunicatorRow> rows;
   rows.reserve(run.comms.size());
   for (const Communicator& c : run.comms) {
@@ -47,8 +61,8 @@ std::vector<CommunicatorRow> communicatorRows(const RunModel& run) {
       if (p >= 0 && !run.processes[static_cast<size_t>(p)].host.empty()) hosts.insert(run.processes[static_cast<size_t>(p)].host);
     }
     row.hosts = static_cast<int>(hosts.size());
+    row.instances = rows.size() <= instances.size() ? instances[rows.size() - 1] : 0;
   }
-  for (const CollInstance& inst : run.collectives) ++rows[inst.comm].instances;
   return rows;
 }
 

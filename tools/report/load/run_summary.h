@@ -2,6 +2,8 @@
 // input) and one row per communicator: the head of every report format.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "tools/report/report.h"
@@ -9,9 +11,13 @@
 
 namespace commtrace::report {
 
+// instances: collective instances per communicator (indexed as run.comms), as the stream
+// counted them; the overloads without it count run.collectives.
+RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances);
 RunSummary summarizeRun(const RunModel& run);
 
 // In the run's communicator order (restart generation, then id).
+std::vector<CommunicatorRow> communicatorRows(const RunModel& run, std::span<const uint64_t> instances);
 std::vector<CommunicatorRow> communicatorRows(const RunModel& run);
 
 }  // namespace commtrace::report
