@@ -71,7 +71,7 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   RunModel run;
   report::StreamedAnalyses streamed;
   if (!load(options, run, err, &streamed)) return 1;  // the loader said why
-  const Report r = report::buildReport(run, report::alignClocks(run), options.step_rule, streamed);
+  const Report r = report::buildReport(run, report::alignClocks(run, streamed.anchors), options.step_rule, streamed);
   return writeReport(r, options, out, err) ? 0 : 1;
 }
 

@@ -90,6 +90,18 @@ void expectSameMatrix(const CommMatrix& a, const CommMatrix& b) {
   }
 }
 
+// The anchor sample is chosen by hash, not by arrival: the same fits to the last bit.
+void expectSameClocks(const ClockAlignment& a, const ClockAlignment& b) {
+  ASSERT_EQ(a.summary.fits.size(), b.summary.fits.size());
+  for (size_t p = 0; p < a.summary.fits.size(); ++p) {
+    EXPECT_TRUE(a.summary.fits[p].aligned) << p;
+    EXPECT_EQ(a.summary.fits[p].anchors, b.summary.fits[p].anchors) << p;
+    EXPECT_EQ(a.summary.fits[p].offset_us, b.summary.fits[p].offset_us) << p;
+    EXPECT_EQ(a.summary.fits[p].drift_ppm, b.summary.fits[p].drift_ppm) << p;
+  }
+  EXPECT_EQ(a.summary.residual_us_max, b.summary.residual_us_max);
+}
+
 TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   testutil::TempDir dir;
   StreamedAnalyses fed;
@@ -99,7 +111,8 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   const std::vector<BandwidthRow> rows = fed.bandwidth.rows(run);
   ASSERT_FALSE(rows.empty());
   expectSameBandwidth(rows, replayed.bandwidth.rows(run));
-  const ClockAlignment clocks = alignClocks(run);
+  const ClockAlignment clocks = alignClocks(run, fed.anchors);
+  expectSameClocks(clocks, alignClocks(run));
   const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals, fed.shapes);
   ASSERT_FALSE(stragglers.ranks.empty());
   EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
@@ -131,6 +144,8 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   shards[0].arrivals.merge(shards[1].arrivals);
   shards[0].shapes.merge(shards[1].shapes);
   shards[0].gaps.merge(shards[1].gaps);
+  shards[0].anchors.merge(shards[1].anchors);
+  expectSameClocks(alignClocks(run, whole.anchors), alignClocks(run, shards[0].anchors));
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <tuple>
 
 #include "core/nccl_vocab.h"
 #include "tools/report/load/linear_fit.h"
+#include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
 namespace {
@@ -48,7 +50,7 @@ struct RelativeMap {
 
 class ClockAligner {
  public:
-  explicit ClockAligner(const RunModel& run);
+  ClockAligner(const RunModel& run, const AnchorSample& anchors);
   ClockAlignment align();
 
  private:
@@ -60,17 +62,15 @@ class ClockAligner {
   ClockSummary summarize() const;
 
   const RunModel& run_;
-  std::vector<bool> anchor_instance_;
+  std::vector<const AnchorSample::Instance*> instances_;
   std::vector<std::optional<RelativeMap>> maps_;  // per process, once aligned
   std::vector<ClockFit> fits_;
   std::vector<double> residuals_ns_;  // of every anchor kept, all processes
   int reference_ = -1;
 };
 
-ClockAligner::ClockAligner(const RunModel& run)
-    : run_(run), maps_(run.processes.size()), fits_(run.processes.size()) {
-  anchor_instance_.reserve(run.collectives.size());
-  for (const CollInstance& c : run.collectives) anchor_instance_.push_back(c.n_members > 1 && nccl::isSynchronizing(run.name(c.func)));
+ClockAligner::ClockAligner(const RunModel& run, const AnchorSample& anchors)
+    : run_(run), instances_(anchors.instances(run.names)), maps_(run.processes.size()), fits_(run.processes.size()) {
   for (size_t p = 0; p < run.processes.size(); ++p) {
     fits_[p].rank = run.processes[p].rank;
     fits_[p].host = run.processes[p].host;
@@ -94,25 +94,20 @@ int ClockAligner::chooseReference() const {
 // members on the reference timeline) for each instance it shares with them.
 std::vector<AnchorSet> ClockAligner::collectAnchors() const {
   std::vector<AnchorSet> anchors(run_.processes.size());
-  for (size_t i = 0; i < run_.collectives.size(); ++i) {
-    if (!anchor_instance_[i]) continue;
-    const CollInstance& c = run_.collectives[i];
-    const MemberView* members = run_.membersOf(c);
+  for (const AnchorSample::Instance* instance : instances_) {
     double sum = 0;
     int aligned = 0;
-    for (uint32_t m = 0; m < c.n_members; ++m) {
-      const MemberView& v = members[m];
-      if (v.process < 0 || v.gpu_end_ns == 0 || !maps_[static_cast<size_t>(v.process)]) continue;
-      sum += maps_[static_cast<size_t>(v.process)]->at(v.gpu_end_ns);
+    for (const auto& [process, end] : instance->ends) {
+      if (!maps_[static_cast<size_t>(process)]) continue;
+      sum += maps_[static_cast<size_t>(process)]->at(end);
       ++aligned;
     }
     if (aligned == 0) continue;
-    for (uint32_t m = 0; m < c.n_members; ++m) {
-      const MemberView& v = members[m];
-      const size_t p = static_cast<size_t>(v.process);
-      if (v.process < 0 || v.gpu_end_ns == 0 || maps_[p]) continue;
+    for (const auto& [process, end] : instance->ends) {
+      const size_t p = static_cast<size_t>(process);
+      if (maps_[p]) continue;
       const uint64_t origin = run_.processes[p].first_gpu_ns;
-      anchors[p].add({static_cast<double>(static_cast<int64_t>(v.gpu_end_ns - origin)), sum / aligned});
+      anchors[p].add({static_cast<double>(static_cast<int64_t>(end - origin)), sum / aligned});
     }
   }
   return anchors;
@@ -215,8 +210,84 @@ ClockAlignment ClockAligner::align() {
   return out;
 }
 
+// splitmix64's finaliser: a well-spread hash of the instance's identity.
+uint64_t instanceHash(NameId func, uint64_t seq, uint64_t op_index) {
+  uint64_t x = (seq * 0x9E3779B97F4A7C15ull) ^ (op_index + 0x632BE59BD9B4E019ull) ^ (uint64_t{func} << 56);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Instances kept per communicator: 4,096, fewer for wide communicators so that one keeps at
+// most about a million member ends (each member gets an anchor from every instance).
+size_t anchorInstancesFor(size_t members) {
+  constexpr size_t kMostInstances = 1024, kFewestInstances = 64, kMostEnds = size_t{1} << 18;
+  return std::clamp(kMostEnds / std::max<size_t>(members, 1), kFewestInstances, kMostInstances);
+}
+
+bool heavierHash(const AnchorSample::Instance& a, const AnchorSample::Instance& b) { return a.hash < b.hash; }
+
 }  // namespace
 
-ClockAlignment alignClocks(const RunModel& run) { return ClockAligner(run).align(); }
+ClockAlignment alignClocks(const RunModel& run, const AnchorSample& anchors) { return ClockAligner(run, anchors).align(); }
+
+ClockAlignment alignClocks(const RunModel& run) {
+  AnchorSample anchors;
+  replayRun(run, anchors);
+  return alignClocks(run, anchors);
+}
+
+void AnchorSample::collective(const CollInstance& c, std::span<const MemberView> members) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  if (c.n_members < 2 || func == nullptr || !func->synchronizing) return;
+  Instance instance{c.comm, c.func, c.seq, c.op_index, instanceHash(c.func, c.seq, c.op_index), c.n_members, {}};
+  if (kept_.size() <= c.comm) kept_.resize(c.comm + 1);
+  const std::vector<Instance>& heap = kept_[c.comm];
+  if (heap.size() >= anchorInstancesFor(c.n_members) && instance.hash >= heap.front().hash) return;
+  for (const MemberView& m : members)
+    if (m.process >= 0 && m.gpu_end_ns != 0) instance.ends.emplace_back(m.process, m.gpu_end_ns);
+  keep(std::move(instance));
+}
+
+void AnchorSample::keep(Instance instance) {
+  std::vector<Instance>& heap = kept_[instance.comm];
+  if (heap.size() < anchorInstancesFor(instance.members)) {
+    heap.push_back(std::move(instance));
+    std::push_heap(heap.begin(), heap.end(), heavierHash);
+  } else if (instance.hash < heap.front().hash) {
+    std::pop_heap(heap.begin(), heap.end(), heavierHash);
+    heap.back() = std::move(instance);
+    std::push_heap(heap.begin(), heap.end(), heavierHash);
+  }
+}
+
+void AnchorSample::finish(std::span<const uint32_t> new_index) {
+  std::vector<std::vector<Instance>> renumbered_kept(kept_.size());
+  for (size_t c = 0; c < kept_.size(); ++c) {
+    const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
+    for (Instance& instance : kept_[c]) instance.comm = to;
+    if (renumbered_kept.size() <= to) renumbered_kept.resize(to + 1);
+    renumbered_kept[to] = std::move(kept_[c]);
+  }
+  kept_ = std::move(renumbered_kept);
+}
+
+void AnchorSample::merge(const AnchorSample& other) {
+  if (kept_.size() < other.kept_.size()) kept_.resize(other.kept_.size());
+  for (const std::vector<Instance>& heap : other.kept_)
+    for (const Instance& instance : heap) keep(instance);
+}
+
+std::vector<const AnchorSample::Instance*> AnchorSample::instances(const NamePool& names) const {
+  std::vector<const Instance*> out;
+  for (const std::vector<Instance>& heap : kept_)
+    for (const Instance& instance : heap) out.push_back(&instance);
+  std::sort(out.begin(), out.end(), [&](const Instance* a, const Instance* b) {
+    if (std::tie(a->comm, a->op_index, a->seq) != std::tie(b->comm, b->op_index, b->seq))
+      return std::tie(a->comm, a->op_index, a->seq) < std::tie(b->comm, b->op_index, b->seq);
+    return names[a->func] < names[b->func];
+  });
+  return out;
+}
 
 }  // namespace commtrace::report

@@ -14,12 +14,47 @@
 // (same host and local rank) before the restart: the same globaltimer.
 #pragma once
 
+#include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
+#include "tools/report/load/op_joiner.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
+
+// The collective completions the alignment fits to, kept as the instances stream by: per
+// communicator, the synchronizing instances whose hash of (func, seq, op index) is among the
+// kept smallest (bottom-k sampling: uniform, and the same sample whatever order instances
+// arrive in or shards merge in), with each member's process and GPU end. Up to 1,024
+// instances a communicator, fewer for wide ones (about 262,000 member ends at most each, and
+// never fewer than 64 instances): a member of a 64-rank communicator gets 1,024 anchors from it.
+class AnchorSample : public JoinedOpSink {
+ public:
+  struct Instance {
+    uint32_t comm = 0;
+    NameId func = 0;
+    uint64_t seq = 0;
+    uint64_t op_index = 0;
+    uint64_t hash = 0;
+    uint32_t members = 0;  // the communicator's size
+    std::vector<std::pair<int32_t, uint64_t>> ends;  // (process, GPU end) of the members that have one
+  };
+
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer&) override {}
+  void finish(std::span<const uint32_t> new_index) override;
+  void merge(const AnchorSample& other);
+  // Every kept instance in the run's order (communicator, op index, seq, func name).
+  std::vector<const Instance*> instances(const NamePool& names) const;
+
+ private:
+  void keep(Instance instance);
+
+  std::vector<std::vector<Instance>> kept_;  // per communicator: a max-heap on hash
+};
 
 struct ClockAlignment {
   // Per process; invalid where nothing anchors it. Absolute nanoseconds in a double: at
@@ -28,6 +63,8 @@ struct ClockAlignment {
   ClockSummary summary;
 };
 
+ClockAlignment alignClocks(const RunModel& run, const AnchorSample& anchors);
+// The same for a run held whole.
 ClockAlignment alignClocks(const RunModel& run);
 
 }  // namespace commtrace::report

@@ -198,4 +198,39 @@ TEST(ClockAlign, CpuTimesAreMappedOnlyWhenEveryProcessHasClockSamples) {
   EXPECT_TRUE(alignClocks(b.run()).summary.cpu_gpu_mapped);
 }
 
+// The anchor sample is bounded per communicator whatever the run's length, and is the same
+// set whichever order the instances arrive in.
+TEST(AnchorSample, KeepsABoundedSampleChosenByHashNotByArrival) {
+  const NamePool names;
+  const auto feed = [&](AnchorSample& sample, uint32_t comm, uint32_t members, uint64_t instances, bool reversed) {
+    std::vector<MemberView> seats(members);
+    for (uint32_t m = 0; m < members; ++m) seats[m] = MemberView{.process = static_cast<int32_t>(m), .gpu_end_ns = 1 + m};
+    for (uint64_t i = 0; i < instances; ++i) {
+      CollInstance c;
+      c.comm = comm;
+      c.func = names.find("AllReduce");
+      c.seq = c.op_index = reversed ? instances - 1 - i : i;
+      c.n_members = members;
+      sample.collective(c, seats);
+    }
+  };
+  AnchorSample forward, backward;
+  feed(forward, 0, 4, 5000, false);
+  feed(backward, 0, 4, 5000, true);
+  feed(forward, 1, 1024, 1000, false);
+  feed(backward, 1, 1024, 1000, true);
+  const auto ops = [&](const AnchorSample& sample, uint32_t comm) {
+    std::vector<uint64_t> out;
+    for (const AnchorSample::Instance* i : sample.instances(names))
+      if (i->comm == comm) out.push_back(i->op_index);
+    return out;
+  };
+  EXPECT_EQ(ops(forward, 0).size(), 1024u) << "at most 1,024 instances of a narrow communicator";
+  EXPECT_EQ(ops(forward, 1).size(), 256u) << "a 1,024-rank one keeps about 262,000 member ends";
+  EXPECT_EQ(ops(forward, 0), ops(backward, 0));
+  EXPECT_EQ(ops(forward, 1), ops(backward, 1));
+  const std::vector<uint64_t> kept = ops(forward, 0);
+  EXPECT_GT(kept.back() - kept.front(), 4500u) << "spread over the run, not its first instances";
+}
+
 }  // namespace
