@@ -17,7 +17,7 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes, &gaps, &anchors}) {}
+  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes, &gaps, &anchors, &lateness}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
@@ -26,6 +26,7 @@ class StreamedAnalyses : public OpFanout {
   CollShapeTally shapes;
   CollGapTally gaps;
   AnchorSample anchors;  // for alignClocks(run, anchors)
+  LatenessBins lateness;
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.

@@ -4,6 +4,7 @@
 // they equal the whole run fed to one.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -69,6 +70,14 @@ void expectSameStragglers(const StragglerReport& a, const StragglerReport& b) {
     EXPECT_DOUBLE_EQ(a.links[i].achieved_gbs, b.links[i].achieved_gbs) << i;
     EXPECT_EQ(a.links[i].flagged, b.links[i].flagged) << i;
   }
+  EXPECT_EQ(a.heatmap.ranks, b.heatmap.ranks);
+  ASSERT_EQ(a.heatmap.mean_lateness_us.size(), b.heatmap.mean_lateness_us.size());
+  for (size_t r = 0; r < a.heatmap.mean_lateness_us.size(); ++r)
+    for (size_t i = 0; i < a.heatmap.mean_lateness_us[r].size(); ++i)
+      EXPECT_NEAR(a.heatmap.mean_lateness_us[r][i], b.heatmap.mean_lateness_us[r][i], 1e-9 * std::abs(a.heatmap.mean_lateness_us[r][i]))
+          << "rank row " << r << " bin " << i;
+  EXPECT_EQ(a.heatmap.start_us, b.heatmap.start_us);
+  EXPECT_EQ(a.heatmap.bin_us, b.heatmap.bin_us);
   ASSERT_EQ(a.comms.size(), b.comms.size());
   for (size_t i = 0; i < a.comms.size(); ++i) {
     EXPECT_EQ(a.comms[i].comm, b.comms[i].comm) << i;
@@ -113,11 +122,11 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   expectSameBandwidth(rows, replayed.bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run, fed.anchors);
   expectSameClocks(clocks, alignClocks(run));
-  const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals, fed.shapes);
+  const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals, fed.shapes, fed.lateness);
   ASSERT_FALSE(stragglers.ranks.empty());
   EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
   ASSERT_FALSE(stragglers.links.empty());
-  expectSameStragglers(stragglers, rankStragglers(run, clocks, replayed.arrivals, replayed.shapes));
+  expectSameStragglers(stragglers, rankStragglers(run, clocks, replayed.arrivals, replayed.shapes, replayed.lateness));
   const CommMatrix matrix = communicationMatrix(run, fed.shapes);
   ASSERT_GT(matrix.slices.size(), 1u);
   expectSameMatrix(matrix, communicationMatrix(run, replayed.shapes));
@@ -145,12 +154,13 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   shards[0].shapes.merge(shards[1].shapes);
   shards[0].gaps.merge(shards[1].gaps);
   shards[0].anchors.merge(shards[1].anchors);
+  shards[0].lateness.merge(shards[1].lateness);
   expectSameClocks(alignClocks(run, whole.anchors), alignClocks(run, shards[0].anchors));
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);
-  expectSameStragglers(rankStragglers(run, clocks, whole.arrivals, whole.shapes),
-                       rankStragglers(run, clocks, shards[0].arrivals, shards[0].shapes));
+  expectSameStragglers(rankStragglers(run, clocks, whole.arrivals, whole.shapes, whole.lateness),
+                       rankStragglers(run, clocks, shards[0].arrivals, shards[0].shapes, shards[0].lateness));
   expectSameMatrix(communicationMatrix(run, whole.shapes), communicationMatrix(run, shards[0].shapes));
 }
 

@@ -2,85 +2,168 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
-#include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/rank_index.h"
+#include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
 namespace {
-
-// Where an instance sits on the heatmap's axis: aligned time in us, or its op index.
-class Axis {
- public:
-  Axis(const RunModel& run, const ClockAlignment& clocks) : run_(run), clocks_(clocks) {
-    aligned_ = std::any_of(clocks.ref_from_gpu.begin(), clocks.ref_from_gpu.end(), [](const LinearMap& m) { return m.valid; });
-  }
-  bool aligned() const { return aligned_; }
-
-  std::optional<double> positionOf(const CollInstance& c) const {
-    if (!aligned_) return static_cast<double>(c.op_index);
-    const MemberView* m = run_.membersOf(c);
-    for (uint32_t i = 0; i < c.n_members; ++i) {
-      const int32_t p = m[i].process;
-      if (p < 0 || m[i].gpu_end_ns == 0 || static_cast<size_t>(p) >= clocks_.ref_from_gpu.size()) continue;
-      if (const LinearMap& map = clocks_.ref_from_gpu[p]; map.valid) return map.apply(static_cast<double>(m[i].gpu_end_ns)) / 1e3;
-    }
-    return std::nullopt;
-  }
-
- private:
-  const RunModel& run_;
-  const ClockAlignment& clocks_;
-  bool aligned_ = false;
-};
 
 struct BinSums {
   std::vector<double> sum_us;
   std::vector<uint32_t> count;
 };
 
+// One process's bins on the heatmap's axis: positions mapped by `to_axis`.
+struct Placed {
+  const FineBins* bins = nullptr;
+  int rank = -1;
+  LinearMap to_axis;  // position -> axis (aligned us, or op index)
+};
+
 }  // namespace
 
+void FineBins::add(uint64_t x, double value, uint32_t count) {
+  include(x, x);
+  const size_t i = static_cast<size_t>(x / width_ - first_);
+  sum_[i] += value;
+  count_[i] += count;
+}
+
+// The width is the least power of two that spans [lowest, highest] in kFineBins bins, and
+// the window starts at the lowest: both depend only on the positions seen, not on the order
+// they came in, so two tallies of the same values bin them alike.
+void FineBins::include(uint64_t lo, uint64_t hi) {
+  if (sum_.empty()) {
+    sum_.assign(kFineBins, 0.0);
+    count_.assign(kFineBins, 0);
+    lowest_ = lo;
+    highest_ = hi;
+    first_ = lo / width_;
+  }
+  lowest_ = std::min(lowest_, lo);
+  highest_ = std::max(highest_, hi);
+  while (highest_ / width_ - lowest_ / width_ >= kFineBins) widen();
+  if (lowest_ / width_ != first_) moveWindow(lowest_ / width_);
+}
+
+// Twice the width: bins 2k and 2k+1 become bin k.
+void FineBins::widen() {
+  std::vector<double> sum(kFineBins, 0.0);
+  std::vector<uint32_t> count(kFineBins, 0);
+  const uint64_t new_first = first_ / 2;
+  for (size_t i = 0; i < kFineBins; ++i) {
+    const size_t to = static_cast<size_t>((first_ + i) / 2 - new_first);
+    sum[to] += sum_[i];
+    count[to] += count_[i];
+  }
+  width_ *= 2;
+  first_ = new_first;
+  sum_ = std::move(sum);
+  count_ = std::move(count);
+}
+
+// Every filled bin lies in [lowest, highest], which fits the window from new_first.
+void FineBins::moveWindow(uint64_t new_first) {
+  std::vector<double> sum(kFineBins, 0.0);
+  std::vector<uint32_t> count(kFineBins, 0);
+  for (size_t i = 0; i < kFineBins; ++i) {
+    if (count_[i] == 0) continue;
+    const size_t to = static_cast<size_t>(first_ + i - new_first);
+    sum[to] = sum_[i];
+    count[to] = count_[i];
+  }
+  first_ = new_first;
+  sum_ = std::move(sum);
+  count_ = std::move(count);
+}
+
+void FineBins::merge(const FineBins& other) {
+  if (other.empty()) return;
+  // Widths are powers of two and bins start at multiples of them: once this one is as
+  // wide, each of the other's bins lies inside one of its bins.
+  if (empty()) width_ = std::max(width_, other.width_);
+  while (width_ < other.width_) widen();
+  include(other.lowest_, other.highest_);
+  for (size_t i = 0; i < other.sum_.size(); ++i) {
+    if (other.count_[i] == 0) continue;
+    const size_t to = static_cast<size_t>((other.first_ + i) * other.width_ / width_ - first_);
+    sum_[to] += other.sum_[i];
+    count_[to] += other.count_[i];
+  }
+}
+
+void LatenessBins::collective(const CollInstance& c, std::span<const MemberView> members) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
+  for (const MemberArrival& m : arrivals_.members) {
+    if (m.process < 0) continue;
+    if (processes_.size() <= static_cast<size_t>(m.process)) processes_.resize(static_cast<size_t>(m.process) + 1);
+    Process& p = processes_[static_cast<size_t>(m.process)];
+    const double lateness_us = static_cast<double>(m.lateness_ns) / 1e3;
+    p.by_gpu_end.add(members[static_cast<size_t>(m.comm_rank)].gpu_end_ns, lateness_us);
+    p.by_op_index.add(c.op_index, lateness_us);
+  }
+}
+
+void LatenessBins::merge(const LatenessBins& other) {
+  if (processes_.size() < other.processes_.size()) processes_.resize(other.processes_.size());
+  for (size_t p = 0; p < other.processes_.size(); ++p) {
+    processes_[p].by_gpu_end.merge(other.processes_[p].by_gpu_end);
+    processes_[p].by_op_index.merge(other.processes_[p].by_op_index);
+  }
+}
+
 LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clocks) {
-  const Axis axis(run, clocks);
+  LatenessBins bins;
+  replayRun(run, bins);
+  return latenessHeatmap(run, clocks, bins);
+}
+
+LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clocks, const LatenessBins& bins) {
+  const bool aligned = std::any_of(clocks.ref_from_gpu.begin(), clocks.ref_from_gpu.end(), [](const LinearMap& m) { return m.valid; });
   LatenessHeatmap map;
-  map.axis = axis.aligned() ? "aligned time" : "op order";
+  map.axis = aligned ? "aligned time" : "op order";
+  std::vector<Placed> placed;
   double lo = INFINITY, hi = -INFINITY;
-  InstanceArrivals a;
-  for (const CollInstance& c : run.collectives) {
-    if (!arrivalsOf(run, c, a)) continue;
-    if (const auto x = axis.positionOf(c)) {
-      lo = std::min(lo, *x);
-      hi = std::max(hi, *x);
+  for (size_t p = 0; p < bins.processes().size() && p < run.processes.size(); ++p) {
+    const int rank = run.processes[p].rank;
+    const FineBins& fine = aligned ? bins.processes()[p].by_gpu_end : bins.processes()[p].by_op_index;
+    if (rank < 0 || fine.empty()) continue;
+    LinearMap to_axis{1.0, 0.0, true};
+    if (aligned) {
+      if (p >= clocks.ref_from_gpu.size() || !clocks.ref_from_gpu[p].valid) continue;
+      to_axis = {clocks.ref_from_gpu[p].slope / 1e3, clocks.ref_from_gpu[p].intercept / 1e3, true};
     }
+    for (uint64_t x : {fine.lowest(), fine.highest()}) {
+      lo = std::min(lo, to_axis.apply(static_cast<double>(x)));
+      hi = std::max(hi, to_axis.apply(static_cast<double>(x)));
+    }
+    placed.push_back({&fine, rank, to_axis});
   }
   if (lo > hi) return map;
-  const int bins = hi > lo ? kHeatmapBins : 1;
-  const double width = hi > lo ? (hi - lo) / bins : 1.0;
-  (axis.aligned() ? map.bin_us : map.bin_ops) = width;
-  if (axis.aligned()) map.start_us = lo;
+  const int n = hi > lo ? kHeatmapBins : 1;
+  const double width = hi > lo ? (hi - lo) / n : 1.0;
+  (aligned ? map.bin_us : map.bin_ops) = width;
+  if (aligned) map.start_us = lo;
 
   std::vector<BinSums> ranks(rankSlots(run));
-  for (const CollInstance& c : run.collectives) {
-    if (!arrivalsOf(run, c, a)) continue;
-    const auto x = axis.positionOf(c);
-    if (!x) continue;
-    const int bin = std::min(bins - 1, static_cast<int>((*x - lo) / width));  // the last instance: the last bin
-    for (const MemberArrival& m : a.members) {
-      if (m.rank < 0 || m.rank >= static_cast<int>(ranks.size())) continue;
-      BinSums& r = ranks[m.rank];
-      if (r.count.empty()) r.sum_us.assign(bins, 0.0), r.count.assign(bins, 0);
-      r.sum_us[bin] += static_cast<double>(m.lateness_ns) / 1e3;
-      ++r.count[bin];
-    }
+  for (const Placed& p : placed) {
+    if (p.rank >= static_cast<int>(ranks.size())) continue;
+    BinSums& r = ranks[static_cast<size_t>(p.rank)];
+    if (r.count.empty()) r.sum_us.assign(n, 0.0), r.count.assign(n, 0);
+    p.bins->forEach([&](uint64_t x, double sum, uint32_t count) {
+      const int bin = std::clamp(static_cast<int>((p.to_axis.apply(static_cast<double>(x)) - lo) / width), 0, n - 1);
+      r.sum_us[bin] += sum;
+      r.count[bin] += count;
+    });
   }
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     const BinSums& r = ranks[rank];
     if (r.count.empty()) continue;
     map.ranks.push_back(static_cast<int>(rank));
-    std::vector<double>& row = map.mean_lateness_us.emplace_back(bins, -1.0);
-    for (int b = 0; b < bins; ++b)
+    std::vector<double>& row = map.mean_lateness_us.emplace_back(n, -1.0);
+    for (int b = 0; b < n; ++b)
       if (r.count[b] != 0) row[b] = r.sum_us[b] / r.count[b];
   }
   return map;

@@ -3,7 +3,14 @@
 // the alignment; only placing an instance in a bin does.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tools/report/analyses/lateness.h"
 #include "tools/report/load/clock_align.h"
+#include "tools/report/load/op_joiner.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -11,9 +18,65 @@ namespace commtrace::report {
 
 constexpr int kHeatmapBins = 100;
 
-// An instance sits at its first aligned member's GPU end mapped onto the reference clock;
-// instances of which no member is aligned are left out. With no process aligned at all,
-// the axis is each communicator's op index instead, and LatenessHeatmap::axis says so.
+// Sums of values at positions on one axis (a GPU clock, op indices) in kFineBins bins whose
+// width, a power of two, doubles (neighbours merged) whenever the positions seen no longer
+// fit: memory that does not grow with the axis's range or the number of values.
+class FineBins {
+ public:
+  static constexpr size_t kFineBins = 1024;
+  void add(uint64_t x, double value, uint32_t count = 1);
+  void merge(const FineBins& other);
+  bool empty() const { return sum_.empty(); }
+  uint64_t lowest() const { return lowest_; }    // the least and greatest position added
+  uint64_t highest() const { return highest_; }
+  // visit(centre, sum, count) for each non-empty bin, its centre clamped to [lowest, highest].
+  template <class Visit>
+  void forEach(Visit visit) const {
+    for (size_t i = 0; i < sum_.size(); ++i)
+      if (count_[i] != 0)
+        visit(std::clamp((first_ + i) * width_ + width_ / 2, lowest_, highest_), sum_[i], count_[i]);
+  }
+
+ private:
+  void include(uint64_t lo, uint64_t hi);
+  void widen();
+  void moveWindow(uint64_t new_first);
+
+  uint64_t width_ = 1;
+  uint64_t first_ = 0;  // the first bin's index, in bins of width_ from 0
+  uint64_t lowest_ = 0, highest_ = 0;
+  std::vector<double> sum_;
+  std::vector<uint32_t> count_;
+};
+
+// Each member's lateness at its own GPU end (members stop together, so it is where the
+// instance ended, to within the clocks' residual) and at the instance's op index, per
+// process, kept as the instances stream by.
+class LatenessBins : public JoinedOpSink {
+ public:
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer&) override {}
+  void finish(std::span<const uint32_t>) override {}
+  void merge(const LatenessBins& other);
+
+  struct Process {
+    FineBins by_gpu_end;   // on the process's own GPU clock
+    FineBins by_op_index;  // for runs whose clocks could not be aligned
+  };
+  const std::vector<Process>& processes() const { return processes_; }
+
+ private:
+  InstanceArrivals arrivals_;  // reused from instance to instance
+  std::vector<Process> processes_;
+};
+
+// Bins of the aligned timeline: each process's fine bins mapped through its clock fit (a
+// process the fit did not reach is left out); with no process aligned at all, the axis is
+// each communicator's op index instead, and LatenessHeatmap::axis says so. A fine bin goes
+// whole to the column its centre falls in: a fine bin is at most 1/512 of the process's span,
+// a fifth of a column, so a value near a column's edge may land in its neighbour.
+LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clocks, const LatenessBins& bins);
+// The same for a run held whole.
 LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clocks);
 
 }  // namespace commtrace::report

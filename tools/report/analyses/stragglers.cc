@@ -198,11 +198,13 @@ void ArrivalTally::merge(const ArrivalTally& other) {
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks) {
   ArrivalTally arrivals;
   replayRun(run, arrivals);
-  return rankStragglers(run, clocks, arrivals, collShapes(run));
+  LatenessBins lateness;
+  replayRun(run, lateness);
+  return rankStragglers(run, clocks, arrivals, collShapes(run), lateness);
 }
 
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals,
-                               const CollShapeTally& shapes) {
+                               const CollShapeTally& shapes, const LatenessBins& lateness) {
   const std::vector<std::string> hosts = hostsByRank(run);
   const Tallies t = tally(run, arrivals);
   StragglerReport report;
@@ -211,7 +213,7 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   classify(run, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);
   report.comms = commRows(run, t);
-  report.heatmap = latenessHeatmap(run, clocks);
+  report.heatmap = latenessHeatmap(run, clocks, lateness);
   return report;
 }
 

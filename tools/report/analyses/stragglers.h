@@ -6,6 +6,7 @@
 
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/lateness.h"
+#include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/report.h"
@@ -58,9 +59,10 @@ class ArrivalTally : public JoinedOpSink {
   std::vector<Comm> comms_;
 };
 
-// shapes: the collectives by shape, for the slow links (slow_links.h).
+// shapes: the collectives by shape, for the slow links (slow_links.h); lateness: for the
+// heatmap (lateness_heatmap.h).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals,
-                               const CollShapeTally& shapes);
+                               const CollShapeTally& shapes, const LatenessBins& lateness);
 // The same over a run held whole (replayed through an ArrivalTally).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks);
 
