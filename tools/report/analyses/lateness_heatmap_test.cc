@@ -1,0 +1,56 @@
+// FineBins: bounded whatever the range, every value kept (sums and counts), and the same bins
+// whatever order the values came in or how they were split and merged.
+#include "tools/report/analyses/lateness_heatmap.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <tuple>
+#include <vector>
+
+namespace commtrace::report {
+namespace {
+
+std::vector<std::tuple<uint64_t, double, uint32_t>> binsOf(const FineBins& bins) {
+  std::vector<std::tuple<uint64_t, double, uint32_t>> out;
+  bins.forEach([&](uint64_t centre, double sum, uint32_t count) { out.emplace_back(centre, sum, count); });
+  return out;
+}
+
+TEST(FineBins, SameBinsWhateverTheOrderOrSplit) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<uint64_t> at(1'790'000'000'000'000'000ull, 1'790'000'003'600'000'000ull);  // an hour of GPU clock
+  std::vector<uint64_t> xs(20'000);
+  for (uint64_t& x : xs) x = at(rng);
+  FineBins forward, backward, left, right;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    forward.add(xs[i], 1.0);
+    backward.add(xs[xs.size() - 1 - i], 1.0);
+    (i % 2 == 0 ? left : right).add(xs[i], 1.0);
+  }
+  left.merge(right);
+  const auto bins = binsOf(forward);
+  EXPECT_LE(bins.size(), FineBins::kFineBins);
+  EXPECT_EQ(bins, binsOf(backward));
+  EXPECT_EQ(bins, binsOf(left));
+  uint64_t total = 0;
+  for (const auto& [centre, sum, count] : bins) {
+    total += count;
+    EXPECT_EQ(sum, count);
+    EXPECT_GE(centre, forward.lowest());
+    EXPECT_LE(centre, forward.highest());
+  }
+  EXPECT_EQ(total, xs.size());
+}
+
+TEST(FineBins, NarrowRangesKeepEveryPosition) {
+  FineBins bins;
+  for (uint64_t x = 100; x < 600; ++x) bins.add(x, static_cast<double>(x));
+  const auto kept = binsOf(bins);
+  ASSERT_EQ(kept.size(), 500u) << "500 positions fit 1,024 bins of width 1";
+  EXPECT_EQ(std::get<0>(kept.front()), 100u);
+  EXPECT_EQ(std::get<1>(kept.back()), 599.0);
+}
+
+}  // namespace
+}  // namespace commtrace::report
