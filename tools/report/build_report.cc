@@ -14,6 +14,7 @@
 #include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/format.h"
+#include "tools/report/load/run_loader.h"
 #include "tools/report/load/run_summary.h"
 
 namespace commtrace::report {
@@ -166,7 +167,10 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.communicators = communicatorRows(run, instances);
   report.bandwidth = streamed.bandwidth.rows(run);
   report.matrix = communicationMatrix(run, streamed.shapes);
-  report.overlap = computeOverlap(run, step_rule);
+  // Overlap follows each process through its whole run: from its file, one process per
+  // thread at a time, where the loader did not keep the collectives.
+  report.overlap = run.collectives_kept ? computeOverlap(run, step_rule)
+                                        : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads());
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);

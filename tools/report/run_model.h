@@ -193,6 +193,9 @@ struct RunModel {
   std::vector<ProcessInfo> processes;
   std::vector<ProcessTimeline> timelines;  // parallel to processes
   std::vector<Communicator> comms;
+  // Empty when the loader streamed the collectives to the analyses without keeping them
+  // (LoadOptions::keep_collectives): what reads them then reads the stream or the files.
+  bool collectives_kept = true;
   std::vector<CollInstance> collectives;  // sorted by (comm, op_index)
   std::vector<MemberView> members;
   std::vector<P2pTransfer> transfers;     // sorted by (comm, op_index)

@@ -197,5 +197,32 @@ TEST(StreamedAnalyses, MismatchesOfARankWithoutAFileAreTheSameFedAnyWay) {
   expectSameMismatches(rows, fed_total, sharded, sharded_total);
 }
 
+// Overlap follows each process alone, read back from its file on several threads: the same
+// rows, steps and all, as from the run's ops held whole.
+TEST(StreamedAnalyses, OverlapFromTheFilesEqualsOverlapFromTheRunHeldWhole) {
+  testutil::TempDir dir;
+  StreamedAnalyses fed;
+  const RunModel run = loadSyntheticRun(dir.path() + "/run", fed);
+  const std::vector<OverlapRow> whole = computeOverlap(run);
+  const std::vector<OverlapRow> from_files = computeOverlap(run, {}, opsFromFiles(run), 3);
+  ASSERT_EQ(whole.size(), run.processes.size());
+  ASSERT_EQ(from_files.size(), whole.size());
+  for (size_t p = 0; p < whole.size(); ++p) {
+    const OverlapRow &a = whole[p], &b = from_files[p];
+    EXPECT_EQ(std::tie(a.rank, a.available, a.reason, a.step_source, a.step_count),
+              std::tie(b.rank, b.available, b.reason, b.step_source, b.step_count)) << p;
+    EXPECT_EQ(a.step_source, "inferred") << p;
+    EXPECT_GT(a.comm_us, 0) << p;
+    EXPECT_DOUBLE_EQ(a.comm_us, b.comm_us) << p;
+    EXPECT_DOUBLE_EQ(a.mean_step_us, b.mean_step_us) << p;
+    ASSERT_EQ(a.steps.size(), b.steps.size()) << p;
+    for (size_t s = 0; s < a.steps.size(); ++s) {
+      EXPECT_EQ(std::tie(a.steps[s].step, a.steps[s].last_step), std::tie(b.steps[s].step, b.steps[s].last_step)) << p;
+      EXPECT_DOUBLE_EQ(a.steps[s].start_us, b.steps[s].start_us) << p << " step " << s;
+      EXPECT_DOUBLE_EQ(a.steps[s].comm_us, b.steps[s].comm_us) << p << " step " << s;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commtrace::report

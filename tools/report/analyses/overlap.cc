@@ -1,6 +1,9 @@
 #include "tools/report/analyses/overlap.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
 #include <cctype>
 #include <map>
 #include <functional>
@@ -9,6 +12,7 @@
 #include <tuple>
 
 #include "tools/report/analyses/process_ops.h"
+#include "tools/report/load/own_ops.h"
 
 namespace commtrace::report {
 namespace {
@@ -20,14 +24,6 @@ constexpr const char* kUnplacedComputeReason =
 constexpr const char* kNoCommReason = "no communication kernel with GPU times recorded";
 
 using Window = StepWindow;
-
-// One op of a process, as step inference and step windows need it.
-struct RankOp {
-  uint64_t issue_ns = 0;  // CPU start (program order), the GPU start when no CPU time was recorded
-  uint64_t gpu_start_ns = 0;
-  uint64_t gpu_end_ns = 0;  // 0: no GPU interval
-  uint32_t key = 0;         // dense id of (comm, func, bytes, side): equal keys are "the same op"
-};
 
 // Dense ids for (comm, func, bytes, side), so that op sequences compare as integers. Computed
 // once per instance and transfer side, not once per member.
@@ -52,13 +48,24 @@ struct OpKeys {
   }
 };
 
+RankOp rankOp(uint64_t cpu_start, uint64_t gpu_start, uint64_t gpu_end, uint64_t op_index, uint32_t key, OpSide side) {
+  const bool has_gpu = gpu_end > gpu_start && gpu_start != 0;
+  return RankOp{.issue_ns = cpu_start != 0 ? cpu_start : gpu_start,
+                .gpu_start_ns = has_gpu ? gpu_start : 0,
+                .gpu_end_ns = has_gpu ? gpu_end : 0,
+                .op_index = op_index,
+                .key = key,
+                .side = static_cast<uint8_t>(side)};
+}
+
 RankOp rankOp(const RunModel& run, const ProcessOp& op, const OpKeys& keys) {
   const MemberView& m = memberOf(run, op);
-  const bool has_gpu = m.gpuDuration() > 0;
-  return RankOp{.issue_ns = m.cpu_start_ns != 0 ? m.cpu_start_ns : m.gpu_start_ns,
-                .gpu_start_ns = has_gpu ? m.gpu_start_ns : 0,
-                .gpu_end_ns = has_gpu ? m.gpu_end_ns : 0,
-                .key = keys.of(op)};
+  if (op.isCollective()) {
+    const CollInstance& c = run.collectives[op.index];
+    return rankOp(m.cpu_start_ns, m.gpu_start_ns, m.gpu_end_ns, c.op_index, keys.of(op), OpSide::kCollective);
+  }
+  const OpSide side = op.slot == ProcessOp::kSendSide ? OpSide::kSend : OpSide::kRecv;
+  return rankOp(m.cpu_start_ns, m.gpu_start_ns, m.gpu_end_ns, run.transfers[op.index].op_index, keys.of(op), side);
 }
 
 // Sorted, disjoint intervals: the union of the input.
@@ -329,19 +336,31 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const std::vector<Ran
 }
 
 
-// Each process's ops in program order: the order the rank issued them, which repeats from
-// step to step.
+// Program order: the order the rank issued its ops, which repeats from step to step. Ops
+// issued at one instant (a group's sends and receives) in op-index order, whatever order
+// the source gave them in.
+void toProgramOrder(std::vector<RankOp>& ops) {
+  std::sort(ops.begin(), ops.end(), [](const RankOp& a, const RankOp& b) {
+    return std::tie(a.issue_ns, a.op_index, a.side, a.key) < std::tie(b.issue_ns, b.op_index, b.side, b.key);
+  });
+}
+
+// each(p, ops) for every process, ops in program order, on up to `threads` threads: each
+// call gets a process of its own, and the ops vector is freed before the next.
 template <class PerProcess>
-void forEachProcessInProgramOrder(const RunModel& run, PerProcess&& each) {
-  const std::vector<std::vector<ProcessOp>> refs = opsByProcess(run);
-  const OpKeys keys(run);
-  for (size_t p = 0; p < run.processes.size(); ++p) {
-    std::vector<RankOp> ops;
-    ops.reserve(refs[p].size());
-    for (const ProcessOp& ref : refs[p]) ops.push_back(rankOp(run, ref, keys));
-    std::stable_sort(ops.begin(), ops.end(), [](const RankOp& a, const RankOp& b) { return a.issue_ns < b.issue_ns; });
-    each(p, ops);
-  }
+void forEachProcessInProgramOrder(const RunModel& run, const ProcessOpSource& source, unsigned threads, PerProcess&& each) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t p; (p = next.fetch_add(1)) < run.processes.size();) {
+      std::vector<RankOp> ops;
+      source(p, ops);
+      toProgramOrder(ops);
+      each(p, ops);
+    }
+  };
+  std::vector<std::jthread> helpers;
+  for (unsigned t = 1; t < std::min<size_t>(threads, run.processes.size()); ++t) helpers.emplace_back(work);
+  work();
 }
 
 }  // namespace
@@ -350,16 +369,41 @@ bool StepRule::matches(std::string_view name) const {
   return name == range_ || std::regex_match(name.begin(), name.end(), pattern_);
 }
 
-std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule) {
-  std::vector<OverlapRow> rows;
-  rows.reserve(run.processes.size());
-  forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) { rows.push_back(overlapOfProcess(run, p, ops, rule)); });
+ProcessOpSource opsFromModel(const RunModel& run) {
+  auto refs = std::make_shared<const std::vector<std::vector<ProcessOp>>>(opsByProcess(run));
+  auto keys = std::make_shared<const OpKeys>(run);
+  return [&run, refs, keys](size_t p, std::vector<RankOp>& ops) {
+    ops.reserve((*refs)[p].size());
+    for (const ProcessOp& ref : (*refs)[p]) ops.push_back(rankOp(run, ref, *keys));
+  };
+}
+
+ProcessOpSource opsFromFiles(const RunModel& run) {
+  return [&run](size_t p, std::vector<RankOp>& ops) {
+    std::map<std::tuple<uint64_t, uint32_t, uint64_t, OpSide>, uint32_t> keys;  // dense, within the file
+    std::string error;  // the loader has said what it could not read
+    readOwnOps(run.processes[p].path, [&](const OwnOp& op) {
+      const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
+      ops.push_back(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side));
+    }, error);
+  };
+}
+
+std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& source,
+                                       unsigned threads) {
+  std::vector<OverlapRow> rows(run.processes.size());
+  forEachProcessInProgramOrder(run, source, threads,
+                               [&](size_t p, const std::vector<RankOp>& ops) { rows[p] = overlapOfProcess(run, p, ops, rule); });
   return rows;
+}
+
+std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule) {
+  return computeOverlap(run, rule, opsFromModel(run));
 }
 
 std::vector<std::vector<StepWindow>> stepWindows(const RunModel& run, const StepRule& rule) {
   std::vector<std::vector<StepWindow>> out(run.processes.size());
-  forEachProcessInProgramOrder(run, [&](size_t p, const std::vector<RankOp>& ops) {
+  forEachProcessInProgramOrder(run, opsFromModel(run), 1, [&](size_t p, const std::vector<RankOp>& ops) {
     std::string source;
     out[p] = stepsOf(run, p, ops, rule, source);
   });

@@ -202,7 +202,7 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
                  ProgressLine& progress) {
   std::vector<std::string> paths;
   for (const TraceFileEntry& f : files) paths.push_back(f.path);
-  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads);
+  const unsigned cores = loaderThreads();
   SharedNames names(run.names);
   uint64_t bytes_done = 0, coll_rows = 0;
   int files_done = 0;
@@ -217,7 +217,7 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
       bytes_done += done.file_bytes;
       ++files_done;
       keepFile(done, run);
-      if (!reserved) reserveMembers(run, coll_rows, bytes_done, total_bytes);
+      if (!reserved && run.collectives_kept) reserveMembers(run, coll_rows, bytes_done, total_bytes);
       reserved = true;
     }
     progress.update(files_done, bytes_done);
@@ -244,6 +244,8 @@ bool readsAsKineto(const std::vector<TraceFileEntry>& files, std::ostream& err, 
 }
 
 }  // namespace
+
+unsigned loaderThreads() { return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads); }
 
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run = RunModel{};
@@ -273,7 +275,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   }
   run.timelines.resize(run.processes.size());
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
-  RunModelSink model(run);
+  RunModelSink model(run, options.keep_collectives);
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
   OpJoiner joiner(run, std::move(identities), sinks);
   readAndJoin(chosen, total_bytes, joiner, run, progress);

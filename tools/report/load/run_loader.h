@@ -23,9 +23,16 @@ struct LoadOptions {
   // Also hands every op to this sink the moment it is joined (op_stream.h), so that the
   // analyses fed this way never need the run's ops held whole.
   JoinedOpSink* stream = nullptr;
+  // false: run.collectives and run.members stay empty (RunModel::collectives_kept), for a
+  // caller whose analyses all take the collectives from `stream`: the run's memory then does
+  // not grow with its collectives. Transfers are kept either way.
+  bool keep_collectives = true;
 };
 
 inline constexpr const char* kAllJobs = "all";
+
+// How many threads the loader decodes files on: the cores, up to 4.
+unsigned loaderThreads();
 
 // true when at least one file could be read. Files that are not readable traces are listed
 // in run.skipped_files; damaged ones are read as far as they go and marked in their

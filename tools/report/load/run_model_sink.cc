@@ -6,6 +6,7 @@
 namespace commtrace::report {
 
 void RunModelSink::collective(const CollInstance& instance, std::span<const MemberView> members) {
+  if (!keep_collectives_) return;
   CollInstance& c = run_.collectives.emplace_back(instance);
   c.first_member = static_cast<uint32_t>(run_.members.size());
   run_.members.insert(run_.members.end(), members.begin(), members.end());

@@ -10,7 +10,10 @@ namespace commtrace::report {
 
 class RunModelSink : public JoinedOpSink {
  public:
-  explicit RunModelSink(RunModel& run) : run_(run) {}
+  // keep_collectives false: transfers only (LoadOptions::keep_collectives).
+  RunModelSink(RunModel& run, bool keep_collectives) : run_(run), keep_collectives_(keep_collectives) {
+    run.collectives_kept = keep_collectives;
+  }
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
@@ -20,6 +23,7 @@ class RunModelSink : public JoinedOpSink {
   void sortOps();
 
   RunModel& run_;
+  const bool keep_collectives_;
 };
 
 }  // namespace commtrace::report

@@ -1,0 +1,33 @@
+// One process's own collective and point-to-point records, read back from its file alone:
+// what the analyses that follow one process through its whole run (overlap's steps) need,
+// without the run's ops held joined. Files are read one at a time per thread, so the memory
+// is one process's ops, not the run's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace commtrace::report {
+
+enum class OpSide : uint8_t { kCollective, kSend, kRecv };
+
+struct OwnOp {
+  uint64_t comm_id = 0;
+  // The file's string id of the op's func (a transfer's API func: its parent's, 0 for a plain
+  // send or receive): equal for equal names within one file, meaningless across files.
+  uint32_t func = 0;
+  OpSide side = OpSide::kCollective;
+  uint64_t bytes = 0;
+  uint64_t op_index = 0;
+  uint64_t cpu_start_ns = 0;  // 0: not recorded
+  uint64_t gpu_start_ns = 0;
+  uint64_t gpu_end_ns = 0;
+};
+
+// Calls each(op) for every op record of the trace file at path, in file order. false, with
+// the reader's "commtrace: ..." message, when the file cannot be read at all; a damaged
+// file is read as far as it goes.
+bool readOwnOps(const std::string& path, const std::function<void(const OwnOp&)>& each, std::string& error);
+
+}  // namespace commtrace::report
