@@ -24,10 +24,15 @@ bool showProgress(ProgressMode mode) {
   return mode == ProgressMode::kAlways || (mode == ProgressMode::kAuto && isatty(STDERR_FILENO) == 1);
 }
 
+// stream: where the report's analyses take the collectives from, so that the run does not
+// keep them; export draws every op and keeps them.
 template <class Options>
 bool load(const Options& options, RunModel& run, std::ostream& err, report::JoinedOpSink* stream = nullptr) {
-  const report::LoadOptions load{
-      .paths = options.paths, .progress = showProgress(options.progress), .job = options.job, .stream = stream};
+  const report::LoadOptions load{.paths = options.paths,
+                                 .progress = showProgress(options.progress),
+                                 .job = options.job,
+                                 .stream = stream,
+                                 .keep_collectives = stream == nullptr};
   return report::loadRun(load, run, err);
 }
 

@@ -174,7 +174,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.stragglers = rankStragglers(run, clocks, streamed.arrivals, streamed.shapes, streamed.lateness);
+  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.lateness, streamed.evidence});
   report.mismatches = findMismatches(run, streamed.gaps, report.mismatches_total);
 
   addStragglerFinding(report.stragglers, report.findings);

@@ -17,7 +17,7 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes, &gaps, &anchors, &lateness}) {}
+  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes, &gaps, &anchors, &lateness, &evidence}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
@@ -27,6 +27,7 @@ class StreamedAnalyses : public OpFanout {
   CollGapTally gaps;
   AnchorSample anchors;  // for alignClocks(run, anchors)
   LatenessBins lateness;
+  StragglerEvidence evidence;
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.

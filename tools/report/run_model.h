@@ -101,6 +101,10 @@ struct MemberView {
   uint64_t gpu_start_ns = 0;
   uint64_t gpu_end_ns = 0;
   uint64_t stream = 0;
+  // The GPU time before this op since the latest end of the process's ops that started
+  // earlier (0 while one still ran); kNoGap for its first op, or without GPU times.
+  static constexpr uint64_t kNoGap = UINT64_MAX;
+  uint64_t gpu_gap_ns = kNoGap;
   uint64_t gpuDuration() const { return gpu_end_ns > gpu_start_ns && gpu_start_ns != 0 ? gpu_end_ns - gpu_start_ns : 0; }
 };
 

@@ -63,6 +63,8 @@ void expectSameStragglers(const StragglerReport& a, const StragglerReport& b) {
     EXPECT_NEAR(a.ranks[i].wait_caused_us, b.ranks[i].wait_caused_us, 1e-9 * a.ranks[i].wait_caused_us) << i;
     EXPECT_NEAR(a.ranks[i].late_fraction, b.ranks[i].late_fraction, 1e-12) << i;
     EXPECT_EQ(a.ranks[i].flagged, b.ranks[i].flagged) << i;
+    EXPECT_EQ(a.ranks[i].cls, b.ranks[i].cls) << i;
+    EXPECT_EQ(a.ranks[i].evidence, b.ranks[i].evidence) << i;
   }
   ASSERT_EQ(a.links.size(), b.links.size());
   for (size_t i = 0; i < a.links.size(); ++i) {
@@ -122,11 +124,11 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   expectSameBandwidth(rows, replayed.bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run, fed.anchors);
   expectSameClocks(clocks, alignClocks(run));
-  const StragglerReport stragglers = rankStragglers(run, clocks, fed.arrivals, fed.shapes, fed.lateness);
+  const StragglerReport stragglers = rankStragglers(run, clocks, {fed.arrivals, fed.shapes, fed.lateness, fed.evidence});
   ASSERT_FALSE(stragglers.ranks.empty());
   EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
   ASSERT_FALSE(stragglers.links.empty());
-  expectSameStragglers(stragglers, rankStragglers(run, clocks, replayed.arrivals, replayed.shapes, replayed.lateness));
+  expectSameStragglers(stragglers, rankStragglers(run, clocks, {replayed.arrivals, replayed.shapes, replayed.lateness, replayed.evidence}));
   const CommMatrix matrix = communicationMatrix(run, fed.shapes);
   ASSERT_GT(matrix.slices.size(), 1u);
   expectSameMatrix(matrix, communicationMatrix(run, replayed.shapes));
@@ -155,12 +157,13 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   shards[0].gaps.merge(shards[1].gaps);
   shards[0].anchors.merge(shards[1].anchors);
   shards[0].lateness.merge(shards[1].lateness);
+  shards[0].evidence.merge(shards[1].evidence);
   expectSameClocks(alignClocks(run, whole.anchors), alignClocks(run, shards[0].anchors));
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);
-  expectSameStragglers(rankStragglers(run, clocks, whole.arrivals, whole.shapes, whole.lateness),
-                       rankStragglers(run, clocks, shards[0].arrivals, shards[0].shapes, shards[0].lateness));
+  expectSameStragglers(rankStragglers(run, clocks, {whole.arrivals, whole.shapes, whole.lateness, whole.evidence}),
+                       rankStragglers(run, clocks, {shards[0].arrivals, shards[0].shapes, shards[0].lateness, shards[0].evidence}));
   expectSameMatrix(communicationMatrix(run, whole.shapes), communicationMatrix(run, shards[0].shapes));
 }
 

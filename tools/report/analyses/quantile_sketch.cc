@@ -91,4 +91,13 @@ void QuantileSketch::addToBuckets(double value, uint64_t n) {
   buckets_[bucketOf(value)] += n;
 }
 
+double SignedQuantileSketch::quantile(double p) const {
+  const uint64_t n = count(), n_negative = negated_.count();
+  if (n == 0) return 0;
+  const uint64_t rank = std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(std::clamp(p, 0.0, 1.0) * static_cast<double>(n))), 1, n);
+  // The r-th smallest of a sketch's values, asked by a fraction that nearest rank turns back into r.
+  auto nth = [](const QuantileSketch& s, uint64_t r) { return s.quantile((static_cast<double>(r) - 0.5) / static_cast<double>(s.count())); };
+  return rank <= n_negative ? -nth(negated_, n_negative - rank + 1) : nth(positive_, rank - n_negative);
+}
+
 }  // namespace commtrace::report

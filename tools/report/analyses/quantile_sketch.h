@@ -51,4 +51,22 @@ class QuantileSketch {
   std::map<int, uint64_t> buckets_;  // index i holds values in (gamma^(i-1), gamma^i]
 };
 
+// Quantiles of values of either sign (differences of durations): the negative ones are kept
+// negated in a second QuantileSketch. The same exactness and error bound.
+class SignedQuantileSketch {
+ public:
+  void add(double value) { value < 0 ? negated_.add(-value) : positive_.add(value); }
+  void merge(const SignedQuantileSketch& other) {
+    positive_.merge(other.positive_);
+    negated_.merge(other.negated_);
+  }
+  uint64_t count() const { return positive_.count() + negated_.count(); }
+  bool exact() const { return positive_.exact() && negated_.exact(); }
+  // Nearest-rank quantile, as QuantileSketch::quantile.
+  double quantile(double p) const;
+
+ private:
+  QuantileSketch positive_, negated_;
+};
+
 }  // namespace commtrace::report

@@ -7,16 +7,69 @@
 //   host-side delay is not ruled out
 // - no longer: the lateness came from an earlier op                  -> network when the rank
 //   is an end of a slow link, else unknown
+//
+// The evidence is gathered as the instances stream by, for every process that arrives last
+// (which ranks are stragglers is known only at the end): the gaps, its peers' median gap and
+// the lateness go into quantile sketches (exact up to 4,096 distinct values); what needs the
+// clock maps fitted at the files' ends (compute kernels in the gap, when the CPU enqueued the
+// op) is kept for a sample of a process's late arrivals, the kSampled with the smallest hash,
+// with up to kPeersKept of its peers' gaps each, and measured at the end.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "tools/report/analyses/lateness.h"
+#include "tools/report/analyses/quantile_sketch.h"
+#include "tools/report/load/op_stream.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
+
+class StragglerEvidence : public JoinedOpSink {
+ public:
+  static constexpr size_t kSampled = 256;
+  static constexpr size_t kPeersKept = 16;
+
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer&) override {}
+  void finish(std::span<const uint32_t>) override {}
+  // Adds another's evidence of the same run (a shard's).
+  void merge(const StragglerEvidence& other);
+
+  struct PeerGap {
+    int32_t process = -1;
+    uint64_t gpu_start_ns = 0;
+    uint64_t gap_ns = 0;
+  };
+  // One late arrival kept for the measures that need the clock maps.
+  struct LateArrival {
+    uint64_t hash = 0;
+    uint64_t gpu_start_ns = 0;
+    uint64_t gap_ns = 0;
+    uint64_t cpu_start_ns = 0;  // 0: not recorded
+    double peer_gap_us = 0;     // the median over every peer, not only those kept
+    std::vector<PeerGap> peers;
+  };
+  struct Process {
+    QuantileSketch gap_us, peer_gap_us, lateness_us;
+    SignedQuantileSketch excess_us;
+    std::vector<LateArrival> sample;  // a max-heap by hash, up to kSampled
+    void merge(const Process& other);
+  };
+  const std::vector<Process>& processes() const { return processes_; }
+
+ private:
+  void keep(Process& p, LateArrival&& late);
+
+  InstanceArrivals arrivals_;  // reused from instance to instance
+  std::vector<double> peer_gaps_;
+  std::vector<Process> processes_;
+};
 
 struct StragglerClass {
   std::string cls;        // "compute", "host", "network", "unknown"
@@ -25,7 +78,7 @@ struct StragglerClass {
 };
 
 // ranks: the flagged global ranks; links: the link verdicts of slow_links.h.
-std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const std::vector<int>& ranks,
-                                                 const std::vector<SlowLinkRow>& links);
+std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const StragglerEvidence& evidence,
+                                                 const std::vector<int>& ranks, const std::vector<SlowLinkRow>& links);
 
 }  // namespace commtrace::report

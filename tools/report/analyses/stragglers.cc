@@ -83,11 +83,12 @@ std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::stri
   return rows;
 }
 
-void classify(const RunModel& run, const std::vector<SlowLinkRow>& links, std::vector<StragglerRow>& rows) {
+void classify(const RunModel& run, const StragglerEvidence& evidence, const std::vector<SlowLinkRow>& links,
+              std::vector<StragglerRow>& rows) {
   std::vector<int> flagged;
   for (const StragglerRow& row : rows)
     if (row.flagged) flagged.push_back(row.rank);
-  const std::map<int, StragglerClass> classes = classifyStragglers(run, flagged, links);
+  const std::map<int, StragglerClass> classes = classifyStragglers(run, evidence, flagged, links);
   for (StragglerRow& row : rows) {
     const auto it = classes.find(row.rank);
     if (it == classes.end()) continue;
@@ -197,23 +198,23 @@ void ArrivalTally::merge(const ArrivalTally& other) {
 
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks) {
   ArrivalTally arrivals;
-  replayRun(run, arrivals);
   LatenessBins lateness;
-  replayRun(run, lateness);
-  return rankStragglers(run, clocks, arrivals, collShapes(run), lateness);
+  StragglerEvidence evidence;
+  OpFanout all({&arrivals, &lateness, &evidence});
+  replayRun(run, all);
+  return rankStragglers(run, clocks, {arrivals, collShapes(run), lateness, evidence});
 }
 
-StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals,
-                               const CollShapeTally& shapes, const LatenessBins& lateness) {
+StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const StragglerInputs& in) {
   const std::vector<std::string> hosts = hostsByRank(run);
-  const Tallies t = tally(run, arrivals);
+  const Tallies t = tally(run, in.arrivals);
   StragglerReport report;
-  report.links = slowLinks(run, shapes);
+  report.links = slowLinks(run, in.shapes);
   report.ranks = rankRows(t, hosts);
-  classify(run, report.links, report.ranks);
+  classify(run, in.evidence, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);
   report.comms = commRows(run, t);
-  report.heatmap = latenessHeatmap(run, clocks, lateness);
+  report.heatmap = latenessHeatmap(run, clocks, in.lateness);
   return report;
 }
 

@@ -7,6 +7,7 @@
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
+#include "tools/report/analyses/straggler_class.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/report.h"
@@ -59,11 +60,17 @@ class ArrivalTally : public JoinedOpSink {
   std::vector<Comm> comms_;
 };
 
-// shapes: the collectives by shape, for the slow links (slow_links.h); lateness: for the
-// heatmap (lateness_heatmap.h).
-StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const ArrivalTally& arrivals,
-                               const CollShapeTally& shapes, const LatenessBins& lateness);
-// The same over a run held whole (replayed through an ArrivalTally).
+// What the stream gathered for the straggler tables: the arrivals, the collectives by shape
+// for the slow links (slow_links.h), the lateness for the heatmap (lateness_heatmap.h) and
+// the gaps that tell why a straggler was late (straggler_class.h).
+struct StragglerInputs {
+  const ArrivalTally& arrivals;
+  const CollShapeTally& shapes;
+  const LatenessBins& lateness;
+  const StragglerEvidence& evidence;
+};
+StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const StragglerInputs& in);
+// The same over a run held whole (replayed).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks);
 
 }  // namespace commtrace::report

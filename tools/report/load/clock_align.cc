@@ -210,14 +210,6 @@ ClockAlignment ClockAligner::align() {
   return out;
 }
 
-// splitmix64's finaliser: a well-spread hash of the instance's identity.
-uint64_t instanceHash(NameId func, uint64_t seq, uint64_t op_index) {
-  uint64_t x = (seq * 0x9E3779B97F4A7C15ull) ^ (op_index + 0x632BE59BD9B4E019ull) ^ (uint64_t{func} << 56);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Instances kept per communicator: 4,096, fewer for wide communicators so that one keeps at
 // most about a million member ends (each member gets an anchor from every instance).
 size_t anchorInstancesFor(size_t members) {

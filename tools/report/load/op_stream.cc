@@ -1,12 +1,60 @@
 #include "tools/report/load/op_stream.h"
 
+#include <algorithm>
 #include <numeric>
+#include <tuple>
 
 namespace commtrace::report {
 
+uint64_t instanceHash(NameId func, uint64_t seq, uint64_t op_index) {
+  uint64_t x = (seq * 0x9E3779B97F4A7C15ull) ^ (op_index + 0x632BE59BD9B4E019ull) ^ (uint64_t{func} << 56);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // splitmix64's finaliser
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+HeldGaps gapsOf(const RunModel& run) {
+  HeldGaps gaps{std::vector<uint64_t>(run.members.size(), MemberView::kNoGap),
+                std::vector<std::pair<uint64_t, uint64_t>>(run.transfers.size(), {MemberView::kNoGap, MemberView::kNoGap})};
+  struct Span {
+    uint64_t start, end;
+    uint64_t* gap;
+  };
+  std::vector<std::vector<Span>> by_process(run.processes.size());
+  auto add = [&](const MemberView& m, uint64_t* gap) {
+    if (m.gpuDuration() != 0 && m.process >= 0 && static_cast<size_t>(m.process) < by_process.size())
+      by_process[static_cast<size_t>(m.process)].push_back({m.gpu_start_ns, m.gpu_end_ns, gap});
+  };
+  for (size_t i = 0; i < run.members.size(); ++i) add(run.members[i], &gaps.members[i]);
+  for (size_t i = 0; i < run.transfers.size(); ++i) {
+    add(run.transfers[i].send, &gaps.transfers[i].first);
+    add(run.transfers[i].recv, &gaps.transfers[i].second);
+  }
+  for (std::vector<Span>& spans : by_process) {
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+    uint64_t latest_end = 0;  // of the ops that started strictly earlier
+    for (size_t i = 0, same = 0; i < spans.size(); i = same) {
+      for (same = i; same < spans.size() && spans[same].start == spans[i].start; ++same)
+        if (i != 0) *spans[same].gap = spans[same].start > latest_end ? spans[same].start - latest_end : 0;
+      for (size_t k = i; k < same; ++k) latest_end = std::max(latest_end, spans[k].end);
+    }
+  }
+  return gaps;
+}
+
 void replayRun(const RunModel& run, JoinedOpSink& sink) {
-  for (const CollInstance& c : run.collectives) sink.collective(c, {run.membersOf(c), c.n_members});
-  for (const P2pTransfer& t : run.transfers) sink.transfer(t);
+  const HeldGaps gaps = gapsOf(run);
+  std::vector<MemberView> members;
+  for (const CollInstance& c : run.collectives) {
+    members.assign(run.membersOf(c), run.membersOf(c) + c.n_members);
+    for (uint32_t r = 0; r < c.n_members; ++r) members[r].gpu_gap_ns = gaps.members[c.first_member + r];
+    sink.collective(c, members);
+  }
+  for (size_t i = 0; i < run.transfers.size(); ++i) {
+    P2pTransfer t = run.transfers[i];
+    std::tie(t.send.gpu_gap_ns, t.recv.gpu_gap_ns) = gaps.transfers[i];
+    sink.transfer(t);
+  }
   std::vector<uint32_t> identity(run.comms.size());
   std::iota(identity.begin(), identity.end(), 0u);
   sink.finish(identity);

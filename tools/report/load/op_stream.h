@@ -30,6 +30,18 @@ class OpFanout : public JoinedOpSink {
   std::vector<JoinedOpSink*> sinks_;
 };
 
+// A well-spread hash of an instance's identity, for the samples that keep the instances of
+// smallest hash (bottom-k): uniform, and the same whatever order the ops arrive in.
+uint64_t instanceHash(NameId func, uint64_t seq, uint64_t op_index);
+
+// Every member's MemberView::gpu_gap_ns of a run held whole, exactly, from each process's
+// ops sorted by GPU start; indexed like RunModel::members, and per transfer [send, recv].
+struct HeldGaps {
+  std::vector<uint64_t> members;
+  std::vector<std::pair<uint64_t, uint64_t>> transfers;
+};
+HeldGaps gapsOf(const RunModel& run);
+
 // The new index of a communicator a sink recorded under its joining-time index.
 inline uint32_t renumbered(std::span<const uint32_t> new_index, uint32_t comm) {
   return comm < new_index.size() ? new_index[comm] : comm;

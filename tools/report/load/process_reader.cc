@@ -58,6 +58,10 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
     for (const RecordSlot& slot : chunk.records) {
       if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
     }
+    chunk_ops_.clear();
+    for (CollRow& r : batch.colls) chunk_ops_.push_back(&r.view);
+    for (P2pRow& r : batch.p2ps) chunk_ops_.push_back(&r.view);
+    gaps_.fill(chunk_ops_);
   }
   const uint64_t at = more ? reader_.offset() : reader_.size();
   batch.file_bytes = at - consumed_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sink/reader.h"
+#include "tools/report/load/gpu_gaps.h"
 #include "tools/report/run_model.h"
 #include "tools/trace_tally.h"
 
@@ -122,6 +123,8 @@ class ProcessReader {
   std::unordered_map<NameId, KernelTally> kernel_tally_;
   std::vector<uint64_t> nccl_kernel_ends_;  // NCCL's kernels, CUPTI clock
   std::vector<uint64_t> op_gpu_ends_;       // the plugin's ops, GPU clock
+  GpuGapTracker gaps_;
+  std::vector<MemberView*> chunk_ops_;  // scratch for gaps_
   bool has_kernel_records_ = false;
   std::vector<PhaseSpan> phases_;
   std::vector<CudaCallSpan> cuda_calls_;
