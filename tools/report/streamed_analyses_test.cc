@@ -16,6 +16,7 @@
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/run_loader.h"
+#include "tools/report/output/text_report.h"
 #include "tools/synthetic/run_writer.h"
 
 namespace commtrace::report {
@@ -225,6 +226,30 @@ TEST(StreamedAnalyses, OverlapFromTheFilesEqualsOverlapFromTheRunHeldWhole) {
       EXPECT_DOUBLE_EQ(a.steps[s].comm_us, b.steps[s].comm_us) << p << " step " << s;
     }
   }
+}
+
+// What `commtrace report` does (the collectives streamed, not kept; overlap from the files)
+// prints the same report as the run held whole and replayed.
+TEST(StreamedAnalyses, TheReportWithoutTheCollectivesKeptEqualsTheReportOverTheRunHeldWhole) {
+  testutil::TempDir dir;
+  StreamedAnalyses unused;
+  const RunModel whole = loadSyntheticRun(dir.path() + "/run", unused);
+  ASSERT_FALSE(whole.collectives.empty());
+  std::ostringstream expected;
+  writeText(buildReport(whole, alignClocks(whole)), expected);
+
+  RunModel streamed_run;
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {dir.path() + "/run"}, .stream = &streamed, .keep_collectives = false}, streamed_run, err)) << err.str();
+  EXPECT_FALSE(streamed_run.collectives_kept);
+  EXPECT_TRUE(streamed_run.collectives.empty());
+  EXPECT_TRUE(streamed_run.members.empty());
+  EXPECT_EQ(streamed_run.transfers.size(), whole.transfers.size());
+  std::ostringstream actual;
+  writeText(buildReport(streamed_run, alignClocks(streamed_run, streamed.anchors), {}, streamed), actual);
+  EXPECT_NE(expected.str().find("Straggler: rank"), std::string::npos);
+  EXPECT_EQ(actual.str(), expected.str());
 }
 
 }  // namespace

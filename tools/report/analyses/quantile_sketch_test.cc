@@ -230,3 +230,45 @@ TEST(QuantileSketch, MemoryIsBoundedByTheRangeNotTheCount) {
 }
 
 }  // namespace
+
+namespace {
+
+using commtrace::report::SignedQuantileSketch;
+
+// Differences of durations (a gap's excess over its peers') have either sign: exact answers
+// equal percentile() over the values as they are, zero and all.
+TEST(SignedQuantileSketch, ExactModeEqualsPercentileOverBothSigns) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(-3, 10);
+  for (size_t n : {size_t{1}, size_t{2}, size_t{7}, size_t{1000}}) {
+    std::vector<double> values;
+    SignedQuantileSketch sketch;
+    for (size_t i = 0; i < n; ++i) {
+      const double v = i % 5 == 0 ? 0.0 : std::round(noise(rng) * 100) / 100;
+      values.push_back(v);
+      sketch.add(v);
+    }
+    ASSERT_TRUE(sketch.exact());
+    EXPECT_EQ(sketch.count(), n);
+    for (double p : {0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0}) EXPECT_EQ(sketch.quantile(p), exactQuantile(values, p)) << "n=" << n << " p=" << p;
+  }
+  const std::vector<double> all_negative = {-5, -1, -3};
+  SignedQuantileSketch negative;
+  for (double v : all_negative) negative.add(v);
+  EXPECT_EQ(negative.quantile(0.5), -3);
+  EXPECT_EQ(negative.quantile(0), -5);
+  EXPECT_EQ(negative.quantile(1), -1);
+}
+
+TEST(SignedQuantileSketch, MergedHalvesEqualTheWhole) {
+  SignedQuantileSketch whole, halves[2];
+  for (int i = -500; i < 700; ++i) {
+    const double v = i * 0.37;
+    whole.add(v);
+    halves[(i & 1) != 0].add(v);
+  }
+  halves[0].merge(halves[1]);
+  for (double p : {0.0, 0.3, 0.5, 0.9, 1.0}) EXPECT_EQ(halves[0].quantile(p), whole.quantile(p)) << p;
+}
+
+}  // namespace

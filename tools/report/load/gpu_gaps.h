@@ -1,8 +1,11 @@
 // MemberView::gpu_gap_ns as a process's file is read, in memory that does not grow with it.
-// The gap needs the ops that started before an op, and a file holds its ops in the order
-// they finished: an op still running on another stream is written after the ops it outlasts.
-// So each chunk's ops are placed among the chunk itself and the last kWindow ops before it,
-// sorted by start; what fell out of the window is kept as one latest end.
+// The gap needs the ops that started before an op; a file holds its ops in about the order
+// they finished. So each chunk's ops are placed among the chunk itself and the last kWindow
+// ops read before it (those that finished earlier but may have started later, on another
+// stream), sorted by start; what fell out of the window is kept as one latest end. An op
+// that started earlier and outlasted this one is written after it: seen when in the same
+// chunk, missed when written in a later one, which leaves the gap as measured to the ops
+// before instead of 0. Exact for ops that do not overlap (one stream) and within a chunk.
 #pragma once
 
 #include <cstdint>
