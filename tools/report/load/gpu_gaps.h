@@ -31,8 +31,9 @@ class GpuGapTracker {
     uint64_t end = 0;
     MemberView* op = nullptr;  // of the chunk being filled; nullptr for the window's
   };
-  std::vector<Span> window_;     // the last kWindow earlier ops by start, sorted by start
-  std::vector<Span> sorted_;     // scratch: window and chunk
+  // The last kWindow earlier ops by start, sorted by start. (A run's files are all open at
+  // once: what a tracker keeps between chunks is all there is of it 1,024 times over.)
+  std::vector<Span> window_;
   uint64_t evicted_end_ = 0;     // the latest end of the ops that left the window
   bool any_before_ = false;      // some op with GPU times came before the window's
 };

@@ -58,10 +58,11 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
     for (const RecordSlot& slot : chunk.records) {
       if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
     }
-    chunk_ops_.clear();
-    for (CollRow& r : batch.colls) chunk_ops_.push_back(&r.view);
-    for (P2pRow& r : batch.p2ps) chunk_ops_.push_back(&r.view);
-    gaps_.fill(chunk_ops_);
+    std::vector<MemberView*> chunk_ops;  // freed with the chunk: every file of a run is open at once
+    chunk_ops.reserve(batch.colls.size() + batch.p2ps.size());
+    for (CollRow& r : batch.colls) chunk_ops.push_back(&r.view);
+    for (P2pRow& r : batch.p2ps) chunk_ops.push_back(&r.view);
+    gaps_.fill(chunk_ops);
   }
   const uint64_t at = more ? reader_.offset() : reader_.size();
   batch.file_bytes = at - consumed_;
@@ -146,7 +147,10 @@ void ProcessReader::addCompute(const KernelActivityRecord& k) {
 void ProcessReader::noteGpuTimes(const MemberView& v) {
   if (v.gpu_start_ns != 0 && (first_gpu_ns_ == 0 || v.gpu_start_ns < first_gpu_ns_)) first_gpu_ns_ = v.gpu_start_ns;
   last_gpu_ns_ = std::max(last_gpu_ns_, v.gpu_end_ns);
-  if (v.gpu_end_ns != 0) op_gpu_ends_.push_back(v.gpu_end_ns);
+  if (v.gpu_end_ns == 0) return;
+  if (!has_kernel_records_ && op_gpu_ends_.size() >= 2 * kOpEndsBeforeKernels)
+    op_gpu_ends_.erase(op_gpu_ends_.begin(), op_gpu_ends_.end() - kOpEndsBeforeKernels);
+  op_gpu_ends_.push_back(v.gpu_end_ns);
 }
 
 void describeProcess(const trace::v1::FileHeader& h, const std::string& path, ProcessInfo& info) {

@@ -122,9 +122,12 @@ class ProcessReader {
   std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock
   std::unordered_map<NameId, KernelTally> kernel_tally_;
   std::vector<uint64_t> nccl_kernel_ends_;  // NCCL's kernels, CUPTI clock
-  std::vector<uint64_t> op_gpu_ends_;       // the plugin's ops, GPU clock
+  // The plugin's ops, GPU clock, to match NCCL's kernels against: all of them once CUPTI's
+  // kernel records have begun, the latest kOpEndsBeforeKernels until then (CUPTI may never
+  // have been attached, and this would grow with the run).
+  static constexpr size_t kOpEndsBeforeKernels = 2048;
+  std::vector<uint64_t> op_gpu_ends_;
   GpuGapTracker gaps_;
-  std::vector<MemberView*> chunk_ops_;  // scratch for gaps_
   bool has_kernel_records_ = false;
   std::vector<PhaseSpan> phases_;
   std::vector<CudaCallSpan> cuda_calls_;
