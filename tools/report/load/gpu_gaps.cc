@@ -4,31 +4,35 @@
 
 namespace commtrace::report {
 
-void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
-  std::vector<Span> sorted = window_;  // the window and the chunk; freed with the chunk
-  sorted.reserve(window_.size() + chunk_ops.size());
-  for (MemberView* op : chunk_ops) {
-    if (op->gpuDuration() != 0) sorted.push_back({op->gpu_start_ns, op->gpu_end_ns, op});
-  }
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+void setGapsInStartOrder(std::vector<GapSpan>& spans, uint64_t latest_end_before, bool any_before) {
+  std::stable_sort(spans.begin(), spans.end(), [](const GapSpan& a, const GapSpan& b) { return a.start < b.start; });
   // Ops of one start see the latest end of those that started strictly earlier.
-  uint64_t latest_end = evicted_end_;
-  bool any_earlier = any_before_;
-  for (size_t i = 0, same = 0; i < sorted.size(); i = same) {
-    for (same = i; same < sorted.size() && sorted[same].start == sorted[i].start; ++same) {
-      MemberView* op = sorted[same].op;
-      if (op != nullptr && any_earlier) op->gpu_gap_ns = op->gpu_start_ns > latest_end ? op->gpu_start_ns - latest_end : 0;
+  uint64_t latest_end = latest_end_before;
+  bool any_earlier = any_before;
+  for (size_t i = 0, same = 0; i < spans.size(); i = same) {
+    for (same = i; same < spans.size() && spans[same].start == spans[i].start; ++same) {
+      if (spans[same].gap != nullptr && any_earlier)
+        *spans[same].gap = spans[same].start > latest_end ? spans[same].start - latest_end : 0;
     }
-    for (size_t k = i; k < same; ++k) latest_end = std::max(latest_end, sorted[k].end);
+    for (size_t k = i; k < same; ++k) latest_end = std::max(latest_end, spans[k].end);
     any_earlier = true;
   }
+}
+
+void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
+  std::vector<GapSpan> sorted = window_;  // the window and the chunk; freed with the chunk
+  sorted.reserve(window_.size() + chunk_ops.size());
+  for (MemberView* op : chunk_ops) {
+    if (op->gpuDuration() != 0) sorted.push_back({op->gpu_start_ns, op->gpu_end_ns, &op->gpu_gap_ns});
+  }
+  setGapsInStartOrder(sorted, evicted_end_, any_before_);
   const size_t keep = std::min(sorted.size(), kWindow);
   for (size_t k = 0; k + keep < sorted.size(); ++k) {
     evicted_end_ = std::max(evicted_end_, sorted[k].end);
     any_before_ = true;
   }
   window_.assign(sorted.end() - static_cast<std::ptrdiff_t>(keep), sorted.end());
-  for (Span& s : window_) s.op = nullptr;
+  for (GapSpan& s : window_) s.gap = nullptr;
 }
 
 }  // namespace commtrace::report

@@ -16,6 +16,18 @@
 
 namespace commtrace::report {
 
+// An op's GPU interval and where its gap is written (nullptr: an op that only precedes).
+struct GapSpan {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t* gap = nullptr;
+};
+
+// Sorts spans by start and sets each *gap to its start's distance from the latest end of the
+// spans that started strictly earlier (0 while one still ran), counting ops before all of
+// them that ended at latest_end_before when any_before; kNoGap stays where none started earlier.
+void setGapsInStartOrder(std::vector<GapSpan>& spans, uint64_t latest_end_before, bool any_before);
+
 class GpuGapTracker {
  public:
   // Earlier ops kept beside a chunk's own. An op written more than a chunk plus this many
@@ -26,14 +38,9 @@ class GpuGapTracker {
   void fill(std::span<MemberView* const> chunk_ops);
 
  private:
-  struct Span {
-    uint64_t start = 0;
-    uint64_t end = 0;
-    MemberView* op = nullptr;  // of the chunk being filled; nullptr for the window's
-  };
   // The last kWindow earlier ops by start, sorted by start. (A run's files are all open at
   // once: what a tracker keeps between chunks is all there is of it 1,024 times over.)
-  std::vector<Span> window_;
+  std::vector<GapSpan> window_;
   uint64_t evicted_end_ = 0;     // the latest end of the ops that left the window
   bool any_before_ = false;      // some op with GPU times came before the window's
 };

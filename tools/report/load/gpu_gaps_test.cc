@@ -81,7 +81,9 @@ TEST(GpuGapTracker, AcrossChunksMissesOnlyAnOutlastingOpWrittenInALaterChunk) {
       EXPECT_TRUE(outlasted_later) << "chunks of " << chunk << ", op " << i;
     }
     // Only ops near a chunk's end can miss one: with chunks of 1,000 a few in a thousand.
-    if (chunk == 1000) EXPECT_LT(missed, ops.size() / 100);
+    if (chunk == 1000) {
+      EXPECT_LT(missed, ops.size() / 100);
+    }
     EXPECT_GT(missed, 0u) << "chunks of " << chunk << ": the scenario outlasts across chunks";
   }
 }

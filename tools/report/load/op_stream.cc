@@ -1,8 +1,9 @@
 #include "tools/report/load/op_stream.h"
 
-#include <algorithm>
 #include <numeric>
 #include <tuple>
+
+#include "tools/report/load/gpu_gaps.h"
 
 namespace commtrace::report {
 
@@ -16,11 +17,7 @@ uint64_t instanceHash(NameId func, uint64_t seq, uint64_t op_index) {
 HeldGaps gapsOf(const RunModel& run) {
   HeldGaps gaps{std::vector<uint64_t>(run.members.size(), MemberView::kNoGap),
                 std::vector<std::pair<uint64_t, uint64_t>>(run.transfers.size(), {MemberView::kNoGap, MemberView::kNoGap})};
-  struct Span {
-    uint64_t start, end;
-    uint64_t* gap;
-  };
-  std::vector<std::vector<Span>> by_process(run.processes.size());
+  std::vector<std::vector<GapSpan>> by_process(run.processes.size());
   auto add = [&](const MemberView& m, uint64_t* gap) {
     if (m.gpuDuration() != 0 && m.process >= 0 && static_cast<size_t>(m.process) < by_process.size())
       by_process[static_cast<size_t>(m.process)].push_back({m.gpu_start_ns, m.gpu_end_ns, gap});
@@ -30,15 +27,7 @@ HeldGaps gapsOf(const RunModel& run) {
     add(run.transfers[i].send, &gaps.transfers[i].first);
     add(run.transfers[i].recv, &gaps.transfers[i].second);
   }
-  for (std::vector<Span>& spans : by_process) {
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
-    uint64_t latest_end = 0;  // of the ops that started strictly earlier
-    for (size_t i = 0, same = 0; i < spans.size(); i = same) {
-      for (same = i; same < spans.size() && spans[same].start == spans[i].start; ++same)
-        if (i != 0) *spans[same].gap = spans[same].start > latest_end ? spans[same].start - latest_end : 0;
-      for (size_t k = i; k < same; ++k) latest_end = std::max(latest_end, spans[k].end);
-    }
-  }
+  for (std::vector<GapSpan>& spans : by_process) setGapsInStartOrder(spans, 0, false);
   return gaps;
 }
 
