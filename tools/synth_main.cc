@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
                  "communicator, bucketed AllReduce)")
       ->check(CLI::IsMember({"mixed", "ddp"}))
       ->capture_default_str();
+  app.add_option("--flush-ms", run.flush_period_ms,
+                 "--run-dir: cut a chunk every this many ms of a rank's clock, as the library's flusher does (0: only "
+                 "every 16,384 records)")
+      ->capture_default_str();
   app.add_option("--straggler-rank", run.straggler_rank, "--run-dir: the rank that arrives late (-1: none)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   run.shape = shape == "ddp" ? commtrace::synthetic::JobShape::kDdp : commtrace::synthetic::JobShape::kMixed;

@@ -147,7 +147,9 @@ Job planJob(const SyntheticRunOptions& options) {
   return job;
 }
 
-// Streams one rank's records into its file, cutting a chunk every kChunkRecords.
+// Streams one rank's records into its file, cutting a chunk where the library's flusher
+// would: at each wake (every flush period of the rank's CPU clock), and whenever it holds
+// kChunkRecords.
 class RankWriter {
  public:
   RankWriter(const Job& job, int rank) : job_(job), rank_(rank), node_(job.nodeOf(rank)), encoder_(StringTable::global()) {}
@@ -177,11 +179,17 @@ class RankWriter {
     h.start_monotonic_ns = job_.cpuNs(node_, 0);
     h.program = "commtrace-synth";
     h.ring_records = 16384;
-    h.flush_period_ms = 200;
+    h.flush_period_ms = job_.options.flush_period_ms;
     return h;
   }
 
-  void add(const RecordSlot& slot) {
+  // `cpu_ns`: the record's CPU time; a chunk is cut before the first record past a wake.
+  void add(const RecordSlot& slot, uint64_t cpu_ns) {
+    const uint64_t period_ns = uint64_t{job_.options.flush_period_ms} * 1'000'000;
+    if (period_ns != 0 && cpu_ns >= next_wake_ns_) {
+      if (encoder_.rows() > 0) flushChunk();
+      next_wake_ns_ = (cpu_ns / period_ns + 1) * period_ns;
+    }
     encoder_.add(slot);
     if (encoder_.rows() >= kChunkRecords) flushChunk();
   }
@@ -207,7 +215,7 @@ class RankWriter {
       slot.payload.comm_info = {c.id, job_.cpuNs(node_, 0), StringTable::global().intern(c.name), c.n_nodes,
                                 static_cast<int32_t>(c.members.size()), static_cast<int32_t>(it - c.members.begin()),
                                 rank_, rank_ % job_.options.ranks_per_node};
-      add(slot);
+      add(slot, slot.payload.comm_info.cpu_ns);
     }
   }
 
@@ -265,7 +273,7 @@ class RankWriter {
                                    .root = -1,
                                    .n_channels = 8};
     last_cpu_ns_ = slot.payload.coll.cpu_end_ns;
-    add(slot);
+    add(slot, last_cpu_ns_);
     ++truth.coll_records;
     if (c.members.front() == rank_) ++truth.coll_instances;
   }
@@ -296,7 +304,7 @@ class RankWriter {
                                    .datatype = job_.names.bf16,
                                    .peer = peer,
                                    .n_channels = 2};
-      add(slot);
+      add(slot, slot.payload.p2p.cpu_end_ns);
       ++truth.p2p_records;
       if (is_send) ++truth.p2p_transfers;
     }
@@ -311,6 +319,7 @@ class RankWriter {
   wire::Bytes payload_, framed_;
   uint64_t chunk_index_ = 0;
   uint64_t last_cpu_ns_ = 0;
+  uint64_t next_wake_ns_ = 0;
   uint64_t bytes_ = 0;
   bool ok_ = true;
   std::string error_;

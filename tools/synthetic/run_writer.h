@@ -32,6 +32,10 @@ struct SyntheticRunOptions {
   int straggler_rank = 3;  // -1: none
   double straggler_us = 300;
   int threads = 2;  // ranks are written in parallel
+  // Chunks are cut as the library's flusher cuts them: every this many ms of a rank's CPU
+  // clock, and at 16,384 records. 0: only at 16,384 records (each rank's ops of a short,
+  // fast run in one chunk: the reader's worst case).
+  uint32_t flush_period_ms = 200;
 };
 
 // What the run holds, for checking a reader against it.
