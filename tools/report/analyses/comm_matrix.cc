@@ -1,7 +1,9 @@
 #include "tools/report/analyses/comm_matrix.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/edge_model.h"
@@ -19,27 +21,36 @@ struct CellSum {
   uint64_t time_ns = 0;
 };
 
-// One slice's sums, dense over its ranks (global ranks, or one communicator's comm ranks:
-// a big run has many small communicators); global[i] is the global rank of index i.
+// One slice's sums over its ranks (global ranks, or one communicator's comm ranks);
+// global[i] is the global rank of index i. Sparse: a ring or tree touches a few cells per
+// rank, and at 1,024 ranks a dense whole-run grid per func took 32 MiB each.
 class Grid {
  public:
-  explicit Grid(std::vector<int> global) : ranks_(static_cast<int>(global.size())), global_(std::move(global)),
-                                           cells_(static_cast<size_t>(ranks_) * ranks_) {}
+  explicit Grid(std::vector<int> global) : ranks_(static_cast<int>(global.size())), global_(std::move(global)) {}
   void add(int src, int dst, const CellSum& sum) {
-    CellSum& c = cells_[static_cast<size_t>(src) * ranks_ + dst];
+    CellSum& c = cells_[static_cast<uint64_t>(src) * static_cast<uint64_t>(ranks_) + static_cast<uint64_t>(dst)];
     c.bytes += sum.bytes;
     c.p2p_bytes += sum.p2p_bytes;
     c.timed_bytes += sum.timed_bytes;
     c.time_ns += sum.time_ns;
   }
-  const CellSum& at(int src, int dst) const { return cells_[static_cast<size_t>(src) * ranks_ + dst]; }
   int ranks() const { return ranks_; }
   int global(int i) const { return global_[i]; }
+  // each(src, dst, sum) for every cell that was added to, by source then destination.
+  template <class Each>
+  void forEachCell(Each&& each) const {
+    std::vector<uint64_t> keys;
+    keys.reserve(cells_.size());
+    for (const auto& [key, sum] : cells_) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    const auto n = static_cast<uint64_t>(ranks_);
+    for (uint64_t key : keys) each(static_cast<int>(key / n), static_cast<int>(key % n), cells_.at(key));
+  }
 
  private:
   int ranks_;
   std::vector<int> global_;
-  std::vector<CellSum> cells_;
+  std::unordered_map<uint64_t, CellSum> cells_;  // src * ranks + dst
 };
 
 MatrixCell cellOf(int src, int dst, const CellSum& sum) {
@@ -56,9 +67,9 @@ MatrixCell cellOf(int src, int dst, const CellSum& sum) {
 
 MatrixSlice sliceOf(const Grid& grid, std::string label, uint64_t comm, std::string func) {
   MatrixSlice slice{std::move(label), comm, std::move(func), {}};
-  for (int s = 0; s < grid.ranks(); ++s)
-    for (int d = 0; d < grid.ranks(); ++d)
-      if (grid.at(s, d).bytes != 0) slice.cells.push_back(cellOf(grid.global(s), grid.global(d), grid.at(s, d)));
+  grid.forEachCell([&](int s, int d, const CellSum& sum) {
+    if (sum.bytes != 0) slice.cells.push_back(cellOf(grid.global(s), grid.global(d), sum));
+  });
   return slice;
 }
 
@@ -116,12 +127,11 @@ class MatrixBuilder {
     m.bytes.assign(ranks_, std::vector<uint64_t>(ranks_, 0));
     m.p2p_bytes = m.bytes;
     m.time_us.assign(ranks_, std::vector<double>(ranks_, 0.0));
-    for (int s = 0; s < ranks_; ++s)
-      for (int d = 0; d < ranks_; ++d) {
-        m.bytes[s][d] = all_.at(s, d).bytes;
-        m.p2p_bytes[s][d] = all_.at(s, d).p2p_bytes;
-        m.time_us[s][d] = static_cast<double>(all_.at(s, d).time_ns) / 1e3;
-      }
+    all_.forEachCell([&](int s, int d, const CellSum& sum) {
+      m.bytes[s][d] = sum.bytes;
+      m.p2p_bytes[s][d] = sum.p2p_bytes;
+      m.time_us[s][d] = static_cast<double>(sum.time_ns) / 1e3;
+    });
     m.slices.push_back(sliceOf(all_, "all", 0, ""));
     for (const auto& [comm, grid] : per_comm_)
       m.slices.push_back(sliceOf(grid, commLabel(run_, run_.comms[comm]), run_.comms[comm].id, ""));
