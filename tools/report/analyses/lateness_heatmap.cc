@@ -23,7 +23,7 @@ struct Placed {
 
 }  // namespace
 
-void FineBins::add(uint64_t x, double value, uint32_t count) {
+void FineBins::add(uint64_t x, int64_t value, uint32_t count) {
   include(x, x);
   const size_t i = static_cast<size_t>(x / width_ - first_);
   sum_[i] += value;
@@ -35,7 +35,7 @@ void FineBins::add(uint64_t x, double value, uint32_t count) {
 // they came in, so two tallies of the same values bin them alike.
 void FineBins::include(uint64_t lo, uint64_t hi) {
   if (sum_.empty()) {
-    sum_.assign(kFineBins, 0.0);
+    sum_.assign(kFineBins, 0);
     count_.assign(kFineBins, 0);
     lowest_ = lo;
     highest_ = hi;
@@ -49,7 +49,7 @@ void FineBins::include(uint64_t lo, uint64_t hi) {
 
 // Twice the width: bins 2k and 2k+1 become bin k.
 void FineBins::widen() {
-  std::vector<double> sum(kFineBins, 0.0);
+  std::vector<int64_t> sum(kFineBins, 0);
   std::vector<uint32_t> count(kFineBins, 0);
   const uint64_t new_first = first_ / 2;
   for (size_t i = 0; i < kFineBins; ++i) {
@@ -65,7 +65,7 @@ void FineBins::widen() {
 
 // Every filled bin lies in [lowest, highest], which fits the window from new_first.
 void FineBins::moveWindow(uint64_t new_first) {
-  std::vector<double> sum(kFineBins, 0.0);
+  std::vector<int64_t> sum(kFineBins, 0);
   std::vector<uint32_t> count(kFineBins, 0);
   for (size_t i = 0; i < kFineBins; ++i) {
     if (count_[i] == 0) continue;
@@ -100,9 +100,8 @@ void LatenessBins::collective(const CollInstance& c, std::span<const MemberView>
     if (m.process < 0) continue;
     if (processes_.size() <= static_cast<size_t>(m.process)) processes_.resize(static_cast<size_t>(m.process) + 1);
     Process& p = processes_[static_cast<size_t>(m.process)];
-    const double lateness_us = static_cast<double>(m.lateness_ns) / 1e3;
-    p.by_gpu_end.add(members[static_cast<size_t>(m.comm_rank)].gpu_end_ns, lateness_us);
-    p.by_op_index.add(c.op_index, lateness_us);
+    p.by_gpu_end.add(members[static_cast<size_t>(m.comm_rank)].gpu_end_ns, static_cast<int64_t>(m.lateness_ns));
+    p.by_op_index.add(c.op_index, static_cast<int64_t>(m.lateness_ns));
   }
 }
 
@@ -152,9 +151,9 @@ LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clock
     if (p.rank >= static_cast<int>(ranks.size())) continue;
     BinSums& r = ranks[static_cast<size_t>(p.rank)];
     if (r.count.empty()) r.sum_us.assign(n, 0.0), r.count.assign(n, 0);
-    p.bins->forEach([&](uint64_t x, double sum, uint32_t count) {
+    p.bins->forEach([&](uint64_t x, int64_t sum_ns, uint32_t count) {
       const int bin = std::clamp(static_cast<int>((p.to_axis.apply(static_cast<double>(x)) - lo) / width), 0, n - 1);
-      r.sum_us[bin] += sum;
+      r.sum_us[bin] += static_cast<double>(sum_ns) / 1e3;
       r.count[bin] += count;
     });
   }

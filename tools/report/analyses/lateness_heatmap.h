@@ -20,11 +20,14 @@ constexpr int kHeatmapBins = 100;
 
 // Sums of values at positions on one axis (a GPU clock, op indices) in kFineBins bins whose
 // width, a power of two, doubles (neighbours merged) whenever the positions seen no longer
-// fit: memory that does not grow with the axis's range or the number of values.
+// fit: memory that does not grow with the axis's range or the number of values. Values are
+// integers (ns), summed exactly: the sums are the same whatever order the values came in
+// (summed as doubles, a 1,024-rank report's heatmap differed in the last digit from run to
+// run, as the loader threads joined instances in another order).
 class FineBins {
  public:
   static constexpr size_t kFineBins = 1024;
-  void add(uint64_t x, double value, uint32_t count = 1);
+  void add(uint64_t x, int64_t value, uint32_t count = 1);
   void merge(const FineBins& other);
   bool empty() const { return sum_.empty(); }
   uint64_t lowest() const { return lowest_; }    // the least and greatest position added
@@ -45,7 +48,7 @@ class FineBins {
   uint64_t width_ = 1;
   uint64_t first_ = 0;  // the first bin's index, in bins of width_ from 0
   uint64_t lowest_ = 0, highest_ = 0;
-  std::vector<double> sum_;
+  std::vector<int64_t> sum_;
   std::vector<uint32_t> count_;
 };
 
