@@ -19,6 +19,18 @@ nlohmann::json reportJson(const Report& r) {
   return nlohmann::json::parse(out.str());
 }
 
+// The document is written a field and an array element at a time; what comes out is
+// byte for byte what one document printed with two-space indentation would be, empty
+// arrays and objects included.
+TEST(JsonReport, WrittenPieceByPieceAsOneDocumentWouldBe) {
+  for (const Report& r : {testutil::sampleReport(), Report{}}) {
+    std::ostringstream out;
+    writeJson(r, out);
+    const auto doc = nlohmann::ordered_json::parse(out.str());
+    EXPECT_EQ(out.str(), doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  }
+}
+
 TEST(JsonReport, NamesItsSchemaAndSummarisesTheRun) {
   const nlohmann::json j = reportJson(testutil::sampleReport());
   EXPECT_EQ(j.at("schema"), "commtrace.report.v1");
