@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iterator>
 
 namespace commtrace::report::fmt {
@@ -47,6 +48,24 @@ std::string duration(double us) {
   if (magnitude < 1e6) return compact(us / 1e3) + " ms";
   return compact(us / 1e6) + " s";
 }
+
+namespace {
+// "YYYY-MM-DD?HH:MM:SS" with `between` for ?, then `decimals` of the second.
+std::string calendarTime(uint64_t realtime_ns, char between, int decimals) {
+  const time_t seconds = static_cast<time_t>(realtime_ns / 1'000'000'000u);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char whole[32], fraction[16];
+  std::strftime(whole, sizeof whole, between == 'T' ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &utc);
+  const uint64_t scale = decimals == 6 ? 1'000u : 1'000'000u;
+  std::snprintf(fraction, sizeof fraction, ".%0*llu", decimals,
+                static_cast<unsigned long long>(realtime_ns % 1'000'000'000u / scale));
+  return std::string(whole) + fraction;
+}
+}  // namespace
+
+std::string utcTime(uint64_t realtime_ns) { return calendarTime(realtime_ns, ' ', 3) + " UTC"; }
+std::string isoTime(uint64_t realtime_ns) { return calendarTime(realtime_ns, 'T', 6) + "Z"; }
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + '%'; }
 

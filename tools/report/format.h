@@ -20,6 +20,11 @@ std::string gbs(double gbs);                    // bandwidth + " GB/s"
 std::string counted(uint64_t n, const std::string& noun, const std::string& plural = "");
 // Ascending runs collapse: {0,1,2,3,6} -> "0-3,6"; -1 (unknown) prints "?".
 std::string rankList(const std::vector<int>& ranks);
+// CLOCK_REALTIME ns as UTC: "2026-11-27 06:31:02.123 UTC" (people), or ISO 8601 to the
+// microsecond, "2026-11-27T06:31:02.123456Z" (JSON and CSV: a JSON number would lose the
+// nanoseconds of a 64-bit time).
+std::string utcTime(uint64_t realtime_ns);
+std::string isoTime(uint64_t realtime_ns);
 // A kernel's name as a table shows it: no "void ", no parameter list, at most 80 characters.
 std::string kernelName(std::string_view name);
 

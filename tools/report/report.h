@@ -25,6 +25,13 @@ struct RunSummary {
   int damaged_files = 0;  // read with frames skipped or a torn tail
   std::vector<std::string> problems;  // one line per unreadable/damaged/foreign file
   std::vector<int> missing_ranks;     // global ranks with no file
+  // When the ops ran (CLOCK_REALTIME ns, 0: no op): the first op's start, the last op's
+  // end, and the latest time every file with ops reaches (the earliest of the files' last
+  // ops): of a run still being written, or one whose processes stopped apart, what is
+  // covered by every rank.
+  uint64_t first_op_utc_ns = 0;
+  uint64_t last_op_utc_ns = 0;
+  uint64_t all_files_reach_utc_ns = 0;
 };
 
 // Per-process mapping of GPU clocks onto one timeline (reference: the lowest global rank).

@@ -72,6 +72,10 @@ struct ProcessInfo {
     uint64_t matched = 0;
     double residual_rms_ns = 0;
   } cupti_match;
+  // Its first op's CPU start and its last op's CPU end as CLOCK_REALTIME ns (0: no op), from
+  // the header's realtime/monotonic pair: how far into the run its file goes.
+  uint64_t first_op_utc_ns = 0;
+  uint64_t last_op_utc_ns = 0;
   uint64_t first_gpu_ns = 0;  // earliest and latest GPU time in its op records (0: none)
   uint64_t last_gpu_ns = 0;
 };

@@ -67,10 +67,13 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
   const uint64_t at = more ? reader_.offset() : reader_.size();
   batch.file_bytes = at - consumed_;
   consumed_ = at;
-  for (const CollRow& r : batch.colls) last_cpu_ns_ = std::max(last_cpu_ns_, r.view.cpu_end_ns);
-  for (const P2pRow& r : batch.p2ps) last_cpu_ns_ = std::max(last_cpu_ns_, r.view.cpu_end_ns);
-  const auto& h = reader_.header();
-  batch.position_ns = last_cpu_ns_ == 0 ? 0 : h.start_realtime_ns() + (last_cpu_ns_ - h.start_monotonic_ns());
+  const auto noteCpuSpan = [&](const MemberView& v) {
+    if (v.cpu_start_ns != 0) first_cpu_ns_ = first_cpu_ns_ == 0 ? v.cpu_start_ns : std::min(first_cpu_ns_, v.cpu_start_ns);
+    last_cpu_ns_ = std::max(last_cpu_ns_, v.cpu_end_ns);
+  };
+  for (const CollRow& r : batch.colls) noteCpuSpan(r.view);
+  for (const P2pRow& r : batch.p2ps) noteCpuSpan(r.view);
+  batch.position_ns = utcOf(last_cpu_ns_);
   return more;
 }
 
@@ -153,6 +156,13 @@ void ProcessReader::noteGpuTimes(const MemberView& v) {
   op_gpu_ends_.push_back(v.gpu_end_ns);
 }
 
+// CPU times are the process's CLOCK_MONOTONIC; the header pairs it with CLOCK_REALTIME,
+// which is comparable across hosts. 0 stays 0 (no op).
+uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const {
+  const auto& h = reader_.header();
+  return cpu_ns == 0 ? 0 : h.start_realtime_ns() + (cpu_ns - h.start_monotonic_ns());
+}
+
 void describeProcess(const trace::v1::FileHeader& h, const std::string& path, ProcessInfo& info) {
   info.path = path;
   // A damaged header frame reads as an empty header (format_version 0): nothing in it is known.
@@ -200,6 +210,8 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
                           " more damaged places not listed");
   }
   mapClocks(info);
+  info.first_op_utc_ns = utcOf(first_cpu_ns_);
+  info.last_op_utc_ns = utcOf(last_cpu_ns_);
   info.first_gpu_ns = first_gpu_ns_;
   info.last_gpu_ns = last_gpu_ns_;
 

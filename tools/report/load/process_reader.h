@@ -106,6 +106,7 @@ class ProcessReader {
   void addCompute(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
   void mapClocks(ProcessInfo& info);
+  uint64_t utcOf(uint64_t cpu_ns) const;
 
   SharedNames& names_;
   const int process_;
@@ -116,6 +117,7 @@ class ProcessReader {
   uint64_t consumed_ = 0;
   uint64_t colls_before_ = 0, p2ps_before_ = 0;  // tallied before this chunk: its rows are the rest
   uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
+  uint64_t first_cpu_ns_ = 0;  // the earliest CPU start of an op read so far
   uint64_t last_cpu_ns_ = 0;  // the latest CPU time of an op read so far
   std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
   std::vector<std::pair<uint64_t, uint64_t>> cpu_cupti_samples_;  // the flusher's (monotonic, CUPTI) readings

@@ -12,6 +12,7 @@
 #include "sink/frame.h"
 #include "sink/schema.h"
 #include "tests/support/report_load_support.h"
+#include "tools/report/load/run_summary.h"
 
 using namespace commtrace;
 using namespace commtrace::testing;
@@ -479,6 +480,30 @@ TEST(RunLoader, ATruncatedFileIsReadUpToTheCut) {
   ASSERT_EQ(l.run.collectives.size(), 2u);
   EXPECT_GE(l.run.membersOf(l.run.collectives[0])[1].process, 0) << "the op before the cut";
   EXPECT_EQ(l.run.membersOf(l.run.collectives[1])[1].process, -1) << "the op after it";
+}
+
+// Each file's ops span on CLOCK_REALTIME (the header's realtime at its monotonic start):
+// rank 1's file stops two ops before rank 0's.
+TEST(RunLoader, EachFilesOpsSpanIsTakenOnTheRealtimeClock) {
+  TempDir dir;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<RecordSlot> chunk{commInfo(kWorld, 2, r, r, "world")};
+    for (const RecordSlot& s : worldOps(r == 0 ? 5 : 3)) chunk.push_back(s);
+    writeRankFile(dir.path(), "rank" + std::to_string(r), rankHeader(r, 2), {chunk});
+  }
+  const Loaded l = load(dir.path());
+  ASSERT_TRUE(l.ok) << l.err;
+  const FileHeaderFields h = rankHeader(0, 2);
+  const auto utc = [&](uint64_t cpu_ns) { return h.start_realtime_ns + cpu_ns - h.start_monotonic_ns; };
+  const auto& rank0 = l.run.processes[static_cast<size_t>(processOfRank(l.run, 0))];
+  const auto& rank1 = l.run.processes[static_cast<size_t>(processOfRank(l.run, 1))];
+  EXPECT_EQ(rank0.first_op_utc_ns, utc(100)) << "op 0's CPU start";
+  EXPECT_EQ(rank0.last_op_utc_ns, utc(204)) << "op 4's CPU end";
+  EXPECT_EQ(rank1.last_op_utc_ns, utc(202));
+  const report::RunSummary s = report::summarizeRun(l.run);
+  EXPECT_EQ(s.first_op_utc_ns, utc(100));
+  EXPECT_EQ(s.last_op_utc_ns, utc(204));
+  EXPECT_EQ(s.all_files_reach_utc_ns, utc(202));
 }
 
 TEST(RunLoader, ACorruptedChunkIsSkippedAndTheRestRead) {

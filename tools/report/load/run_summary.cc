@@ -1,5 +1,6 @@
 #include "tools/report/load/run_summary.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -31,6 +32,12 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     s.dropped_records += p.dropped_records;
     s.untracked_events += p.untracked_events;
     if (p.damaged) ++s.damaged_files;
+    if (p.last_op_utc_ns != 0) {
+      s.first_op_utc_ns = s.first_op_utc_ns == 0 ? p.first_op_utc_ns : std::min(s.first_op_utc_ns, p.first_op_utc_ns);
+      s.last_op_utc_ns = std::max(s.last_op_utc_ns, p.last_op_utc_ns);
+      s.all_files_reach_utc_ns =
+          s.all_files_reach_utc_ns == 0 ? p.last_op_utc_ns : std::min(s.all_files_reach_utc_ns, p.last_op_utc_ns);
+    }
     s.problems.insert(s.problems.end(), p.issues.begin(), p.issues.end());
   }
   s.problems.insert(s.problems.begin(), run.skipped_files.begin(), run.skipped_files.end());

@@ -16,6 +16,8 @@ using Json = nlohmann::ordered_json;
 // Ids are 64-bit hashes: a hex string survives every JSON parser (doubles do not).
 Json commId(uint64_t id) { return id == 0 ? Json(nullptr) : Json(fmt::hexId(id)); }
 
+Json utcOrNull(uint64_t realtime_ns) { return realtime_ns == 0 ? Json(nullptr) : Json(fmt::isoTime(realtime_ns)); }
+
 Json runJson(const RunSummary& s) {
   return {{"dir", s.dir},
           {"jobs", s.jobs},
@@ -31,6 +33,9 @@ Json runJson(const RunSummary& s) {
           {"files", s.files},
           {"damaged_files", s.damaged_files},
           {"missing_ranks", s.missing_ranks},
+          {"first_op_utc", utcOrNull(s.first_op_utc_ns)},
+          {"last_op_utc", utcOrNull(s.last_op_utc_ns)},
+          {"all_files_reach_utc", utcOrNull(s.all_files_reach_utc_ns)},
           {"problems", s.problems}};
 }
 

@@ -26,6 +26,18 @@ std::string clockLine(const ClockSummary& c) {
   return line;
 }
 
+// "<first> to <last> UTC (<span>)", and where some file stops earlier (a run still being
+// written, a rank that died), the time every file reaches.
+std::string timeSpan(const RunSummary& s) {
+  if (s.last_op_utc_ns == 0) return "no op recorded";
+  std::string span = fmt::utcTime(s.first_op_utc_ns) + " to " + fmt::utcTime(s.last_op_utc_ns) + " (" +
+                     fmt::duration(static_cast<double>(s.last_op_utc_ns - s.first_op_utc_ns) / 1e3) + ")";
+  constexpr uint64_t kApartNs = 1'000'000'000;  // a flush period or two: files written together end together
+  if (s.last_op_utc_ns - s.all_files_reach_utc_ns > kApartNs)
+    span += "; every file reaches " + fmt::utcTime(s.all_files_reach_utc_ns) + ", some stop earlier";
+  return span;
+}
+
 Fields runFields(const Report& r) {
   const RunSummary& s = r.run;
   const int unreadable = s.files - s.processes;
@@ -40,6 +52,7 @@ Fields runFields(const Report& r) {
                         fmt::counted(s.communicators, "communicator")},
           {"ops", std::to_string(s.ops) + ": " + fmt::counted(s.collective_instances, "collective instance") + ", " +
                       fmt::counted(s.p2p_transfers, "point-to-point transfer")},
+          {"time", timeSpan(s)},
           {"missing ranks", s.missing_ranks.empty() ? "none" : fmt::rankList(s.missing_ranks) + " (no trace file)"},
           {"records lost", std::to_string(s.dropped_records) + " dropped before the file (ring full or write failed), " +
                                std::to_string(s.untracked_events) + " NCCL events not followed"},

@@ -43,6 +43,20 @@ TEST(TextReport, SummarisesTheRun) {
   EXPECT_NE(out.find("commtrace: /runs/job-7/notes.txt: not a commtrace trace file"), std::string::npos);
 }
 
+// When the ops ran, in UTC; where a file stops more than a second before the last op ends
+// (a run still being written, a rank that died), up to when every file speaks.
+TEST(TextReport, SaysWhenTheOpsRanAndUpToWhenEveryFileReaches) {
+  Report r = testutil::sampleReport();
+  EXPECT_NE(lineWith(text(r), "time").find("no op recorded"), std::string::npos);
+  r.run.first_op_utc_ns = 1'700'000'000'000'000'000ull;  // 2023-11-14 22:13:20 UTC
+  r.run.last_op_utc_ns = r.run.first_op_utc_ns + 90'250'000'000ull;
+  r.run.all_files_reach_utc_ns = r.run.last_op_utc_ns - 500'000'000;  // flushed apart, no more
+  EXPECT_EQ(lineWith(text(r), "time"), "  time           2023-11-14 22:13:20.000 UTC to 2023-11-14 22:14:50.250 UTC (90.2 s)");
+  r.run.all_files_reach_utc_ns = r.run.first_op_utc_ns + 60'000'000'000ull;
+  EXPECT_NE(lineWith(text(r), "time").find("; every file reaches 2023-11-14 22:14:20.000 UTC, some stop earlier"),
+            std::string::npos);
+}
+
 TEST(TextReport, StragglerTableListsTheRanksAndTheEvidence) {
   const std::string out = text(testutil::sampleReport());
   const std::string row = lineWith(out, "compute ");
