@@ -29,8 +29,9 @@ struct TraceReader::StringIndex {
 
 struct TraceReader::Frame {
   frame::Header header;
-  std::vector<uint8_t> payload;
+  std::vector<uint8_t>& payload;
 };
+
 
 namespace {
 
@@ -337,7 +338,8 @@ bool TraceReader::open(const std::string& path, std::string& error) {
     return refuse("commtrace: " + path + " is not a regular file");
   }
   size_ = static_cast<uint64_t>(st.st_size);
-  Frame first;
+  std::vector<uint8_t> header_payload;
+  Frame first{{}, header_payload};
   std::string why;
   const bool header_ok = readFrameAt(0, first, why) && first.header.type == frame::Type::kFileHeader &&
                          header_.ParseFromArray(first.payload.data(), static_cast<int>(first.payload.size()));
@@ -392,13 +394,13 @@ bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
 }
 
 uint64_t TraceReader::findNextFrame(uint64_t from) {
-  std::vector<uint8_t> window(1 << 16);
+  std::vector<uint8_t> window(1 << 16), candidate_payload;
   for (uint64_t base = from; base + 4 <= size_;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size_ - base));
     if (!preadFully(fd_, window.data(), n, base)) break;
     for (size_t i = 0; i + 4 <= n; ++i) {
       if (std::memcmp(window.data() + i, frame::kMagic, 4) != 0) continue;
-      Frame candidate;
+      Frame candidate{{}, candidate_payload};
       std::string why;
       if (readFrameAt(base + i, candidate, why)) return base + i;
     }
@@ -408,7 +410,7 @@ uint64_t TraceReader::findNextFrame(uint64_t from) {
 }
 
 bool TraceReader::next(DecodedChunk& chunk) {
-  Frame f;
+  Frame f{{}, chunk.frame_bytes};
   while (offset_ < size_) {
     std::string why;
     if (!readFrameAt(offset_, f, why)) {
@@ -429,7 +431,7 @@ bool TraceReader::next(DecodedChunk& chunk) {
       report(at, "unexpected frame type; skipped");
       continue;
     }
-    trace::v1::Chunk message;
+    trace::v1::Chunk& message = chunk.message;
     if (!message.ParseFromArray(f.payload.data(), static_cast<int>(f.payload.size()))) {
       report(at, "chunk does not parse; skipped");
       continue;
