@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/analyses/overlap_sweep.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -35,36 +36,22 @@ class StepRule {
   std::regex pattern_;
 };
 
-// One op of a process as overlap and step inference see it, on the process's own clocks.
-struct RankOp {
-  uint64_t issue_ns = 0;  // CPU start (program order), the GPU start when no CPU time was recorded
-  uint64_t gpu_start_ns = 0;
-  uint64_t gpu_end_ns = 0;  // 0: no GPU interval
-  uint64_t op_index = 0;    // orders ops issued at the same instant
-  uint32_t key = 0;         // equal keys (communicator, func, bytes, side) are "the same op"
-  uint8_t side = 0;         // OpSide
-};
-
-// Fills ops with one process's ops, in any order: from the run held whole (opsFromModel), or
-// read back from the process's file (opsFromFiles), so that overlap never needs the run's
-// ops held joined. Called from several threads at once, each with its own process.
-using ProcessOpSource = std::function<void(size_t process, std::vector<RankOp>& ops)>;
+// Calls each(op) for every op of one process, in file order: from the run held whole
+// (opsFromModel), or read back from the process's file (opsFromFiles), so that overlap never
+// needs the run's ops held, joined or not. Called from several threads at once, each with
+// its own process.
+using ProcessOpSource = std::function<void(size_t process, const std::function<void(const RankOp&)>& each)>;
 ProcessOpSource opsFromModel(const RunModel& run);
 ProcessOpSource opsFromFiles(const RunModel& run);
 
 // One row per process. Without compute-kernel records the row is not available (the reason
 // says why) but still carries comm_us and the steps' comm_us. The processes are taken on up
-// to `threads` threads, each holding one process's ops at a time.
+// to `threads` threads, each sweeping one process's ops at a time (OverlapSweep: memory that
+// does not grow with the run).
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& ops,
                                        unsigned threads = 1);
 // From the run held whole.
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule = {});
-
-// A span of one process's GPU clock, [start_ns, end_ns).
-struct StepWindow {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-};
 
 // Every process's steps as the overlap table numbers them (from 0), on its own GPU clock;
 // none for a process whose ops do not repeat and that recorded no NVTX steps.

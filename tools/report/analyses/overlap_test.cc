@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <random>
 #include <regex>
 #include <tuple>
 
@@ -117,7 +120,7 @@ TEST(Overlap, ALongRunsStepsComeInStretchesWithTheirSums) {
   EXPECT_EQ(row.step_count, kSteps);
   EXPECT_DOUBLE_EQ(row.mean_step_us, 100.0);
   ASSERT_LE(row.steps.size(), OverlapRow::kMaxStepPoints);
-  ASSERT_EQ(row.steps.size(), 412u);  // stretches of 3 steps; the last holds one
+  ASSERT_EQ(row.steps.size(), 309u);  // stretches of 4 steps (a power of two); the last holds two
   int next = 0;
   double comm = 0, exposed = 0;
   for (const StepOverlap& s : row.steps) {
@@ -128,8 +131,9 @@ TEST(Overlap, ALongRunsStepsComeInStretchesWithTheirSums) {
     exposed += s.exposed_us;
   }
   EXPECT_EQ(next, kSteps);
-  EXPECT_EQ(row.steps.front().last_step, 2);
-  EXPECT_DOUBLE_EQ(row.steps.front().comm_us, 3 * 15);
+  EXPECT_EQ(row.steps.front().last_step, 3);
+  EXPECT_DOUBLE_EQ(row.steps.front().comm_us, 4 * 15);
+  EXPECT_EQ(row.steps.back().last_step - row.steps.back().step, 1);
   EXPECT_DOUBLE_EQ(comm, 15.0 * kSteps);
   EXPECT_DOUBLE_EQ(exposed, 13.0 * kSteps);
   EXPECT_EQ(row.most_exposed_step.step >= 0, true) << "chosen among single steps";
@@ -250,6 +254,45 @@ TEST(Overlap, NvtxRangesWithoutClockSamplesFallBackToTheOpPattern) {
   EXPECT_EQ(row.step_source, "inferred");
   ASSERT_EQ(row.steps.size(), 3u);
   EXPECT_DOUBLE_EQ(row.steps[1].start_us, 100);
+}
+
+// Longer than the prefix the steps are inferred from, and read in a file order that is only
+// roughly program order (ops of a step shuffled, as records come from several threads and
+// as ops complete): the same figures as the ops in order, every step found to the end.
+TEST(Overlap, ALongRunSweptInFileOrderGivesWhatProgramOrderGives) {
+  constexpr int kSteps = 40'000;  // 80,000 ops
+  static_assert(2 * kSteps > OverlapSweep::kPrefixOps);
+  const RunModelBuilder b = steppedRank(kSteps, 7);
+  const ProcessOpSource in_order = opsFromModel(b.run);
+  const ProcessOpSource shuffled = [&](size_t p, const std::function<void(const RankOp&)>& each) {
+    std::vector<RankOp> ops;
+    in_order(p, [&](const RankOp& op) { ops.push_back(op); });
+    std::mt19937 rng(5);
+    for (size_t block = 0; block < ops.size(); block += 256)
+      std::shuffle(ops.begin() + static_cast<std::ptrdiff_t>(block),
+                   ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), block + 256)), rng);
+    for (const RankOp& op : ops) each(op);
+  };
+  const OverlapRow a = computeOverlap(b.run, {}, in_order).at(0);
+  const OverlapRow c = computeOverlap(b.run, {}, shuffled).at(0);
+  EXPECT_EQ(a.step_source, "inferred");
+  EXPECT_EQ(a.step_count, kSteps);
+  EXPECT_DOUBLE_EQ(a.mean_step_us, 100.0);
+  EXPECT_NEAR(a.comm_us, 15.0 * kSteps, 1e-3);
+  EXPECT_NEAR(a.overlapped_us, 2.0 * kSteps, 1e-3);
+  EXPECT_EQ(c.step_count, a.step_count);
+  EXPECT_DOUBLE_EQ(c.comm_us, a.comm_us);
+  EXPECT_DOUBLE_EQ(c.overlapped_us, a.overlapped_us);
+  EXPECT_DOUBLE_EQ(c.idle_us, a.idle_us);
+  ASSERT_EQ(c.steps.size(), a.steps.size());
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    EXPECT_EQ(c.steps[s].last_step, a.steps[s].last_step) << s;
+    EXPECT_DOUBLE_EQ(c.steps[s].exposed_us, a.steps[s].exposed_us) << s;
+  }
+  // Each step idles 65 us before the next one's first op; the last ends with its last op.
+  const StepOverlap& last = a.steps.back();
+  EXPECT_EQ(last.last_step, kSteps - 1);
+  EXPECT_NEAR(last.idle_us, 65.0 * (last.last_step - last.step), 1e-6);
 }
 
 TEST(Overlap, PointToPointKernelsCountOnBothSides) {

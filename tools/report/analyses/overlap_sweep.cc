@@ -1,0 +1,307 @@
+#include "tools/report/analyses/overlap_sweep.h"
+
+#include <algorithm>
+#include <span>
+#include <tuple>
+
+namespace commtrace::report {
+namespace {
+
+using Window = StepWindow;
+
+// Heap orders: std::push_heap keeps the greatest first, so these say "comes later".
+bool laterInProgram(const RankOp& a, const RankOp& b) {
+  return std::tie(a.issue_ns, a.op_index, a.side, a.key) > std::tie(b.issue_ns, b.op_index, b.side, b.key);
+}
+bool startsLater(const GpuInterval& a, const GpuInterval& b) { return a.start_ns > b.start_ns; }
+
+// The intervals of a sorted, disjoint list that reach into w.
+template <class List>
+auto reachingInto(const List& v, Window w) {
+  auto first = std::partition_point(v.begin(), v.end(), [&](const GpuInterval& i) { return i.end_ns <= w.start_ns; });
+  auto last = std::partition_point(first, v.end(), [&](const GpuInterval& i) { return i.start_ns < w.end_ns; });
+  return std::pair{first, last};
+}
+std::span<const GpuInterval> within(const std::vector<GpuInterval>& v, Window w) {
+  const auto [first, last] = reachingInto(v, w);
+  return {first, last};
+}
+
+uint64_t clippedLength(std::span<const GpuInterval> v, Window w) {
+  uint64_t total = 0;
+  for (const GpuInterval& i : v) total += std::min(i.end_ns, w.end_ns) - std::max(i.start_ns, w.start_ns);
+  return total;
+}
+
+// Length of (a ∩ b ∩ w) for two sorted, disjoint lists.
+uint64_t intersectionLength(std::span<const GpuInterval> a, std::span<const GpuInterval> b, Window w) {
+  uint64_t total = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    const uint64_t lo = std::max({a[i].start_ns, b[j].start_ns, w.start_ns});
+    const uint64_t hi = std::min({a[i].end_ns, b[j].end_ns, w.end_ns});
+    if (hi > lo) total += hi - lo;
+    if (a[i].end_ns < b[j].end_ns) ++i;
+    else ++j;
+  }
+  return total;
+}
+
+struct Coverage {
+  uint64_t comm_ns = 0;
+  uint64_t overlapped_ns = 0;
+  uint64_t idle_ns = 0;  // neither communication nor compute
+  uint64_t compute_only_ns = 0;
+};
+
+// Of window w, given its communication's length and the part of it under compute.
+Coverage coverageOf(uint64_t comm_ns, uint64_t overlapped_ns, const std::vector<GpuInterval>& compute, Window w) {
+  Coverage cov{comm_ns, overlapped_ns, 0, 0};
+  const uint64_t busy = comm_ns + clippedLength(within(compute, w), w) - overlapped_ns;
+  cov.idle_ns = w.end_ns - w.start_ns - busy;
+  cov.compute_only_ns = busy - comm_ns;
+  return cov;
+}
+
+double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// OverlapRow or StepOverlap. Without compute records only the communication time is known.
+template <class Row>
+void fillFromCoverage(const Coverage& cov, bool available, Row& row) {
+  row.comm_us = us(cov.comm_ns);
+  if (!available) return;
+  row.overlapped_us = us(cov.overlapped_ns);
+  row.exposed_us = us(cov.comm_ns - cov.overlapped_ns);
+  row.idle_us = us(cov.idle_ns);
+  row.compute_only_us = us(cov.compute_only_ns);
+}
+
+void addTo(StepOverlap& sum, const StepOverlap& step) {
+  sum.last_step = step.last_step;
+  sum.comm_us += step.comm_us;
+  sum.overlapped_us += step.overlapped_us;
+  sum.exposed_us += step.exposed_us;
+  sum.idle_us += step.idle_us;
+  sum.compute_only_us += step.compute_only_us;
+}
+
+// Knuth–Morris–Pratt failure function: pi[i] = length of the longest proper border of s[0..i].
+std::vector<size_t> prefixFunction(const std::vector<uint32_t>& s) {
+  std::vector<size_t> pi(s.size(), 0);
+  for (size_t i = 1; i < s.size(); ++i) {
+    size_t k = pi[i - 1];
+    while (k > 0 && s[i] != s[k]) k = pi[k - 1];
+    pi[i] = s[i] == s[k] ? k + 1 : k;
+  }
+  return pi;
+}
+
+}  // namespace
+
+std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys) {
+  const size_t n = keys.size();
+  // The prefixes of the reversed sequence are its suffixes; a period survives reversal.
+  const std::vector<size_t> pi = prefixFunction(std::vector<uint32_t>(keys.rbegin(), keys.rend()));
+  for (size_t len = n; len >= 2 && 2 * len >= n; --len) {
+    const size_t period = len - pi[len - 1];
+    if (len < 2 * period) continue;
+    const size_t first = len == n ? 0 : n - len / period * period;
+    std::vector<size_t> starts;
+    for (size_t s = first; s < n; s += period) starts.push_back(s);
+    return starts;
+  }
+  return {};
+}
+
+OverlapSweep::OverlapSweep(const std::vector<GpuInterval>& compute, std::vector<StepWindow> nvtx_steps, bool available)
+    : compute_(compute), available_(available), nvtx_(!nvtx_steps.empty()), source_(nvtx_ ? "nvtx" : "none") {
+  windows_.assign(nvtx_steps.begin(), nvtx_steps.end());
+}
+
+void OverlapSweep::add(const RankOp& op) {
+  if (!prefix_done_) {
+    prefix_.push_back(op);
+    if (prefix_.size() == kPrefixOps) endPrefix();
+    return;
+  }
+  order_heap_.push_back(op);
+  std::push_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
+  if (order_heap_.size() <= kReorderOps) return;
+  std::pop_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
+  const RankOp next = order_heap_.back();
+  order_heap_.pop_back();
+  release(next);
+}
+
+// The prefix in program order gives the step period; its last kReorderOps ops go on waiting
+// in the heap, as later ops may still come before them.
+void OverlapSweep::endPrefix() {
+  prefix_done_ = true;
+  std::sort(prefix_.begin(), prefix_.end(), [](const RankOp& a, const RankOp& b) { return laterInProgram(b, a); });
+  if (!nvtx_) {
+    std::vector<uint32_t> keys(prefix_.size());
+    std::transform(prefix_.begin(), prefix_.end(), keys.begin(), [](const RankOp& op) { return op.key; });
+    const std::vector<size_t> starts = inferredStepStarts(keys);
+    if (starts.size() >= 2) {
+      first_ = starts[0];
+      period_ = starts[1] - starts[0];
+      source_ = "inferred";
+    }
+  }
+  const size_t held = std::min(prefix_.size(), kReorderOps);
+  for (size_t i = 0; i + held < prefix_.size(); ++i) release(prefix_[i]);
+  for (size_t i = prefix_.size() - held; i < prefix_.size(); ++i) {
+    order_heap_.push_back(prefix_[i]);
+    std::push_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
+  }
+  std::vector<RankOp>().swap(prefix_);
+}
+
+void OverlapSweep::release(const RankOp& op) {
+  const uint64_t position = released_++;
+  if (period_ != 0 && position > first_ && (position - first_) % period_ == 0) stepBoundary(false);
+  if (op.gpu_end_ns == 0) return;
+  if (period_ != 0 && position >= first_) {
+    open_step_.start_ns = std::min(open_step_.start_ns, op.gpu_start_ns);
+    open_step_.max_end_ns = std::max(open_step_.max_end_ns, op.gpu_end_ns);
+  }
+  interval_heap_.push_back({op.gpu_start_ns, op.gpu_end_ns, 0, 0});
+  std::push_heap(interval_heap_.begin(), interval_heap_.end(), startsLater);
+  if (interval_heap_.size() > kReorderOps) {
+    std::pop_heap(interval_heap_.begin(), interval_heap_.end(), startsLater);
+    const GpuInterval next = interval_heap_.back();
+    interval_heap_.pop_back();
+    addInterval(next);
+    sumSteps(false);
+  }
+}
+
+// A step runs from its first op's GPU start to the next step's (a kernel still running then
+// counts in the next step); the last one to the end of its last op. A step none of whose ops
+// has GPU times is no step.
+void OverlapSweep::stepBoundary(bool at_end) {
+  if (open_step_.max_end_ns != 0) {
+    if (have_pending_step_) windows_.push_back({pending_step_.start_ns, std::max(pending_step_.start_ns, open_step_.start_ns)});
+    pending_step_ = open_step_;
+    have_pending_step_ = true;
+  }
+  open_step_ = OpenStep{};
+  if (at_end && have_pending_step_) windows_.push_back({pending_step_.start_ns, pending_step_.max_end_ns});
+}
+
+void OverlapSweep::addInterval(GpuInterval interval) {
+  if (first_comm_ns_ == 0) first_comm_ns_ = interval.start_ns;
+  last_comm_ns_ = std::max(last_comm_ns_, interval.end_ns);
+  last_start_ns_ = std::max(last_start_ns_, interval.start_ns);
+  if (have_open_ && interval.start_ns <= open_.end_ns) {
+    open_.end_ns = std::max(open_.end_ns, interval.end_ns);
+    open_.start_ns = std::min(open_.start_ns, interval.start_ns);
+    return;
+  }
+  // One that came more than kReorderOps out of start order loses the part already summed.
+  if (have_open_ && interval.start_ns < open_.start_ns) return;
+  if (have_open_) closeUnionInterval();
+  open_ = interval;
+  have_open_ = true;
+}
+
+void OverlapSweep::closeUnionInterval() {
+  const Window w{open_.start_ns, open_.end_ns};
+  comm_ns_ += w.end_ns - w.start_ns;
+  overlapped_ns_ += intersectionLength({&open_, 1}, within(compute_, w), w);
+  unioned_.push_back(open_);
+  have_open_ = false;
+}
+
+// A window's part of the union is final once every interval starting before its end has
+// been merged: the heap gives them in start order, so once one starting at or after its
+// end has come out (a later one can only extend the union past the window), or at the end
+// of the run.
+void OverlapSweep::sumSteps(bool at_end) {
+  while (!windows_.empty() && (at_end || last_start_ns_ >= windows_.front().end_ns)) {
+    sumStep(windows_.front());
+    if (all_windows_ != nullptr) all_windows_->push_back(windows_.front());
+    windows_.pop_front();
+  }
+  // What a later window may still need: from the next waiting window's start, or from the
+  // next inferred step's.
+  uint64_t keep_from = UINT64_MAX;
+  if (!windows_.empty()) keep_from = std::min(keep_from, windows_.front().start_ns);
+  if (have_pending_step_) keep_from = std::min(keep_from, pending_step_.start_ns);
+  keep_from = std::min(keep_from, open_step_.start_ns);
+  while (!unioned_.empty() && unioned_.front().end_ns <= keep_from) unioned_.pop_front();
+}
+
+void OverlapSweep::sumStep(const Window& w) {
+  const auto [first, last] = reachingInto(unioned_, w);
+  std::vector<GpuInterval> comm(first, last);
+  if (have_open_ && open_.start_ns < w.end_ns && open_.end_ns > w.start_ns) comm.push_back(open_);
+  const std::span<const GpuInterval> compute = within(compute_, w);
+  const uint64_t comm_ns = clippedLength(comm, w);
+  StepOverlap step;
+  step.step = step.last_step = steps_;
+  // Relative to the first communication kernel; NVTX steps may start before it.
+  step.start_us = static_cast<double>(static_cast<int64_t>(w.start_ns - first_comm_ns_)) / 1e3;
+  fillFromCoverage(coverageOf(comm_ns, intersectionLength(comm, compute, w), compute_, w), available_, step);
+  if (steps_ == 0) first_step_us_ = step.start_us;
+  last_step_us_ = step.start_us;
+  ++steps_;
+  if (available_ && step.exposed_us > most_exposed_us_) {
+    most_exposed_us_ = step.exposed_us;
+    const auto rel = [&](uint64_t t) { return static_cast<double>(static_cast<int64_t>(t - first_comm_ns_)) / 1e3; };
+    most_exposed_ = StepTimeline{.step = step.step, .start_us = rel(w.start_ns), .end_us = rel(w.end_ns), .comm = {}, .compute = {}};
+    for (const GpuInterval& i : comm) most_exposed_.comm.emplace_back(rel(std::max(i.start_ns, w.start_ns)), rel(std::min(i.end_ns, w.end_ns)));
+    for (const GpuInterval& i : compute)
+      most_exposed_.compute.emplace_back(rel(std::max(i.start_ns, w.start_ns)), rel(std::min(i.end_ns, w.end_ns)));
+  }
+  keepStretch(step);
+}
+
+// At most kMaxStepPoints stretches of stretch_ consecutive steps (the last may hold fewer);
+// when one more would not fit, neighbours merge and stretches double.
+void OverlapSweep::keepStretch(const StepOverlap& step) {
+  if (!stretches_.empty() && static_cast<size_t>(stretches_.back().last_step - stretches_.back().step + 1) < stretch_) {
+    addTo(stretches_.back(), step);
+    return;
+  }
+  if (stretches_.size() == OverlapRow::kMaxStepPoints) {
+    std::vector<StepOverlap> merged;
+    for (size_t i = 0; i < stretches_.size(); i += 2) {
+      merged.push_back(stretches_[i]);
+      if (i + 1 < stretches_.size()) addTo(merged.back(), stretches_[i + 1]);
+    }
+    stretches_ = std::move(merged);
+    stretch_ *= 2;
+    return keepStretch(step);
+  }
+  stretches_.push_back(step);
+}
+
+bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
+  all_windows_ = windows;
+  if (!prefix_done_) endPrefix();
+  while (!order_heap_.empty()) {
+    std::pop_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
+    const RankOp next = order_heap_.back();
+    order_heap_.pop_back();
+    release(next);
+  }
+  if (period_ != 0) stepBoundary(true);
+  std::sort(interval_heap_.begin(), interval_heap_.end(), [](const GpuInterval& a, const GpuInterval& b) { return startsLater(b, a); });
+  for (const GpuInterval& i : interval_heap_) addInterval(i);
+  interval_heap_.clear();
+  if (!have_open_) return false;
+  sumSteps(true);
+  closeUnionInterval();
+
+  const Window span{first_comm_ns_, last_comm_ns_};
+  fillFromCoverage(coverageOf(comm_ns_, overlapped_ns_, compute_, span), available_, row);
+  if (available_ && row.comm_us > 0) row.overlap_pct = 100.0 * row.overlapped_us / row.comm_us;
+  row.step_source = steps_ > 0 ? source_ : "none";
+  row.step_count = steps_;
+  if (steps_ >= 2) row.mean_step_us = (last_step_us_ - first_step_us_) / static_cast<double>(steps_ - 1);
+  row.steps = std::move(stretches_);
+  if (available_ && steps_ > 0) row.most_exposed_step = std::move(most_exposed_);
+  return true;
+}
+
+}  // namespace commtrace::report

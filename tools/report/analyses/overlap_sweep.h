@@ -1,0 +1,112 @@
+// One process's overlap of communication with compute, swept over its ops as they are read
+// from its file, in memory that does not grow with the run: what is held is a window of
+// ops waiting for their place in program order, the communication kernels not yet merged
+// into the union, and the steps not yet summed (a lag of some thousands of ops), plus the
+// first kPrefixOps ops while the step pattern is inferred from them.
+//
+// Program order is the order the rank issued its ops (CPU start, then op index, side and
+// key): it repeats from step to step. Ops come from the file in roughly that order (records
+// are written as ops complete, thread by thread); kReorderOps of them are held to put them
+// back in it. GPU intervals are merged into the union in start order the same way.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "tools/report/report.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// One op of a process as overlap and step inference see it, on the process's own clocks.
+struct RankOp {
+  uint64_t issue_ns = 0;  // CPU start (program order), the GPU start when no CPU time was recorded
+  uint64_t gpu_start_ns = 0;
+  uint64_t gpu_end_ns = 0;  // 0: no GPU interval
+  uint64_t op_index = 0;    // orders ops issued at the same instant
+  uint32_t key = 0;         // equal keys (communicator, func, bytes, side) are "the same op"
+  uint8_t side = 0;         // OpSide
+};
+
+// A span of one process's GPU clock, [start_ns, end_ns).
+struct StepWindow {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// Where steps begin in an op sequence (indices), from its smallest repeating period: the
+// whole sequence repeating (the last step may be cut short), else its longest repeating
+// tail of at least half the sequence (warm-up ops before it belong to no step). At least two
+// repetitions; nothing when the sequence does not repeat.
+std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys);
+
+class OverlapSweep {
+ public:
+  // Steps are inferred from the first this many ops in program order (exactly as from the
+  // whole sequence for runs this short), then follow that period to the end of the run.
+  static constexpr size_t kPrefixOps = 65'536;
+  // Ops (and GPU intervals) held to restore program (and start) order.
+  static constexpr size_t kReorderOps = 16'384;
+
+  // compute: the process's compute kernels as a sorted, disjoint union on its GPU clock.
+  // nvtx_steps: its steps from NVTX ranges, sorted; empty: steps are inferred from its ops.
+  // available: whether compute was recorded (else only communication time is summed).
+  OverlapSweep(const std::vector<GpuInterval>& compute, std::vector<StepWindow> nvtx_steps, bool available);
+
+  void add(const RankOp& op);  // in file order
+  // The row's figures (comm_us ... steps, step_source, most_exposed_step); false when the
+  // process had no timed communication kernel (the row is then left as it was). `windows`,
+  // when given, receives every step's window.
+  bool finish(OverlapRow& row, std::vector<StepWindow>* windows = nullptr);
+
+ private:
+  struct OpenStep {  // an inferred step whose ops are still being released
+    uint64_t start_ns = UINT64_MAX;
+    uint64_t max_end_ns = 0;
+  };
+
+  void endPrefix();
+  void release(const RankOp& op);   // the next op in program order
+  void stepBoundary(bool at_end);   // an inferred step's ops are all released
+  void addInterval(GpuInterval interval);  // the next GPU interval in start order
+  void closeUnionInterval();
+  void sumSteps(bool at_end);       // the windows whose part of the union is final
+  void sumStep(const StepWindow& w);
+  void keepStretch(const StepOverlap& step);
+
+  const std::vector<GpuInterval>& compute_;
+  const bool available_;
+  const bool nvtx_;
+  std::string source_;
+
+  std::vector<RankOp> prefix_;
+  bool prefix_done_ = false;
+  std::vector<RankOp> order_heap_;  // program order
+  uint64_t released_ = 0;           // ops released in program order so far
+
+  size_t period_ = 0, first_ = 0;   // inferred steps: every period_ ops from op first_
+  OpenStep open_step_;
+  bool have_pending_step_ = false;
+  OpenStep pending_step_;           // kept, its end waits for the next kept step's start
+
+  std::vector<GpuInterval> interval_heap_;  // start order
+  bool have_open_ = false;
+  GpuInterval open_{};              // the union's last interval, still growing
+  std::deque<GpuInterval> unioned_; // closed union intervals the waiting windows may need
+  uint64_t first_comm_ns_ = 0, last_comm_ns_ = 0;
+  uint64_t last_start_ns_ = 0;      // of the latest interval merged
+  uint64_t comm_ns_ = 0, overlapped_ns_ = 0;
+
+  std::deque<StepWindow> windows_;  // waiting to be summed, in order
+  std::vector<StepWindow>* all_windows_ = nullptr;
+  std::vector<StepOverlap> stretches_;  // at most kMaxStepPoints, each of stretch_ steps
+  size_t stretch_ = 1;
+  int steps_ = 0;
+  double first_step_us_ = 0, last_step_us_ = 0;
+  double most_exposed_us_ = -1;
+  StepTimeline most_exposed_;
+};
+
+}  // namespace commtrace::report
