@@ -117,7 +117,9 @@ TEST(ReaderCorruption, EveryFlippedByteIsReportedAndCostsOnlyItsChunkAndThoseNam
         EXPECT_EQ(issues[i].offset, built.chunk_begin[lost[i]]);
         EXPECT_EQ(issues[i].message.rfind(offsetMessagePrefix(path, built.chunk_begin[lost[i]]), 0), 0u) << issues[i].message;
       }
-      if (lost.size() > 1) EXPECT_NE(issues[1].message.find("its names are in an earlier chunk that is missing"), std::string::npos);
+      if (lost.size() > 1) {
+        EXPECT_NE(issues[1].message.find("its names are in an earlier chunk that is missing"), std::string::npos);
+      }
       EXPECT_EQ(back.reader->tornTail(), static_cast<size_t>(damaged) + 1 == built.chunk_begin.size());
       if (::testing::Test::HasFailure()) return;  // one offset's story is enough
     }
