@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tools/report/analyses/overlap.h"
+#include "tools/report/load/time_window.h"
 
 namespace commtrace::tools {
 
@@ -19,8 +20,13 @@ std::optional<std::vector<int>> parseRankList(const std::string& text, std::stri
 // "5" or "10-12": the first and last step, from 0.
 std::optional<std::pair<int, int>> parseStepRange(const std::string& text, std::string& error);
 
-// "1.5s", "250ms", "40us", "100ns", "0": nanoseconds; a unit is required except for 0.
+// "2min", "1.5s", "250ms", "40us", "100ns", "0": nanoseconds; a unit is required except for 0.
 std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
+
+// One end of `report --from/--to`: a duration after the run's first process started
+// recording ("30s"), a UTC date and time ("2026-11-27 06:31:02.5", "2026-11-27T06:31:02Z"),
+// or a UTC time of day on the run's first day ("06:31:02").
+std::optional<report::TimePoint> parseTimePoint(const std::string& text, std::string& error);
 
 // An NVTX range name or ECMAScript regular expression naming the step range; "" is the default rule.
 std::optional<report::StepRule> parseStepRule(const std::string& text, std::string& error);

@@ -32,9 +32,36 @@ TEST(CliValues, Durations) {
   EXPECT_EQ(parseDuration("40us", error), 40'000);
   EXPECT_EQ(parseDuration("100ns", error), 100);
   EXPECT_EQ(parseDuration("0", error), 0);
-  for (const char* bad : {"", "5", "1.5", "-1s", "1h", "s", "1e30s", "nan s"}) {
+  EXPECT_EQ(parseDuration("2min", error), 120'000'000'000);
+  EXPECT_EQ(parseDuration("1.5h", error), 5'400'000'000'000);
+  for (const char* bad : {"", "5", "1.5", "-1s", "1m", "s", "1e30s", "nan s"}) {
     EXPECT_FALSE(parseDuration(bad, error)) << bad;
-    EXPECT_EQ(error, "'" + std::string(bad) + "' is not a duration (like 1.5s, 250ms, 40us or 100ns)");
+    EXPECT_EQ(error, "'" + std::string(bad) + "' is not a duration (like 2min, 1.5s, 250ms, 40us or 100ns)");
+  }
+}
+
+// report --from/--to: after the run's start, a UTC date and time (as the report prints it,
+// or ISO 8601), or a UTC time of day.
+TEST(CliValues, TimePoints) {
+  using Kind = report::TimePoint::Kind;
+  std::string error;
+  const auto is = [&](const char* text, Kind kind, int64_t ns) {
+    const auto p = parseTimePoint(text, error);
+    ASSERT_TRUE(p) << text << ": " << error;
+    EXPECT_EQ(p->kind, kind) << text;
+    EXPECT_EQ(p->ns, ns) << text;
+  };
+  is("90s", Kind::kSinceStart, 90'000'000'000);
+  is("2min", Kind::kSinceStart, 120'000'000'000);
+  is("06:31:02", Kind::kTimeOfDay, ((6 * 60 + 31) * 60 + 2) * 1'000'000'000LL);
+  is("06:31:02.25", Kind::kTimeOfDay, ((6 * 60 + 31) * 60 + 2) * 1'000'000'000LL + 250'000'000);
+  constexpr int64_t k2023_11_14_221320 = 1'700'000'000'000'000'000;
+  is("2023-11-14 22:13:20", Kind::kUtc, k2023_11_14_221320);
+  is("2023-11-14T22:13:20.5Z", Kind::kUtc, k2023_11_14_221320 + 500'000'000);
+  is("2023-11-14 22:13:20.000 UTC", Kind::kUtc, k2023_11_14_221320);  // as the report's time line prints it
+  for (const char* bad : {"", "yesterday", "25:00:00", "06:31", "2023-13-01 00:00:00", "2023-11-14", "06:31:02 CET"}) {
+    EXPECT_FALSE(parseTimePoint(bad, error)) << bad;
+    EXPECT_EQ(error.rfind("'" + std::string(bad) + "' is not a time: ", 0), 0u) << error;
   }
 }
 

@@ -81,6 +81,20 @@ bool stepRuleFrom(const std::string& text, commtrace::report::StepRule& rule) {
   return true;
 }
 
+// An option's time ("" where not given leaves it unset); false, with the reason, for a text
+// that is not a time.
+bool timePointFrom(const char* flag, const std::string& text, commtrace::report::TimePoint& point) {
+  if (text.empty()) return true;
+  std::string error;
+  const auto parsed = commtrace::tools::parseTimePoint(text, error);
+  if (!parsed) {
+    std::cerr << "commtrace: " << flag << " " << error << "\nRun 'commtrace report --help' for usage.\n";
+    return false;
+  }
+  point = *parsed;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,6 +143,12 @@ int main(int argc, char** argv) {
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
   report->add_option("--out", report_options.out, "write to this file (text, json, html) or directory (csv) instead of stdout");
+  std::string report_from, report_to;
+  report->add_option("--from", report_from,
+                     "only the ops that started at or after this time: how long after the run's first process started "
+                     "recording (90s, 2min), a UTC time (2026-11-27 06:31:02, as the report's 'time' line prints it) or a "
+                     "UTC time of day (06:31:02). Kernel totals still cover the whole run");
+  report->add_option("--to", report_to, "only the ops that started before this time (as --from)");
 
   commtrace::tools::ExportOptions export_options;
   std::string export_progress = "auto", export_format = "protobuf", export_ranks, export_steps, export_from, export_to;
@@ -200,6 +220,8 @@ int main(int argc, char** argv) {
     report_options.format = kFormats.at(report_format);
     report_options.progress = kProgressModes.at(report_progress);
     if (!stepRuleFrom(report_step_range, report_options.step_rule)) return 2;
+    if (!timePointFrom("--from", report_from, report_options.window.from) || !timePointFrom("--to", report_to, report_options.window.to))
+      return 2;
     return commtrace::tools::runReport(report_options, std::cout, std::cerr);
   }
   if (*export_cmd) {

@@ -27,12 +27,14 @@ bool showProgress(ProgressMode mode) {
 // stream: where the report's analyses take the collectives from, so that the run does not
 // keep them; export draws every op and keeps them.
 template <class Options>
-bool load(const Options& options, RunModel& run, std::ostream& err, report::JoinedOpSink* stream = nullptr) {
+bool load(const Options& options, RunModel& run, std::ostream& err, report::JoinedOpSink* stream = nullptr,
+          const report::TimeWindowSpec& window = {}) {
   const report::LoadOptions load{.paths = options.paths,
                                  .progress = showProgress(options.progress),
                                  .job = options.job,
                                  .stream = stream,
-                                 .keep_collectives = stream == nullptr};
+                                 .keep_collectives = stream == nullptr,
+                                 .window = window};
   return report::loadRun(load, run, err);
 }
 
@@ -75,7 +77,7 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   }
   RunModel run;
   report::StreamedAnalyses streamed;
-  if (!load(options, run, err, &streamed)) return 1;  // the loader said why
+  if (!load(options, run, err, &streamed, options.window)) return 1;  // the loader said why
   const Report r = report::buildReport(run, report::alignClocks(run, streamed.anchors), options.step_rule, streamed);
   return writeReport(r, options, out, err) ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/load/time_window.h"
 #include "tools/report/output/perfetto_export.h"
 
 namespace commtrace::tools {
@@ -20,6 +21,7 @@ struct ReportOptions {
   std::string out;  // file (text, json, html) or directory (csv); empty: stdout
   ProgressMode progress = ProgressMode::kAuto;
   report::StepRule step_rule;  // --step-range
+  report::TimeWindowSpec window;  // --from, --to
 };
 
 struct ExportOptions {

@@ -132,6 +132,15 @@ void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
                          m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), m.detail.c_str()));
 }
 
+// A --from/--to window no op started in: said first, with when the ops did run.
+void addEmptyWindowFinding(const RunSummary& run, std::vector<std::string>& out) {
+  if ((run.window_from_utc_ns == 0 && run.window_to_utc_ns == 0) || run.ops != 0) return;
+  std::string found = "No op started in the --from/--to window";
+  if (run.last_op_utc_ns != 0)
+    found += "; the run's ops ran from " + fmt::utcTime(run.first_op_utc_ns) + " to " + fmt::utcTime(run.last_op_utc_ns);
+  out.push_back(found + ".");
+}
+
 void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
   if (!run.missing_ranks.empty()) {
     out.push_back("Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others.");
@@ -177,6 +186,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.lateness, streamed.evidence});
   report.mismatches = findMismatches(run, streamed.gaps, report.mismatches_total);
 
+  addEmptyWindowFinding(report.run, report.findings);
   addStragglerFinding(report.stragglers, report.findings);
   addLinkFinding(report.stragglers, report.findings);
   addOverlapFinding(report.overlap, report.findings);

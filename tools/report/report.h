@@ -32,6 +32,11 @@ struct RunSummary {
   uint64_t first_op_utc_ns = 0;
   uint64_t last_op_utc_ns = 0;
   uint64_t all_files_reach_utc_ns = 0;
+  // `report --from/--to`: the window (0 and UINT64_MAX where not given; both 0: no window)
+  // and how many collective instances and transfers fell outside it.
+  uint64_t window_from_utc_ns = 0;
+  uint64_t window_to_utc_ns = 0;
+  uint64_t ops_outside_window = 0;
 };
 
 // Per-process mapping of GPU clocks onto one timeline (reference: the lowest global rank).

@@ -72,8 +72,13 @@ struct ProcessInfo {
     uint64_t matched = 0;
     double residual_rms_ns = 0;
   } cupti_match;
-  // Its first op's CPU start and its last op's CPU end as CLOCK_REALTIME ns (0: no op), from
-  // the header's realtime/monotonic pair: how far into the run its file goes.
+  // Its CPU clock (CLOCK_MONOTONIC) as CLOCK_REALTIME, which is comparable across hosts:
+  // the header's realtime/monotonic pair, read when recording started.
+  uint64_t start_utc_ns = 0;
+  int64_t utc_minus_cpu_ns = 0;
+  uint64_t utcOfCpu(uint64_t cpu_ns) const { return cpu_ns == 0 ? 0 : cpu_ns + static_cast<uint64_t>(utc_minus_cpu_ns); }
+  // Its first op's CPU start and its last op's CPU end as CLOCK_REALTIME ns (0: no op): how
+  // far into the run its file goes.
   uint64_t first_op_utc_ns = 0;
   uint64_t last_op_utc_ns = 0;
   uint64_t first_gpu_ns = 0;  // earliest and latest GPU time in its op records (0: none)
@@ -196,6 +201,15 @@ struct ProcessTimeline {
   uint64_t unmapped_kernels = 0;
 };
 
+// The part of a run a report covers (`report --from/--to`): ops whose earliest member
+// started in [from, to), CLOCK_REALTIME ns.
+struct TimeWindow {
+  uint64_t from_utc_ns = 0;
+  uint64_t to_utc_ns = UINT64_MAX;
+  bool set() const { return from_utc_ns != 0 || to_utc_ns != UINT64_MAX; }
+  bool contains(uint64_t utc_ns) const { return utc_ns >= from_utc_ns && utc_ns < to_utc_ns; }
+};
+
 struct RunModel {
   std::string dir;
   std::vector<ProcessInfo> processes;
@@ -211,6 +225,8 @@ struct RunModel {
   std::vector<std::string> skipped_files;  // "commtrace: FILE: why" for files that could not be read at all
   std::vector<int> missing_ranks;         // global ranks < world_size with no file
   int world_size = 0;                      // largest world size any header or communicator declares
+  TimeWindow window;                       // what the report covers (all of the run when not set)
+  uint64_t ops_outside_window = 0;         // collective instances and transfers left out by it
 
   const MemberView* membersOf(const CollInstance& c) const { return members.data() + c.first_member; }
   std::string_view name(NameId id) const { return names[id]; }

@@ -82,7 +82,7 @@ std::vector<CudaSyncRow> cudaSyncWaits(const RunModel& run) {
     std::map<std::string_view, CallDurations> by_kind;
     for (const CudaCallSpan& span : run.timelines[p].cuda_calls) {
       const SyncCall* call = syncCallOf(run.name(span.name));
-      if (call == nullptr) continue;
+      if (call == nullptr || !run.window.contains(run.processes[p].utcOfCpu(span.cpu_start_ns))) continue;
       CallDurations& d = by_kind[call->kind];
       d.takes_stream = call->takes_stream;
       d.all.add(span);

@@ -196,7 +196,9 @@ ProcessOpSource opsFromFiles(const RunModel& run) {
   return [&run](size_t p, const std::function<void(const RankOp&)>& each) {
     std::map<std::tuple<uint64_t, uint32_t, uint64_t, OpSide>, uint32_t> keys;  // dense, within the file
     std::string error;  // the loader has said what it could not read
-    readOwnOps(run.processes[p].path, [&](const OwnOp& op) {
+    const ProcessInfo& process = run.processes[p];
+    readOwnOps(process.path, [&](const OwnOp& op) {
+      if (run.window.set() && !run.window.contains(process.utcOfCpu(op.cpu_start_ns))) return;
       const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
       each(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side));
     }, error);

@@ -156,11 +156,12 @@ void ProcessReader::noteGpuTimes(const MemberView& v) {
   op_gpu_ends_.push_back(v.gpu_end_ns);
 }
 
-// CPU times are the process's CLOCK_MONOTONIC; the header pairs it with CLOCK_REALTIME,
-// which is comparable across hosts. 0 stays 0 (no op).
 uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const {
-  const auto& h = reader_.header();
-  return cpu_ns == 0 ? 0 : h.start_realtime_ns() + (cpu_ns - h.start_monotonic_ns());
+  return cpu_ns == 0 ? 0 : cpu_ns + static_cast<uint64_t>(utcMinusCpu(reader_.header()));
+}
+
+int64_t utcMinusCpu(const trace::v1::FileHeader& h) {
+  return static_cast<int64_t>(h.start_realtime_ns() - h.start_monotonic_ns());
 }
 
 void describeProcess(const trace::v1::FileHeader& h, const std::string& path, ProcessInfo& info) {
@@ -175,6 +176,8 @@ void describeProcess(const trace::v1::FileHeader& h, const std::string& path, Pr
   info.world_size = header_known ? h.world_size() : -1;
   info.job_id = h.job_id();
   info.restart_count = h.restart_count();
+  info.start_utc_ns = h.start_realtime_ns();
+  info.utc_minus_cpu_ns = utcMinusCpu(h);
 }
 
 // GPU readings taken with the others, where a process has them; else CUPTI's clock tied to the

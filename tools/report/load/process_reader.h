@@ -82,6 +82,9 @@ struct RecordBatch {
   std::vector<P2pRow> p2ps;
 };
 
+// CPU times are the process's CLOCK_MONOTONIC; the header pairs it with CLOCK_REALTIME.
+int64_t utcMinusCpu(const trace::v1::FileHeader& header);
+
 // The file header's part of a ProcessInfo (who wrote the file).
 void describeProcess(const trace::v1::FileHeader& header, const std::string& path, ProcessInfo& info);
 

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "tools/report/format.h"
 #include "tools/report/load/lockstep_reader.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/op_stream.h"
@@ -243,6 +244,19 @@ bool readsAsKineto(const std::vector<TraceFileEntry>& files, std::ostream& err, 
   return true;
 }
 
+// The window on the run's clock: relative times count from when its first process started
+// recording. false, with the reason, for one that holds no time.
+bool resolveRunWindow(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) {
+  if (!spec.set()) return true;
+  uint64_t start = UINT64_MAX;
+  for (const ProcessInfo& p : run.processes) start = std::min(start, p.start_utc_ns);
+  run.window = resolveWindow(spec, start);
+  if (run.window.to_utc_ns > run.window.from_utc_ns) return true;
+  err << "commtrace: --to (" << fmt::utcTime(run.window.to_utc_ns) << ") is not after --from ("
+      << fmt::utcTime(run.window.from_utc_ns) << ")\n";
+  return false;
+}
+
 }  // namespace
 
 unsigned loaderThreads() { return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads); }
@@ -254,6 +268,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   if (!listTraceFiles(options.paths, files, err)) return false;
   if (readsAsKineto(files, err, run)) {
     if (run.processes.empty()) return false;
+    if (options.window.set()) err << "commtrace: --from and --to do not apply to PyTorch profiler traces; they are reported whole\n";
     if (options.stream != nullptr) replayRun(run, *options.stream);
     return true;
   }
@@ -274,10 +289,12 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
     run.processes.push_back(std::move(a.info));
   }
   run.timelines.resize(run.processes.size());
+  if (!resolveRunWindow(options.window, run, err)) return false;
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
   RunModelSink model(run, options.keep_collectives);
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
-  OpJoiner joiner(run, std::move(identities), sinks);
+  TimeWindowFilter window(run, sinks);
+  OpJoiner joiner(run, std::move(identities), run.window.set() ? static_cast<JoinedOpSink&>(window) : sinks);
   readAndJoin(chosen, total_bytes, joiner, run, progress);
   progress.done();
   joiner.finish();

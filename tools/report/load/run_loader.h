@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tools/report/load/op_joiner.h"
+#include "tools/report/load/time_window.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -27,6 +28,8 @@ struct LoadOptions {
   // caller whose analyses all take the collectives from `stream`: the run's memory then does
   // not grow with its collectives. Transfers are kept either way.
   bool keep_collectives = true;
+  // Only the ops that started in this window (report --from/--to); see time_window.h.
+  TimeWindowSpec window;
 };
 
 inline constexpr const char* kAllJobs = "all";

@@ -18,6 +18,14 @@ Json commId(uint64_t id) { return id == 0 ? Json(nullptr) : Json(fmt::hexId(id))
 
 Json utcOrNull(uint64_t realtime_ns) { return realtime_ns == 0 ? Json(nullptr) : Json(fmt::isoTime(realtime_ns)); }
 
+// null without --from/--to; an open end is null.
+Json windowJson(const RunSummary& s) {
+  if (s.window_from_utc_ns == 0 && s.window_to_utc_ns == 0) return nullptr;
+  return {{"from_utc", utcOrNull(s.window_from_utc_ns)},
+          {"to_utc", s.window_to_utc_ns == UINT64_MAX ? Json(nullptr) : utcOrNull(s.window_to_utc_ns)},
+          {"ops_outside", s.ops_outside_window}};
+}
+
 Json runJson(const RunSummary& s) {
   return {{"dir", s.dir},
           {"jobs", s.jobs},
@@ -36,6 +44,7 @@ Json runJson(const RunSummary& s) {
           {"first_op_utc", utcOrNull(s.first_op_utc_ns)},
           {"last_op_utc", utcOrNull(s.last_op_utc_ns)},
           {"all_files_reach_utc", utcOrNull(s.all_files_reach_utc_ns)},
+          {"window", windowJson(s)},
           {"problems", s.problems}};
 }
 

@@ -38,6 +38,14 @@ std::string timeSpan(const RunSummary& s) {
   return span;
 }
 
+// "<from> to <to>: N ops outside it left out", an open end said as such.
+std::string windowSpan(const RunSummary& s) {
+  const std::string from = s.window_from_utc_ns == 0 ? "the start" : fmt::utcTime(s.window_from_utc_ns);
+  const std::string to = s.window_to_utc_ns == UINT64_MAX ? "the end" : fmt::utcTime(s.window_to_utc_ns);
+  return from + " to " + to + " (--from/--to): " + fmt::counted(s.ops_outside_window, "op") +
+         " outside it left out; kernel totals cover the whole run";
+}
+
 Fields runFields(const Report& r) {
   const RunSummary& s = r.run;
   const int unreadable = s.files - s.processes;
@@ -46,7 +54,7 @@ Fields runFields(const Report& r) {
   if (unreadable > 0) files += ", " + std::to_string(unreadable) + " not readable as traces";
   std::string jobs;
   for (const std::string& j : s.jobs) jobs += (jobs.empty() ? "" : ", ") + j;
-  return {{s.jobs.size() == 1 ? "job" : "jobs", jobs},
+  Fields fields{{s.jobs.size() == 1 ? "job" : "jobs", jobs},
           {"files", files},
           {"ranks", std::to_string(s.ranks) + " in " + fmt::counted(s.processes, "process", "processes") + " on " + fmt::counted(s.hosts, "host") + ", " +
                         fmt::counted(s.communicators, "communicator")},
@@ -57,6 +65,9 @@ Fields runFields(const Report& r) {
           {"records lost", std::to_string(s.dropped_records) + " dropped before the file (ring full or write failed), " +
                                std::to_string(s.untracked_events) + " NCCL events not followed"},
           {"clocks", clockLine(r.clocks)}};
+  if (s.window_from_utc_ns != 0 || s.window_to_utc_ns != 0)
+    fields.insert(fields.begin() + 5, {"window", windowSpan(s)});
+  return fields;
 }
 
 Table clocks(const ClockSummary& c) {

@@ -1,0 +1,54 @@
+#include "tools/report/load/time_window.h"
+
+#include <algorithm>
+
+namespace commtrace::report {
+namespace {
+
+constexpr int64_t kDayNs = 86'400'000'000'000;
+
+}  // namespace
+
+uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns) {
+  switch (point.kind) {
+    case TimePoint::Kind::kUnset: return 0;
+    case TimePoint::Kind::kSinceStart: return run_start_utc_ns + static_cast<uint64_t>(point.ns);
+    case TimePoint::Kind::kUtc: return static_cast<uint64_t>(point.ns);
+    case TimePoint::Kind::kTimeOfDay: {
+      const uint64_t midnight = run_start_utc_ns - run_start_utc_ns % kDayNs;
+      const uint64_t at = midnight + static_cast<uint64_t>(point.ns);
+      return at < run_start_utc_ns ? at + kDayNs : at;  // a run that went past midnight
+    }
+  }
+  return 0;
+}
+
+TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns) {
+  TimeWindow w;
+  if (spec.from.kind != TimePoint::Kind::kUnset) w.from_utc_ns = resolveTimePoint(spec.from, run_start_utc_ns);
+  if (spec.to.kind != TimePoint::Kind::kUnset) w.to_utc_ns = resolveTimePoint(spec.to, run_start_utc_ns);
+  return w;
+}
+
+// An op's time is when its earliest member entered the NCCL call: the op as the job issued it.
+bool TimeWindowFilter::inside(std::span<const MemberView> members) {
+  uint64_t earliest = UINT64_MAX;
+  for (const MemberView& m : members) {
+    if (m.process < 0 || m.cpu_start_ns == 0 || static_cast<size_t>(m.process) >= run_.processes.size()) continue;
+    earliest = std::min(earliest, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+  }
+  const bool in = earliest != UINT64_MAX && earliest >= run_.window.from_utc_ns && earliest < run_.window.to_utc_ns;
+  if (!in) ++run_.ops_outside_window;
+  return in;
+}
+
+void TimeWindowFilter::collective(const CollInstance& instance, std::span<const MemberView> members) {
+  if (inside(members)) next_.collective(instance, members);
+}
+
+void TimeWindowFilter::transfer(const P2pTransfer& transfer) {
+  const MemberView sides[] = {transfer.send, transfer.recv};
+  if (inside(sides)) next_.transfer(transfer);
+}
+
+}  // namespace commtrace::report

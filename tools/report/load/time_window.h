@@ -1,0 +1,55 @@
+// A report of part of a run (`report --from/--to`): the ops whose earliest member started,
+// on its host's CPU clock read as CLOCK_REALTIME, in [from, to). The window is filtered
+// where ops are joined, so that every analysis fed from the joined stream (bandwidth,
+// stragglers, matrix, mismatches, clocks, heatmap) and overlap (each process's ops read
+// back from its file) see the same ops.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "tools/report/load/op_joiner.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// One end of a window as the user gave it.
+struct TimePoint {
+  enum class Kind {
+    kUnset,
+    kSinceStart,  // ns after the run's first process started recording (its header's start)
+    kUtc,         // CLOCK_REALTIME ns
+    kTimeOfDay,   // ns since midnight UTC, on the day the run started (or the next, if earlier)
+  };
+  Kind kind = Kind::kUnset;
+  int64_t ns = 0;
+};
+
+struct TimeWindowSpec {
+  TimePoint from, to;
+  bool set() const { return from.kind != TimePoint::Kind::kUnset || to.kind != TimePoint::Kind::kUnset; }
+};
+
+// CLOCK_REALTIME of a point, given when the run's first process started recording.
+uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns);
+// The window in CLOCK_REALTIME ns: [from, to) (0 and UINT64_MAX where not given).
+TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns);
+
+// Hands on the ops that started inside run.window and counts the others in
+// run.ops_outside_window (those without a CPU time among them: they cannot be placed).
+class TimeWindowFilter : public JoinedOpSink {
+ public:
+  TimeWindowFilter(RunModel& run, JoinedOpSink& next) : run_(run), next_(next) {}
+
+  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override { next_.finish(new_index); }
+
+ private:
+  bool inside(std::span<const MemberView> members);
+
+  RunModel& run_;
+  JoinedOpSink& next_;
+};
+
+}  // namespace commtrace::report
