@@ -175,6 +175,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.clocks = clocks.summary;
   report.communicators = communicatorRows(run, instances);
   report.bandwidth = streamed.bandwidth.rows(run);
+  report.bandwidth_series = bandwidthSeries(run, clocks, streamed.bandwidth_series);
   report.matrix = communicationMatrix(run, streamed.shapes);
   // Overlap follows each process through its whole run: from its file, one process per
   // thread at a time, where the loader did not keep the collectives.

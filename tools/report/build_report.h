@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tools/report/analyses/bandwidth.h"
+#include "tools/report/analyses/bandwidth_series.h"
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
@@ -17,11 +18,12 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  StreamedAnalyses() : OpFanout({&bandwidth, &arrivals, &shapes, &gaps, &anchors, &lateness, &evidence}) {}
+  StreamedAnalyses() : OpFanout({&bandwidth, &bandwidth_series, &arrivals, &shapes, &gaps, &anchors, &lateness, &evidence}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
   BandwidthTally bandwidth;
+  BandwidthSeriesTally bandwidth_series;
   ArrivalTally arrivals;
   CollShapeTally shapes;
   CollGapTally gaps;

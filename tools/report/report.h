@@ -262,6 +262,21 @@ struct LatenessHeatmap {
   std::vector<std::vector<double>> mean_lateness_us;  // [rank row][bin]; -1 where the rank had no instance in the bin
 };
 
+// busBw over time per (communicator, func), in columns of the aligned timeline (reference
+// GPU clock, us), like the lateness heatmap's.
+struct BandwidthSeriesRow {
+  uint64_t comm = 0;
+  std::string comm_name;
+  std::string func;
+  std::vector<uint64_t> ops;       // [column] collective instances that ended in it
+  std::vector<double> busbw_gbs;   // [column] summed bus bytes / summed transfer time; -1 without an op
+};
+struct BandwidthSeries {
+  std::string axis = "not aligned";  // "aligned time", or no series: no clock could be aligned
+  double start_us = 0, bin_us = 0;
+  std::vector<BandwidthSeriesRow> rows;
+};
+
 struct StragglerReport {
   std::vector<StragglerRow> ranks;  // sorted by wait_caused_us, descending
   std::vector<HostStragglerRow> hosts;
@@ -316,6 +331,7 @@ struct Report {
   ClockSummary clocks;
   std::vector<CommunicatorRow> communicators;
   std::vector<BandwidthRow> bandwidth;
+  BandwidthSeries bandwidth_series;
   CommMatrix matrix;
   std::vector<OverlapRow> overlap;
   KernelBreakdown kernels;

@@ -14,13 +14,6 @@ struct BinSums {
   std::vector<uint32_t> count;
 };
 
-// One process's bins on the heatmap's axis: positions mapped by `to_axis`.
-struct Placed {
-  const FineBins* bins = nullptr;
-  int rank = -1;
-  LinearMap to_axis;  // position -> axis (aligned us, or op index)
-};
-
 }  // namespace
 
 void FineBins::add(uint64_t x, int64_t value, uint32_t count) {
@@ -119,40 +112,52 @@ LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clock
   return latenessHeatmap(run, clocks, bins);
 }
 
+Columns columnsOver(std::span<const PlacedBins> placed) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const PlacedBins& p : placed) {
+    for (uint64_t x : {p.bins->lowest(), p.bins->highest()}) {
+      lo = std::min(lo, p.to_axis.apply(static_cast<double>(x)));
+      hi = std::max(hi, p.to_axis.apply(static_cast<double>(x)));
+    }
+  }
+  if (lo > hi) return {};
+  return hi > lo ? Columns{lo, (hi - lo) / kHeatmapBins, kHeatmapBins} : Columns{lo, 1.0, 1};
+}
+
+LinearMap alignedAxisOf(const ClockAlignment& clocks, size_t p) {
+  if (p >= clocks.ref_from_gpu.size() || !clocks.ref_from_gpu[p].valid) return {};
+  return {clocks.ref_from_gpu[p].slope / 1e3, clocks.ref_from_gpu[p].intercept / 1e3, true};
+}
+
 LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clocks, const LatenessBins& bins) {
   const bool aligned = std::any_of(clocks.ref_from_gpu.begin(), clocks.ref_from_gpu.end(), [](const LinearMap& m) { return m.valid; });
   LatenessHeatmap map;
   map.axis = aligned ? "aligned time" : "op order";
-  std::vector<Placed> placed;
-  double lo = INFINITY, hi = -INFINITY;
+  std::vector<PlacedBins> placed;
+  std::vector<int> placed_rank;
   for (size_t p = 0; p < bins.processes().size() && p < run.processes.size(); ++p) {
     const int rank = run.processes[p].rank;
     const FineBins& fine = aligned ? bins.processes()[p].by_gpu_end : bins.processes()[p].by_op_index;
     if (rank < 0 || fine.empty()) continue;
-    LinearMap to_axis{1.0, 0.0, true};
-    if (aligned) {
-      if (p >= clocks.ref_from_gpu.size() || !clocks.ref_from_gpu[p].valid) continue;
-      to_axis = {clocks.ref_from_gpu[p].slope / 1e3, clocks.ref_from_gpu[p].intercept / 1e3, true};
-    }
-    for (uint64_t x : {fine.lowest(), fine.highest()}) {
-      lo = std::min(lo, to_axis.apply(static_cast<double>(x)));
-      hi = std::max(hi, to_axis.apply(static_cast<double>(x)));
-    }
-    placed.push_back({&fine, rank, to_axis});
+    const LinearMap to_axis = aligned ? alignedAxisOf(clocks, p) : LinearMap{1.0, 0.0, true};
+    if (!to_axis.valid) continue;
+    placed.push_back({&fine, to_axis});
+    placed_rank.push_back(rank);
   }
-  if (lo > hi) return map;
-  const int n = hi > lo ? kHeatmapBins : 1;
-  const double width = hi > lo ? (hi - lo) / n : 1.0;
-  (aligned ? map.bin_us : map.bin_ops) = width;
-  if (aligned) map.start_us = lo;
+  const Columns columns = columnsOver(placed);
+  if (columns.n == 0) return map;
+  const int n = columns.n;
+  (aligned ? map.bin_us : map.bin_ops) = columns.width;
+  if (aligned) map.start_us = columns.start;
 
   std::vector<BinSums> ranks(rankSlots(run));
-  for (const Placed& p : placed) {
-    if (p.rank >= static_cast<int>(ranks.size())) continue;
-    BinSums& r = ranks[static_cast<size_t>(p.rank)];
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const PlacedBins& p = placed[i];
+    if (placed_rank[i] >= static_cast<int>(ranks.size())) continue;
+    BinSums& r = ranks[static_cast<size_t>(placed_rank[i])];
     if (r.count.empty()) r.sum_us.assign(n, 0.0), r.count.assign(n, 0);
     p.bins->forEach([&](uint64_t x, int64_t sum_ns, uint32_t count) {
-      const int bin = std::clamp(static_cast<int>((p.to_axis.apply(static_cast<double>(x)) - lo) / width), 0, n - 1);
+      const int bin = columns.of(p.to_axis.apply(static_cast<double>(x)));
       r.sum_us[bin] += static_cast<double>(sum_ns) / 1e3;
       r.count[bin] += count;
     });

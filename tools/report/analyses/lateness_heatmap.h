@@ -52,6 +52,23 @@ class FineBins {
   std::vector<uint32_t> count_;
 };
 
+// Fine bins of several processes placed on one axis, each through its own map, and the
+// columns they are re-binned into: at most kHeatmapBins of equal width from the lowest
+// placed position to the highest. A fine bin goes whole to the column its centre falls in.
+struct PlacedBins {
+  const FineBins* bins = nullptr;
+  LinearMap to_axis;
+};
+struct Columns {
+  double start = 0, width = 1;
+  int n = 0;  // 0: nothing was placed
+  int of(double x) const { return std::clamp(static_cast<int>((x - start) / width), 0, n - 1); }
+};
+Columns columnsOver(std::span<const PlacedBins> placed);
+// Process p's own GPU clock onto the aligned timeline (the reference GPU clock) in us; invalid
+// where the clock fit did not reach it.
+LinearMap alignedAxisOf(const ClockAlignment& clocks, size_t p);
+
 // Each member's lateness at its own GPU end (members stop together, so it is where the
 // instance ended, to within the clocks' residual) and at the instance's op index, per
 // process, kept as the instances stream by.

@@ -270,6 +270,15 @@ CsvTable heatmapTable(const LatenessHeatmap& h) {
   return t;
 }
 
+CsvTable bandwidthSeriesTable(const BandwidthSeries& s) {
+  CsvTable t{"bandwidth_series.csv", {"comm", "comm_name", "func", "bin", "start_us", "ops", "busbw_gbs"}, {}};
+  for (const BandwidthSeriesRow& r : s.rows)
+    for (size_t b = 0; b < r.ops.size(); ++b)
+      t.rows.push_back({commCell(r.comm), r.comm_name, r.func, num(static_cast<uint64_t>(b)),
+                        num(s.start_us + s.bin_us * static_cast<double>(b)), num(r.ops[b]), numIf(r.busbw_gbs[b] >= 0, r.busbw_gbs[b])});
+  return t;
+}
+
 CsvTable mismatchesTable(const std::vector<MismatchRow>& rows) {
   CsvTable t{"mismatches.csv", {"comm", "comm_name", "func", "seq", "kind", "missing_ranks", "comm_ranks", "detail"}, {}};
   for (const MismatchRow& m : rows)
@@ -286,6 +295,7 @@ std::vector<std::function<CsvTable()>> tableBuilders(const Report& r) {
           [&] { return clocksTable(r.clocks); },
           [&] { return communicatorsTable(r.communicators); },
           [&] { return bandwidthTable(r.bandwidth); },
+          [&] { return bandwidthSeriesTable(r.bandwidth_series); },
           [&] { return gridTable("matrix_bytes.csv", r.matrix.bytes); },
           [&] { return gridTable("matrix_p2p_bytes.csv", r.matrix.p2p_bytes); },
           [&] { return gridTable("matrix_time_us.csv", r.matrix.time_us); },

@@ -121,6 +121,26 @@ void writeLateness(const LatenessHeatmap& lh, Page& page) {
   out << svg::heatmap(h);
 }
 
+// busBw of each (communicator, func) per column of the aligned timeline: when one got slow.
+void writeBandwidthSeries(const BandwidthSeries& s, Page& page) {
+  std::ostream& out = page.section("bandwidth-series", "Bandwidth over time");
+  if (s.rows.empty()) {
+    out << "<p class=\"note\">No series: no process's clock could be aligned, or no collective had a size and a time.</p>\n";
+    return;
+  }
+  out << "<p class=\"note\">busBw of each communicator and func per " << escape(fmt::duration(s.bin_us))
+      << " of the aligned timeline (its bus bytes over its transfer time); grey: no op of it ended in the column.</p>\n";
+  svg::Heatmap h{.row_axis = "communicator, func", .col_axis = "time", .format = [](double v) { return fmt::gbs(v); }};
+  for (const BandwidthSeriesRow& row : s.rows) {
+    h.row_labels.push_back(tables::commLabel(row.comm, row.comm_name) + " " + row.func);
+    h.values.emplace_back();
+    for (double v : row.busbw_gbs) h.values.back().push_back(v >= 0 ? v : NAN);
+  }
+  h.col_labels = numberedLabels(s.rows.front().busbw_gbs.size(),
+                                [&](size_t b) { return "+" + fmt::duration(s.bin_us * static_cast<double>(b)); });
+  out << svg::heatmap(h);
+}
+
 // One plot per func: busBw against the nccl-tests message size, one series per communicator.
 void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, Page& page) {
   std::ostream& out = page.section("bandwidth-plots", "Bandwidth by message size");
@@ -231,6 +251,7 @@ void writeHtml(const Report& r, std::ostream& out) {
   writeMatrix(r.matrix, page);
   writeLateness(r.stragglers.heatmap, page);
   writeBandwidthPlots(r.bandwidth, page);
+  writeBandwidthSeries(r.bandwidth_series, page);
   writeTables(r, page);
   page.write(out);
   out << "</body>\n</html>\n";

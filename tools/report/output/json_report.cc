@@ -89,6 +89,12 @@ Json bandwidthRowJson(const BandwidthRow& b) {
                  {"no_bandwidth", has_bw ? Json(nullptr) : Json(b.no_bandwidth)}};
 }
 
+Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r) {
+  Json busbw = Json::array();
+  for (double v : r.busbw_gbs) busbw.push_back(orNull(v >= 0, v));
+  return {{"comm", commId(r.comm)}, {"comm_name", r.comm_name}, {"func", r.func}, {"ops", r.ops}, {"busbw_gbs", busbw}};
+}
+
 Json matrixSliceJson(const MatrixSlice& s) {
   Json cells = Json::array();
   for (const MatrixCell& c : s.cells)
@@ -324,6 +330,13 @@ void writeJson(const Report& r, std::ostream& out) {
   doc.field("clocks", clocksJson(r.clocks));
   doc.array("communicators", r.communicators, communicatorJson);
   doc.array("bandwidth", r.bandwidth, bandwidthRowJson);
+  doc.object("bandwidth_series", [&](PrettyObject& s) {
+    const bool aligned = !r.bandwidth_series.rows.empty();
+    s.field("axis", r.bandwidth_series.axis);
+    s.field("start_us", orNull(aligned, r.bandwidth_series.start_us));
+    s.field("bin_us", orNull(aligned, r.bandwidth_series.bin_us));
+    s.array("series", r.bandwidth_series.rows, bandwidthSeriesRowJson);
+  });
   doc.object("matrix", [&](PrettyObject& m) {
     m.field("ranks", r.matrix.ranks);
     m.array("bytes", r.matrix.bytes, self);
