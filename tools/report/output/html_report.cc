@@ -89,14 +89,27 @@ std::vector<std::string> numberedLabels(size_t n, const std::function<std::strin
   return out;
 }
 
+// At most kMaxMatrixCells rows and columns: past that many ranks, consecutive ranks are drawn
+// as one cell with their bytes summed (a 1,024-rank run's cell per rank pair made a 135 MB page).
+constexpr size_t kMaxMatrixCells = 128;
+
 void writeMatrix(const CommMatrix& m, Page& page) {
   std::ostream& out = page.section("matrix", "Communication matrix");
-  out << "<p class=\"note\">Bytes sent from the row's rank to the column's rank over the whole run. "
-      << escape(m.model) << "</p>\n";
+  const size_t ranks = m.bytes.size();
+  const size_t group = std::max<size_t>(1, (ranks + kMaxMatrixCells - 1) / kMaxMatrixCells);
+  out << "<p class=\"note\">Bytes sent from the row's rank" << (group > 1 ? "s" : "") << " to the column's over the whole run"
+      << (group > 1 ? ", " + std::to_string(group) + " consecutive ranks to a cell (the JSON and CSV have every pair)" : std::string())
+      << ". " << escape(m.model) << "</p>\n";
   svg::Heatmap h{.row_axis = "sender rank", .col_axis = "receiver rank", .log_scale = true,
                  .format = [](double v) { return fmt::bytes(static_cast<uint64_t>(v)); }};
-  for (const auto& row : m.bytes) h.values.emplace_back(row.begin(), row.end());
-  h.row_labels = h.col_labels = numberedLabels(h.values.size(), [](size_t i) { return std::to_string(i); });
+  const size_t cells = (ranks + group - 1) / group;
+  h.values.assign(cells, std::vector<double>(cells, 0.0));
+  for (size_t src = 0; src < ranks; ++src)
+    for (size_t dst = 0; dst < ranks; ++dst) h.values[src / group][dst / group] += static_cast<double>(m.bytes[src][dst]);
+  h.row_labels = h.col_labels = numberedLabels(cells, [&](size_t i) {
+    const size_t first = i * group, last = std::min(ranks, first + group) - 1;
+    return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+  });
   out << svg::heatmap(h);
 }
 
@@ -130,7 +143,7 @@ void writeBandwidthSeries(const BandwidthSeries& s, Page& page) {
   }
   out << "<p class=\"note\">busBw of each communicator and func per " << escape(fmt::duration(s.bin_us))
       << " of the aligned timeline (its bus bytes over its transfer time); grey: no op of it ended in the column.</p>\n";
-  svg::Heatmap h{.row_axis = "communicator, func", .col_axis = "time", .format = [](double v) { return fmt::gbs(v); }};
+  svg::Heatmap h{.row_axis = "comm/func", .col_axis = "time", .format = [](double v) { return fmt::gbs(v); }};
   for (const BandwidthSeriesRow& row : s.rows) {
     h.row_labels.push_back(tables::commLabel(row.comm, row.comm_name) + " " + row.func);
     h.values.emplace_back();

@@ -45,6 +45,30 @@ TEST(HtmlReport, DrawsTheMatrixAndLatenessHeatmapsAndOneBandwidthPlotPerFunc) {
   EXPECT_EQ(count(page, "<title>sender rank"), 16u);
 }
 
+// Past 128 ranks the matrix draws consecutive ranks as one cell, their bytes summed, so that
+// the page of a big run stays small; the JSON and CSV keep every pair.
+TEST(HtmlReport, ABigRunsMatrixGroupsConsecutiveRanks) {
+  Report r = testutil::sampleReport();
+  r.matrix.ranks = 300;
+  r.matrix.bytes.assign(300, std::vector<uint64_t>(300, 0));
+  r.matrix.bytes[4][7] = 1 << 20;
+  r.matrix.bytes[5][8] = 1 << 20;  // the same cell: ranks 3-5 to 6-8
+  const std::string page = html(r);
+  EXPECT_EQ(count(page, "<title>sender rank"), 100u * 100u);
+  EXPECT_NE(page.find("<title>sender rank 3-5, receiver rank 6-8: 2 MiB</title>"), std::string::npos);
+  EXPECT_NE(page.find("3 consecutive ranks to a cell"), std::string::npos);
+}
+
+// busBw over time: one heatmap row per communicator and func.
+TEST(HtmlReport, DrawsBandwidthOverTime) {
+  Report r = testutil::sampleReport();
+  r.bandwidth_series = {.axis = "aligned time", .start_us = 0, .bin_us = 2000,
+                        .rows = {{.comm = 1, .comm_name = "world", .func = "AllReduce", .ops = {3, 0}, .busbw_gbs = {12.5, -1}}}};
+  const std::string page = html(r);
+  EXPECT_NE(page.find("<title>comm/func world AllReduce, time +0 ns: 12.50 GB/s</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>comm/func world AllReduce, time +2 ms: no data</title>"), std::string::npos);
+}
+
 TEST(HtmlReport, HasTheFindingsAndTables) {
   const std::string page = html(testutil::sampleReport());
   EXPECT_NE(page.find("<li>Rank 2 (node1) is the straggler"), std::string::npos);
@@ -60,7 +84,7 @@ TEST(HtmlReport, ContentsLinkEverySectionByAStableId) {
   ASSERT_NE(nav, std::string::npos);
   EXPECT_LT(nav, body) << "the contents come before the first section";
   EXPECT_EQ(count(page, "<h2 id=\""), count(page.substr(nav, body - nav), "<li><a href=\"#"));
-  for (const char* id : {"findings", "run", "matrix", "lateness", "bandwidth-plots", "bandwidth", "stragglers", "links", "overlap",
+  for (const char* id : {"findings", "run", "matrix", "lateness", "bandwidth-plots", "bandwidth-series", "bandwidth", "stragglers", "links", "overlap",
                          "cuda-sync", "mismatches", "communicators", "clocks"}) {
     EXPECT_NE(page.find("<h2 id=\"" + std::string(id) + "\">"), std::string::npos) << id;
     EXPECT_NE(page.find("<li><a href=\"#" + std::string(id) + "\">"), std::string::npos) << id;
