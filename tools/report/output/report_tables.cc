@@ -29,7 +29,7 @@ std::string clockLine(const ClockSummary& c) {
 // "<first> to <last> UTC (<span>)", and where some file stops earlier (a run still being
 // written, a rank that died), the time every file reaches.
 std::string timeSpan(const RunSummary& s) {
-  if (s.last_op_utc_ns == 0) return "no op recorded";
+  if (s.last_op_utc_ns == 0) return s.ops == 0 ? "no op recorded" : "not known (these files carry no wall-clock time)";
   std::string span = fmt::utcTime(s.first_op_utc_ns) + " to " + fmt::utcTime(s.last_op_utc_ns) + " (" +
                      fmt::duration(static_cast<double>(s.last_op_utc_ns - s.first_op_utc_ns) / 1e3) + ")";
   constexpr uint64_t kApartNs = 1'000'000'000;  // a flush period or two: files written together end together

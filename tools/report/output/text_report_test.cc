@@ -47,7 +47,11 @@ TEST(TextReport, SummarisesTheRun) {
 // (a run still being written, a rank that died), up to when every file speaks.
 TEST(TextReport, SaysWhenTheOpsRanAndUpToWhenEveryFileReaches) {
   Report r = testutil::sampleReport();
+  EXPECT_NE(lineWith(text(r), "time").find("not known (these files carry no wall-clock time)"), std::string::npos)
+      << "ops without wall-clock times (PyTorch profiler traces)";
+  r.run.ops = 0;
   EXPECT_NE(lineWith(text(r), "time").find("no op recorded"), std::string::npos);
+  r.run.ops = 130;
   r.run.first_op_utc_ns = 1'700'000'000'000'000'000ull;  // 2023-11-14 22:13:20 UTC
   r.run.last_op_utc_ns = r.run.first_op_utc_ns + 90'250'000'000ull;
   r.run.all_files_reach_utc_ns = r.run.last_op_utc_ns - 500'000'000;  // flushed apart, no more
