@@ -163,6 +163,10 @@ struct OverlapRow {
   uint64_t clock_matched = 0;
   double clock_residual_us = 0;
   StepTimeline most_exposed_step;  // its step with the most exposed communication (when available)
+  // Ops recorded more than OverlapSweep::kReorderOps places from their program order (placed
+  // where they came) and GPU intervals that far out of start order (their part before the
+  // union's last interval is lost): the figures are approximate where this is not 0.
+  uint64_t out_of_order = 0;
 };
 
 // Point-to-point waits between ranks (pipeline stages): a send or receive whose kernel ran

@@ -157,6 +157,8 @@ void OverlapSweep::endPrefix() {
 }
 
 void OverlapSweep::release(const RankOp& op) {
+  if (released_ > 0 && laterInProgram(last_released_, op)) ++out_of_order_;
+  last_released_ = op;
   const uint64_t position = released_++;
   if (period_ != 0 && position > first_ && (position - first_) % period_ == 0) stepBoundary(false);
   if (op.gpu_end_ns == 0) return;
@@ -192,13 +194,17 @@ void OverlapSweep::addInterval(GpuInterval interval) {
   if (first_comm_ns_ == 0) first_comm_ns_ = interval.start_ns;
   last_comm_ns_ = std::max(last_comm_ns_, interval.end_ns);
   last_start_ns_ = std::max(last_start_ns_, interval.start_ns);
+  // One that came more than kReorderOps out of start order loses its part before the
+  // union's last interval (what came before that is summed already).
+  if (have_open_ && interval.start_ns < open_.start_ns) {
+    ++out_of_order_;
+    if (interval.end_ns <= open_.start_ns) return;
+    interval.start_ns = open_.start_ns;
+  }
   if (have_open_ && interval.start_ns <= open_.end_ns) {
     open_.end_ns = std::max(open_.end_ns, interval.end_ns);
-    open_.start_ns = std::min(open_.start_ns, interval.start_ns);
     return;
   }
-  // One that came more than kReorderOps out of start order loses the part already summed.
-  if (have_open_ && interval.start_ns < open_.start_ns) return;
   if (have_open_) closeUnionInterval();
   open_ = interval;
   have_open_ = true;
@@ -300,6 +306,7 @@ bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   row.step_count = steps_;
   if (steps_ >= 2) row.mean_step_us = (last_step_us_ - first_step_us_) / static_cast<double>(steps_ - 1);
   row.steps = std::move(stretches_);
+  row.out_of_order = out_of_order_;
   if (available_ && steps_ > 0) row.most_exposed_step = std::move(most_exposed_);
   return true;
 }

@@ -85,6 +85,8 @@ class OverlapSweep {
   bool prefix_done_ = false;
   std::vector<RankOp> order_heap_;  // program order
   uint64_t released_ = 0;           // ops released in program order so far
+  RankOp last_released_{};
+  uint64_t out_of_order_ = 0;       // OverlapRow::out_of_order
 
   size_t period_ = 0, first_ = 0;   // inferred steps: every period_ ops from op first_
   OpenStep open_step_;

@@ -280,6 +280,8 @@ TEST(Overlap, ALongRunSweptInFileOrderGivesWhatProgramOrderGives) {
   EXPECT_DOUBLE_EQ(a.mean_step_us, 100.0);
   EXPECT_NEAR(a.comm_us, 15.0 * kSteps, 1e-3);
   EXPECT_NEAR(a.overlapped_us, 2.0 * kSteps, 1e-3);
+  EXPECT_EQ(a.out_of_order, 0u);
+  EXPECT_EQ(c.out_of_order, 0u) << "shuffled within 256 ops: well inside the reorder window";
   EXPECT_EQ(c.step_count, a.step_count);
   EXPECT_DOUBLE_EQ(c.comm_us, a.comm_us);
   EXPECT_DOUBLE_EQ(c.overlapped_us, a.overlapped_us);
@@ -293,6 +295,23 @@ TEST(Overlap, ALongRunSweptInFileOrderGivesWhatProgramOrderGives) {
   const StepOverlap& last = a.steps.back();
   EXPECT_EQ(last.last_step, kSteps - 1);
   EXPECT_NEAR(last.idle_us, 65.0 * (last.last_step - last.step), 1e-6);
+}
+
+// An op read far later than its place (more than the reorder window) is placed where it
+// came and counted, so that the row says its figures are approximate.
+TEST(Overlap, AnOpFarOutOfOrderIsCounted) {
+  const RunModelBuilder b = steppedRank(40'000);  // 80,000 ops: past the prefix, which is sorted whole
+  const ProcessOpSource in_order = opsFromModel(b.run);
+  const ProcessOpSource one_late = [&](size_t p, const std::function<void(const RankOp&)>& each) {
+    std::vector<RankOp> ops;
+    in_order(p, [&](const RankOp& op) { ops.push_back(op); });
+    std::rotate(ops.begin() + 100, ops.begin() + 101, ops.end());  // op 100 read last
+    for (const RankOp& op : ops) each(op);
+  };
+  const OverlapRow row = computeOverlap(b.run, {}, one_late).at(0);
+  EXPECT_GE(row.out_of_order, 1u);
+  EXPECT_LE(row.out_of_order, 2u) << "the op, and its kernel";
+  EXPECT_EQ(computeOverlap(b.run, {}, in_order).at(0).out_of_order, 0u);
 }
 
 TEST(Overlap, PointToPointKernelsCountOnBothSides) {

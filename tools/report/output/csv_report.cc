@@ -149,12 +149,12 @@ Row overlapCells(const R& r, bool available) {
 
 CsvTable overlapTable(const std::vector<OverlapRow>& rows) {
   CsvTable t{"overlap.csv",
-             {"rank", "available", "reason", "comm_us", "overlapped_us", "exposed_us", "idle_us", "overlap_pct", "step_source", "steps"},
+             {"rank", "available", "reason", "comm_us", "overlapped_us", "exposed_us", "idle_us", "overlap_pct", "step_source", "steps", "out_of_order"},
              {}};
   for (const OverlapRow& o : rows) {
     Row row{num(o.rank), flag(o.available), o.reason};
     for (std::string& cell : overlapCells(o, o.available)) row.push_back(std::move(cell));
-    row.insert(row.end(), {o.available ? num(o.overlap_pct) : "", o.step_source, num(static_cast<uint64_t>(o.step_count))});
+    row.insert(row.end(), {o.available ? num(o.overlap_pct) : "", o.step_source, num(static_cast<uint64_t>(o.step_count)), num(o.out_of_order)});
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -107,13 +107,14 @@ TEST_F(CsvReport, UnmeasuredOverlapAndMissingHeatmapBinsAreEmptyCells) {
   const Rows o = readCsv(dir(), "overlap.csv");
   ASSERT_EQ(o.size(), 3u);
   EXPECT_EQ(o[0], (std::vector<std::string>{"rank", "available", "reason", "comm_us", "overlapped_us", "exposed_us", "idle_us",
-                                            "overlap_pct", "step_source", "steps"}));
+                                            "overlap_pct", "step_source", "steps", "out_of_order"}));
   EXPECT_EQ(o[1][4], "500");
   EXPECT_EQ(o[2][1], "false");
   EXPECT_EQ(o[2][2], "no compute-kernel records: CUPTI was not attached");
   EXPECT_EQ(o[2][3], "1800");
   EXPECT_EQ(o[2][4], "");
   EXPECT_EQ(o[2][7], "");
+  EXPECT_EQ(o[2][10], "0");
   const Rows heat = readCsv(dir(), "lateness_heatmap.csv");
   ASSERT_EQ(heat.size(), 1u + 4 * 3);
   EXPECT_EQ(heat[1 + 3 + 2], (std::vector<std::string>{"1", "2", "2000", ""}));  // rank 1, bin 2: no data

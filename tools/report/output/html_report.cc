@@ -236,6 +236,7 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::overlap(r.overlap), out);
   for (const std::string& reason : tables::unavailableReasons(r.overlap)) writeNotes({"- = not measured: " + reason}, out);
   if (const std::string note = tables::kernelClockNote(r.overlap); !note.empty()) writeNotes({note}, out);
+  if (const std::string note = tables::outOfOrderNote(r.overlap); !note.empty()) writeNotes({note}, out);
   writeOverlapCharts(r.overlap, out);
   page.section("peer-waits", "Point-to-point waits (pipeline bubbles)");
   writeTable(tables::peerWaits(r.peer_waits), out);

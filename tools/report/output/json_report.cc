@@ -129,6 +129,7 @@ Json overlapRowJson(const OverlapRow& o) {
   if (o.available) row["overlap_pct"] = o.overlap_pct;
   row["step_source"] = o.step_source;
   row["step_count"] = o.step_count;
+  row["out_of_order"] = o.out_of_order;
   if (o.clock_kernels != 0) {
     row["kernel_clock"] = {{"nccl_kernels", o.clock_kernels}, {"matched", o.clock_matched},
                            {"residual_rms_us", o.clock_residual_us}};

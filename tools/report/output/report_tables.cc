@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tools/report/analyses/overlap_sweep.h"
 #include "tools/report/analyses/slow_links.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/format.h"
@@ -207,6 +208,20 @@ std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows)
   for (const OverlapRow& o : rows)
     if (!o.available && std::find(reasons.begin(), reasons.end(), o.reason) == reasons.end()) reasons.push_back(o.reason);
   return reasons;
+}
+
+std::string outOfOrderNote(const std::vector<OverlapRow>& rows) {
+  std::string ranks;
+  uint64_t total = 0;
+  for (const OverlapRow& o : rows) {
+    if (o.out_of_order == 0) continue;
+    total += o.out_of_order;
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(o.rank);
+  }
+  if (total == 0) return "";
+  return "approximate on rank(s) " + ranks + ": " + fmt::counted(total, "op or kernel", "ops or kernels") +
+         " came more than " + std::to_string(OverlapSweep::kReorderOps) +
+         " places out of order in the files and were placed where they came";
 }
 
 std::string kernelClockNote(const std::vector<OverlapRow>& rows) {

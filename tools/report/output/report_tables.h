@@ -33,6 +33,8 @@ Table mismatches(const std::vector<MismatchRow>& rows);
 // lists each distinct reason once, for a note under the table.
 Table overlap(const std::vector<OverlapRow>& rows);
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows);
+// One line naming the ranks whose overlap is approximate (OverlapRow::out_of_order); "" when none.
+std::string outOfOrderNote(const std::vector<OverlapRow>& rows);
 // One line on how CUPTI's clock was tied to the GPU's; "" when no rank needed it.
 std::string kernelClockNote(const std::vector<OverlapRow>& rows);
 // Who waited on whom in point-to-point transfers (pipeline bubbles).

@@ -75,6 +75,7 @@ void writeOverlap(const std::vector<OverlapRow>& rows, std::ostream& out) {
                "no process recorded communication kernels", out);
   for (const std::string& reason : tables::unavailableReasons(rows)) out << "  - = not measured: " << reason << '\n';
   if (const std::string note = tables::kernelClockNote(rows); !note.empty()) out << "  " << note << '\n';
+  if (const std::string note = tables::outOfOrderNote(rows); !note.empty()) out << "  " << note << '\n';
 }
 
 void writePeerWaits(const std::vector<PeerWaitRow>& rows, std::ostream& out) {
