@@ -248,8 +248,10 @@ bool readsAsKineto(const std::vector<TraceFileEntry>& files, std::ostream& err, 
 // recording. false, with the reason, for one that holds no time.
 bool resolveRunWindow(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) {
   if (!spec.set()) return true;
-  uint64_t start = UINT64_MAX;
-  for (const ProcessInfo& p : run.processes) start = std::min(start, p.start_utc_ns);
+  uint64_t start = UINT64_MAX;  // a damaged header reads as 0: no start known
+  for (const ProcessInfo& p : run.processes)
+    if (p.start_utc_ns != 0) start = std::min(start, p.start_utc_ns);
+  if (start == UINT64_MAX) start = 0;
   run.window = resolveWindow(spec, start);
   if (run.window.to_utc_ns > run.window.from_utc_ns) return true;
   err << "commtrace: --to (" << fmt::utcTime(run.window.to_utc_ns) << ") is not after --from ("
