@@ -7,8 +7,8 @@
 #
 # BUILD_DIR (default build-release) needs bin/commtrace-synth and bin/commtrace
 # (bin/report_load_bench times the loading half alone). WORK_DIR (default
-# /tmp/commtrace-report-scaling) keeps the runs between invocations (about 7 bytes per
-# record: ~50 MB for 6.4M collective records).
+# /tmp/commtrace-report-scaling) keeps the runs between invocations (about 13 bytes per
+# record in 200 ms chunks: ~82 MB for 6.4M collective records).
 #
 # Sizes: 100,000 collectives per rank up to 64 ranks (the 6.4M rank-records at 64),
 # then 6.4M rank-records in total (50,000 per rank at 128, 25,000 at 256) so that the
