@@ -168,7 +168,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
 }
 
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule,
-                   const StreamedAnalyses& streamed) {
+                   const StreamedAnalyses& streamed, ProgressLine* progress) {
   Report report;
   const std::vector<uint64_t> instances = streamed.shapes.instancesPerComm(run.comms.size());
   report.run = summarizeRun(run, instances);
@@ -180,7 +180,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   // Overlap follows each process through its whole run: from its file, one process per
   // thread at a time, where the loader did not keep the collectives.
   report.overlap = run.collectives_kept ? computeOverlap(run, step_rule)
-                                        : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads());
+                                        : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress);
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);

@@ -33,8 +33,9 @@ class StreamedAnalyses : public OpFanout {
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.
+// progress: shown while overlap reads the files again (when the collectives were not kept).
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule,
-                   const StreamedAnalyses& streamed);
+                   const StreamedAnalyses& streamed, ProgressLine* progress = nullptr);
 // The same for a run held whole: its ops are replayed through the streamed analyses first.
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule = {});
 

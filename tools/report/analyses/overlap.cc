@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <mutex>
 #include <memory>
 #include <thread>
 #include <cctype>
@@ -206,9 +208,21 @@ ProcessOpSource opsFromFiles(const RunModel& run) {
 }
 
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& source,
-                                       unsigned threads) {
+                                       unsigned threads, ProgressLine* progress) {
   std::vector<OverlapRow> rows(run.processes.size());
-  forEachProcess(run.processes.size(), threads, [&](size_t p) { rows[p] = overlapOfProcess(run, p, source, rule); });
+  std::mutex progress_mutex;
+  int done = 0;
+  uint64_t bytes_done = 0;
+  forEachProcess(run.processes.size(), threads, [&](size_t p) {
+    rows[p] = overlapOfProcess(run, p, source, rule);
+    if (progress == nullptr) return;
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(run.processes[p].path, ec);
+    std::lock_guard lock(progress_mutex);
+    bytes_done += ec ? 0 : bytes;
+    progress->update(++done, bytes_done);
+  });
+  if (progress != nullptr) progress->done();
   return rows;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/report/analyses/overlap_sweep.h"
+#include "tools/report/load/progress_line.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -48,8 +49,9 @@ ProcessOpSource opsFromFiles(const RunModel& run);
 // says why) but still carries comm_us and the steps' comm_us. The processes are taken on up
 // to `threads` threads, each sweeping one process's ops at a time (OverlapSweep: memory that
 // does not grow with the run).
+// progress, when given, counts the processes done and their files' bytes.
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& ops,
-                                       unsigned threads = 1);
+                                       unsigned threads = 1, ProgressLine* progress = nullptr);
 // From the run held whole.
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule = {});
 

@@ -37,7 +37,7 @@ void ProgressLine::done() {
 }
 
 void ProgressLine::draw(int file, uint64_t bytes_done) {
-  const std::string line = "commtrace: reading " + std::to_string(files_) + (files_ == 1 ? " file" : " files") + ", " +
+  const std::string line = "commtrace: " + what_ + " " + std::to_string(files_) + (files_ == 1 ? " file" : " files") + ", " +
                            std::to_string(std::min(file, files_)) + " done (" +
                            sizes(std::min(bytes_done, total_bytes_), total_bytes_) + ")";
   out_ << '\r' << line << std::string(width_ > line.size() ? width_ - line.size() : 0, ' ') << std::flush;
