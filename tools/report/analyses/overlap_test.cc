@@ -314,6 +314,65 @@ TEST(Overlap, AnOpFarOutOfOrderIsCounted) {
   EXPECT_EQ(computeOverlap(b.run, {}, in_order).at(0).out_of_order, 0u);
 }
 
+// The swept whole-run figures against a direct computation: random kernels, some
+// overlapping each other and the compute, read in an order up to 512 places off, more of
+// them than the prefix and the reorder windows hold.
+TEST(Overlap, SweptFiguresEqualADirectComputationOnRandomKernels) {
+  std::mt19937_64 rng(3);
+  RunModelBuilder b({"a"});
+  b.run.timelines[0].has_kernel_records = true;
+  std::vector<RankOp> ops;
+  uint64_t t = kBase;
+  for (uint64_t i = 0; i < 100'000; ++i) {
+    t += rng() % 4'000;  // some start while the one before still runs
+    const uint64_t length = 500 + rng() % 6'000;
+    ops.push_back(RankOp{.issue_ns = t - 30'000, .gpu_start_ns = t, .gpu_end_ns = t + length, .op_index = i,
+                         .key = static_cast<uint32_t>(rng() % 7), .side = 0});
+    if (rng() % 3 == 0) b.run.timelines[0].compute.push_back({t + rng() % 3'000, t + 3'000 + rng() % 9'000});
+  }
+  std::vector<RankOp> file_order = ops;
+  for (size_t block = 0; block < file_order.size(); block += 512)
+    std::shuffle(file_order.begin() + static_cast<std::ptrdiff_t>(block),
+                 file_order.begin() + static_cast<std::ptrdiff_t>(std::min(file_order.size(), block + 512)), rng);
+  const OverlapRow row =
+      computeOverlap(b.run, {}, [&](size_t, const std::function<void(const RankOp&)>& each) {
+        for (const RankOp& op : file_order) each(op);
+      }).at(0);
+
+  // Directly: the unions, their lengths and their intersection, over the span of the ops.
+  const auto unionOf = [](std::vector<std::pair<uint64_t, uint64_t>> v) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const auto& [s, e] : v) {
+      if (!out.empty() && s <= out.back().second) out.back().second = std::max(out.back().second, e);
+      else out.emplace_back(s, e);
+    }
+    return out;
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> comm_raw, compute_raw;
+  for (const RankOp& op : ops) comm_raw.emplace_back(op.gpu_start_ns, op.gpu_end_ns);
+  for (const GpuInterval& k : b.run.timelines[0].compute) compute_raw.emplace_back(k.start_ns, k.end_ns);
+  const auto comm = unionOf(comm_raw), compute = unionOf(compute_raw);
+  const uint64_t span_start = comm.front().first, span_end = comm.back().second;
+  uint64_t comm_ns = 0, compute_ns = 0, both_ns = 0;
+  for (const auto& [s, e] : comm) comm_ns += e - s;
+  for (const auto& [s, e] : compute) {
+    const uint64_t lo = std::max(s, span_start), hi = std::min(e, span_end);
+    if (hi > lo) compute_ns += hi - lo;
+  }
+  for (size_t i = 0, j = 0; i < comm.size() && j < compute.size();) {
+    const uint64_t lo = std::max(comm[i].first, compute[j].first), hi = std::min(comm[i].second, compute[j].second);
+    if (hi > lo) both_ns += hi - lo;
+    if (comm[i].second < compute[j].second) ++i;
+    else ++j;
+  }
+  EXPECT_EQ(row.out_of_order, 0u);
+  EXPECT_DOUBLE_EQ(row.comm_us, static_cast<double>(comm_ns) / 1e3);
+  EXPECT_DOUBLE_EQ(row.overlapped_us, static_cast<double>(both_ns) / 1e3);
+  EXPECT_DOUBLE_EQ(row.compute_only_us, static_cast<double>(compute_ns - both_ns) / 1e3);
+  EXPECT_DOUBLE_EQ(row.idle_us, static_cast<double>(span_end - span_start - (comm_ns + compute_ns - both_ns)) / 1e3);
+}
+
 TEST(Overlap, PointToPointKernelsCountOnBothSides) {
   RunModelBuilder b({"a", "b"});
   const uint32_t comm = b.comm({0, 1}, "pair");
