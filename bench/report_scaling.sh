@@ -16,6 +16,7 @@
 # SHAPE=ddp (default mixed) writes the plain data-parallel shape instead: one world
 # communicator of all ranks, bucketed AllReduce (`commtrace-synth --shape`).
 set -euo pipefail
+source "$(dirname "$0")/report_timing.sh"
 
 build=${1:-build-release}
 work=${2:-/tmp/commtrace-report-scaling}
@@ -39,13 +40,8 @@ for ranks in $ranks_list; do
   if [[ ! -d $dir ]]; then
     "$build/bin/commtrace-synth" --run-dir "$dir" --shape "$shape" --ranks "$ranks" --collectives "$per_rank" >/dev/null
   fi
-  log=$(mktemp)
-  /usr/bin/time -v "$build/bin/commtrace" report "$dir" --format json --out /dev/null 2>"$log" >/dev/null || { cat "$log" >&2; exit 1; }
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; ++i) s = s * 60 + t[i]; print s}' "$log")
-  cpu=$(awk -F': ' '/(User|System) time \(seconds\)/ {s += $2} END {print s}' "$log")
-  rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
-  rm -f "$log"
+  timing=$(reportTiming "$build" "$dir") || exit 1
+  read -r wall cpu rss_mb <<<"$timing"
   disk_mb=$(du -sm "$dir" | cut -f1)
-  printf '%6d %12d %14d %9d %8.2f %7.2f %12d\n' "$ranks" "$per_rank" $((ranks * per_rank)) "$disk_mb" "$wall" "$cpu" \
-    $((rss_kb / 1024))
+  printf '%6d %12d %14d %9d %8.2f %7.2f %12d\n' "$ranks" "$per_rank" $((ranks * per_rank)) "$disk_mb" "$wall" "$cpu" "$rss_mb"
 done
