@@ -120,6 +120,18 @@ void addBandwidthFinding(const std::vector<BandwidthRow>& rows, std::vector<std:
                          fmt::gbs(worst->busbw_gbs_p50).c_str(), static_cast<unsigned long long>(worst->count), fmt::duration(worst->time_us_p50).c_str()));
 }
 
+// When a communicator got slow: its busBw over time fell and stayed down.
+void addSlowdownFinding(const BandwidthSeries& series, std::vector<std::string>& out) {
+  const BandwidthDrop drop = largestBandwidthDrop(series);
+  if (drop.row < 0) return;
+  const BandwidthSeriesRow& row = series.rows[static_cast<size_t>(drop.row)];
+  out.push_back(sentence("Slowdown: busBw of %s on %s fell from %s to %s from +%s on the aligned timeline (%llu of its %llu "
+                         "instances after it).",
+                         row.func.c_str(), row.comm_name.empty() ? fmt::hexId(row.comm).c_str() : row.comm_name.c_str(),
+                         fmt::gbs(drop.before_gbs).c_str(), fmt::gbs(drop.after_gbs).c_str(), fmt::duration(drop.at_us).c_str(),
+                         static_cast<unsigned long long>(drop.ops_after), static_cast<unsigned long long>(drop.ops)));
+}
+
 void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
   if (r.mismatches_total == 0) return;
   const MismatchRow& m = r.mismatches.front();
@@ -193,6 +205,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   addOverlapFinding(report.overlap, report.findings);
   addPeerWaitFinding(report.peer_waits, report.findings);
   addCudaSyncFinding(report.cuda_sync, report.findings);
+  addSlowdownFinding(report.bandwidth_series, report.findings);
   addBandwidthFinding(report.bandwidth, report.findings);
   addMismatchFinding(report, report.findings);
   addRunFindings(report.run, report.findings);

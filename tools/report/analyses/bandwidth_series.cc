@@ -72,4 +72,46 @@ BandwidthSeries bandwidthSeries(const RunModel& run, const ClockAlignment& clock
   return out;
 }
 
+namespace {
+
+// The drop of series.rows[index], or row -1.
+BandwidthDrop dropOf(const BandwidthSeries& series, int index) {
+  const BandwidthSeriesRow& row = series.rows[static_cast<size_t>(index)];
+  std::vector<size_t> cols;
+  for (size_t c = 0; c < row.ops.size(); ++c)
+    if (row.ops[c] != 0) cols.push_back(c);
+  BandwidthDrop best;
+  if (cols.size() < kMinColumns) return best;
+  // Prefix sums of ops and of ops x busBw, so that every split costs the same.
+  std::vector<double> weight(cols.size() + 1, 0.0), weighted(cols.size() + 1, 0.0);
+  for (size_t i = 0; i < cols.size(); ++i) {
+    weight[i + 1] = weight[i] + static_cast<double>(row.ops[cols[i]]);
+    weighted[i + 1] = weighted[i] + static_cast<double>(row.ops[cols[i]]) * row.busbw_gbs[cols[i]];
+  }
+  const double total = weight.back();
+  double best_fall = kMinFall;
+  for (size_t k = cols.size() / 5; k <= cols.size() - cols.size() / 5; ++k) {
+    if (k == 0 || k == cols.size()) continue;
+    const double before = weighted[k] / weight[k], after = (weighted.back() - weighted[k]) / (total - weight[k]);
+    if (after <= 0 || before / after < best_fall) continue;
+    best_fall = before / after;
+    best = BandwidthDrop{.row = index, .before_gbs = before, .after_gbs = after,
+                         .at_us = series.bin_us * static_cast<double>(cols[k]),
+                         .ops_after = static_cast<uint64_t>(total - weight[k]), .ops = static_cast<uint64_t>(total)};
+  }
+  return best;
+}
+
+}  // namespace
+
+BandwidthDrop largestBandwidthDrop(const BandwidthSeries& series) {
+  BandwidthDrop largest;
+  for (int i = 0; i < static_cast<int>(series.rows.size()); ++i) {
+    const BandwidthDrop drop = dropOf(series, i);
+    if (drop.row >= 0 && (largest.row < 0 || drop.before_gbs / drop.after_gbs > largest.before_gbs / largest.after_gbs))
+      largest = drop;
+  }
+  return largest;
+}
+
 }  // namespace commtrace::report

@@ -41,4 +41,18 @@ class BandwidthSeriesTally : public JoinedOpSink {
 // Empty (with axis "not aligned") when no process's clock could be aligned.
 BandwidthSeries bandwidthSeries(const RunModel& run, const ClockAlignment& clocks, const BandwidthSeriesTally& tally);
 
+// When a series got slow: the split of its columns (each side at least a fifth of those
+// with ops, and at least kMinColumns in all) with the largest fall of the ops-weighted mean
+// busBw, where the part after it runs at most 1/kMinFall of the part before.
+struct BandwidthDrop {
+  int row = -1;  // into BandwidthSeries::rows; -1: no series fell that far
+  double before_gbs = 0, after_gbs = 0;
+  double at_us = 0;  // from the series' first column to the one the fall starts in
+  uint64_t ops_after = 0, ops = 0;
+};
+inline constexpr double kMinFall = 1.5;
+inline constexpr size_t kMinColumns = 10;
+// The series with the largest such fall.
+BandwidthDrop largestBandwidthDrop(const BandwidthSeries& series);
+
 }  // namespace commtrace::report

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "tests/support/run_model_builder.h"
+#include "tools/report/build_report.h"
 #include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
@@ -78,6 +82,46 @@ TEST(BandwidthSeries, TwoShardsMergedEqualTheWhole) {
   EXPECT_EQ(a.start_us, c.start_us);
   EXPECT_EQ(a.rows[0].ops, c.rows[0].ops);
   EXPECT_EQ(a.rows[0].busbw_gbs, c.rows[0].busbw_gbs);
+}
+
+// When did it get slow: the split with the largest fall, and the finding that names it.
+TEST(BandwidthSeries, TheDropIsFoundWhereItStartsAndSaidInTheFindings) {
+  const RunModelBuilder b = slowingPair();
+  BandwidthSeriesTally tally;
+  replayRun(b.run, tally);
+  const BandwidthSeries series = bandwidthSeries(b.run, identityClocks(2), tally);
+  const BandwidthDrop drop = largestBandwidthDrop(series);
+  ASSERT_EQ(drop.row, 0);
+  EXPECT_EQ(series.rows[0].comm_name, "pair");
+  EXPECT_NEAR(drop.before_gbs, static_cast<double>(kMiB) / 100'000, 1e-6);
+  EXPECT_NEAR(drop.after_gbs, static_cast<double>(kMiB) / 400'000, 1e-6);
+  EXPECT_EQ(drop.ops, static_cast<uint64_t>(kOps));
+  EXPECT_EQ(drop.ops_after, static_cast<uint64_t>(kOps / 2));
+  EXPECT_NEAR(drop.at_us, 50'000, 1'000) << "op 50 started 50 ms into the run";
+
+  const Report report = buildReport(b.run, identityClocks(2));
+  const auto finding = std::find_if(report.findings.begin(), report.findings.end(),
+                                    [](const std::string& f) { return f.rfind("Slowdown:", 0) == 0; });
+  ASSERT_NE(finding, report.findings.end());
+  EXPECT_EQ(*finding, "Slowdown: busBw of AllReduce on pair fell from 10.49 GB/s to 2.62 GB/s from +49.6 ms on the aligned "
+                      "timeline (50 of its 100 instances after it).");
+}
+
+// Healthy runs stay quiet: the same rate throughout, or one that wanders by up to 20 %.
+TEST(BandwidthSeries, NoDropWhereTheRateHolds) {
+  std::mt19937_64 rng(9);
+  for (const bool wandering : {false, true}) {
+    RunModelBuilder b({"a", "b"});
+    const uint32_t comm = b.comm({0, 1}, "pair");
+    for (int k = 0; k < 400; ++k) {
+      const uint64_t start = kBase + static_cast<uint64_t>(k) * 1'000'000;
+      const uint64_t length = wandering ? 100'000 + rng() % 20'000 : 100'000;
+      b.coll(comm, "AllReduce", kMiB, {{start, start + length}, {start, start + length}});
+    }
+    BandwidthSeriesTally tally;
+    replayRun(b.run, tally);
+    EXPECT_EQ(largestBandwidthDrop(bandwidthSeries(b.run, identityClocks(2), tally)).row, -1) << wandering;
+  }
 }
 
 TEST(BandwidthSeries, NoSeriesWithoutAlignedClocks) {
