@@ -79,11 +79,7 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   report::StreamedAnalyses streamed;
   if (!load(options, run, err, &streamed, options.window)) return 1;  // the loader said why
   uint64_t bytes = 0;
-  for (const report::ProcessInfo& p : run.processes) {
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(p.path, ec);
-    bytes += ec ? 0 : size;
-  }
+  for (const report::ProcessInfo& p : run.processes) bytes += p.file_bytes;
   report::ProgressLine progress(err, showProgress(options.progress), static_cast<int>(run.processes.size()), bytes,
                                 "overlap: re-reading");
   const Report r = report::buildReport(run, report::alignClocks(run, streamed.anchors), options.step_rule, streamed, &progress);

@@ -47,9 +47,16 @@ struct LinearMap {
   double apply(double x) const { return slope * x + intercept; }
 };
 
+// A CPU time (the process's CLOCK_MONOTONIC) as CLOCK_REALTIME, given their difference when
+// recording started; 0 (not recorded) stays 0.
+inline uint64_t cpuToUtc(uint64_t cpu_ns, int64_t utc_minus_cpu_ns) {
+  return cpu_ns == 0 ? 0 : cpu_ns + static_cast<uint64_t>(utc_minus_cpu_ns);
+}
+
 // One trace file, i.e. one process (one rank, one restart).
 struct ProcessInfo {
   std::string path;
+  uint64_t file_bytes = 0;  // the file's size when it was read
   std::string host;  // NCCL_HOSTID when the process had it set (NCCL's own host key), else gethostname()
   int64_t pid = 0;
   int rank = -1;  // global rank: from the header, else from a comm-info record's global_rank
@@ -76,7 +83,7 @@ struct ProcessInfo {
   // the header's realtime/monotonic pair, read when recording started.
   uint64_t start_utc_ns = 0;
   int64_t utc_minus_cpu_ns = 0;
-  uint64_t utcOfCpu(uint64_t cpu_ns) const { return cpu_ns == 0 ? 0 : cpu_ns + static_cast<uint64_t>(utc_minus_cpu_ns); }
+  uint64_t utcOfCpu(uint64_t cpu_ns) const { return cpuToUtc(cpu_ns, utc_minus_cpu_ns); }
   // Its first op's CPU start and its last op's CPU end as CLOCK_REALTIME ns (0: no op): how
   // far into the run its file goes.
   uint64_t first_op_utc_ns = 0;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <mutex>
 #include <memory>
 #include <thread>
@@ -200,7 +199,7 @@ ProcessOpSource opsFromFiles(const RunModel& run) {
     std::string error;  // the loader has said what it could not read
     const ProcessInfo& process = run.processes[p];
     readOwnOps(process.path, [&](const OwnOp& op) {
-      if (run.window.set() && !run.window.contains(process.utcOfCpu(op.cpu_start_ns))) return;
+      if (!run.window.contains(process.utcOfCpu(op.cpu_start_ns))) return;
       const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
       each(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side));
     }, error);
@@ -216,10 +215,8 @@ std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule
   forEachProcess(run.processes.size(), threads, [&](size_t p) {
     rows[p] = overlapOfProcess(run, p, source, rule);
     if (progress == nullptr) return;
-    std::error_code ec;
-    const uint64_t bytes = std::filesystem::file_size(run.processes[p].path, ec);
     std::lock_guard lock(progress_mutex);
-    bytes_done += ec ? 0 : bytes;
+    bytes_done += run.processes[p].file_bytes;
     progress->update(++done, bytes_done);
   });
   if (progress != nullptr) progress->done();

@@ -156,9 +156,7 @@ void ProcessReader::noteGpuTimes(const MemberView& v) {
   op_gpu_ends_.push_back(v.gpu_end_ns);
 }
 
-uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const {
-  return cpu_ns == 0 ? 0 : cpu_ns + static_cast<uint64_t>(utcMinusCpu(reader_.header()));
-}
+uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const { return cpuToUtc(cpu_ns, utcMinusCpu(reader_.header())); }
 
 int64_t utcMinusCpu(const trace::v1::FileHeader& h) {
   return static_cast<int64_t>(h.start_realtime_ns() - h.start_monotonic_ns());
@@ -213,6 +211,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
                           " more damaged places not listed");
   }
   mapClocks(info);
+  info.file_bytes = reader_.size();
   info.first_op_utc_ns = utcOf(first_cpu_ns_);
   info.last_op_utc_ns = utcOf(last_cpu_ns_);
   info.first_gpu_ns = first_gpu_ns_;

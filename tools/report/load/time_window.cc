@@ -37,7 +37,7 @@ bool TimeWindowFilter::inside(std::span<const MemberView> members) {
     if (m.process < 0 || m.cpu_start_ns == 0 || static_cast<size_t>(m.process) >= run_.processes.size()) continue;
     earliest = std::min(earliest, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
   }
-  const bool in = earliest != UINT64_MAX && earliest >= run_.window.from_utc_ns && earliest < run_.window.to_utc_ns;
+  const bool in = earliest != UINT64_MAX && run_.window.contains(earliest);
   if (!in) ++run_.ops_outside_window;
   return in;
 }
