@@ -146,7 +146,7 @@ void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
 
 // A --from/--to window no op started in: said first, with when the ops did run.
 void addEmptyWindowFinding(const RunSummary& run, std::vector<std::string>& out) {
-  if ((run.window_from_utc_ns == 0 && run.window_to_utc_ns == 0) || run.ops != 0) return;
+  if (!run.windowed || run.ops != 0) return;
   std::string found = "No op started in the --from/--to window";
   if (run.last_op_utc_ns != 0)
     found += "; the run's ops ran from " + fmt::utcTime(run.first_op_utc_ns) + " to " + fmt::utcTime(run.last_op_utc_ns);

@@ -32,8 +32,9 @@ struct RunSummary {
   uint64_t first_op_utc_ns = 0;
   uint64_t last_op_utc_ns = 0;
   uint64_t all_files_reach_utc_ns = 0;
-  // `report --from/--to`: the window (0 and UINT64_MAX where not given; both 0: no window)
-  // and how many collective instances and transfers fell outside it.
+  // `report --from/--to`: whether a window was asked for, its ends (0 and UINT64_MAX where
+  // not given) and how many collective instances and transfers fell outside it.
+  bool windowed = false;
   uint64_t window_from_utc_ns = 0;
   uint64_t window_to_utc_ns = 0;
   uint64_t ops_outside_window = 0;

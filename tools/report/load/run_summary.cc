@@ -52,6 +52,7 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
   s.files = static_cast<int>(run.processes.size() + run.skipped_files.size());
   s.missing_ranks = run.missing_ranks;
   if (run.window.set()) {
+    s.windowed = true;
     s.window_from_utc_ns = run.window.from_utc_ns;
     s.window_to_utc_ns = run.window.to_utc_ns;
     s.ops_outside_window = run.ops_outside_window;

@@ -58,11 +58,13 @@ TEST(TimeWindow, TwoWindowsSplittingARunShareItsOps) {
   ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
 
   const Report whole = reportOf(dir.path(), {});
+  EXPECT_FALSE(whole.run.windowed);
   EXPECT_EQ(whole.run.window_from_utc_ns, 0u);
   EXPECT_EQ(whole.run.window_to_utc_ns, 0u);
   const TimePoint split{Kind::kSinceStart, 2 * kSecond};
   const Report before = reportOf(dir.path(), {.from = {}, .to = split});
   const Report after = reportOf(dir.path(), {.from = split, .to = {}});
+  EXPECT_TRUE(before.run.windowed);
   EXPECT_GT(before.run.ops, whole.run.ops / 4);
   EXPECT_GT(after.run.ops, whole.run.ops / 4);
   EXPECT_EQ(before.run.ops + after.run.ops, whole.run.ops);

@@ -77,7 +77,7 @@ CsvTable runTable(const RunSummary& s) {
             {"all_files_reach_utc", utcCell(s.all_files_reach_utc_ns)},
             {"window_from_utc", utcCell(s.window_from_utc_ns)},
             {"window_to_utc", s.window_to_utc_ns == UINT64_MAX ? "" : utcCell(s.window_to_utc_ns)},
-            {"ops_outside_window", s.window_from_utc_ns != 0 || s.window_to_utc_ns != 0 ? num(s.ops_outside_window) : ""}};
+            {"ops_outside_window", s.windowed ? num(s.ops_outside_window) : ""}};
   return t;
 }
 

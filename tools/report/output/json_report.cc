@@ -20,7 +20,7 @@ Json utcOrNull(uint64_t realtime_ns) { return realtime_ns == 0 ? Json(nullptr) :
 
 // null without --from/--to; an open end is null.
 Json windowJson(const RunSummary& s) {
-  if (s.window_from_utc_ns == 0 && s.window_to_utc_ns == 0) return nullptr;
+  if (!s.windowed) return nullptr;
   return {{"from_utc", utcOrNull(s.window_from_utc_ns)},
           {"to_utc", s.window_to_utc_ns == UINT64_MAX ? Json(nullptr) : utcOrNull(s.window_to_utc_ns)},
           {"ops_outside", s.ops_outside_window}};
@@ -73,20 +73,20 @@ Json orNull(bool known, double value) { return known ? Json(value) : Json(nullpt
 Json bandwidthRowJson(const BandwidthRow& b) {
   const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
   return {{"comm", commId(b.comm)},
-                 {"comm_name", b.comm_name},
-                 {"func", b.func},
-                 {"bytes", b.bytes},
-                 {"bucket", b.bucket},
-                 {"algo", b.algo},
-                 {"proto", b.proto},
-                 {"count", b.count},
-                 {"timed", b.timed},
-                 {"time_us_p50", orNull(timed, b.time_us_p50)},
-                 {"time_us_p90", orNull(timed, b.time_us_p90)},
-                 {"algbw_gbs_p50", orNull(has_bw, b.algbw_gbs_p50)},
-                 {"busbw_gbs_p50", orNull(has_bw, b.busbw_gbs_p50)},
-                 {"percentile_error", b.percentile_error},
-                 {"no_bandwidth", has_bw ? Json(nullptr) : Json(b.no_bandwidth)}};
+          {"comm_name", b.comm_name},
+          {"func", b.func},
+          {"bytes", b.bytes},
+          {"bucket", b.bucket},
+          {"algo", b.algo},
+          {"proto", b.proto},
+          {"count", b.count},
+          {"timed", b.timed},
+          {"time_us_p50", orNull(timed, b.time_us_p50)},
+          {"time_us_p90", orNull(timed, b.time_us_p90)},
+          {"algbw_gbs_p50", orNull(has_bw, b.algbw_gbs_p50)},
+          {"busbw_gbs_p50", orNull(has_bw, b.busbw_gbs_p50)},
+          {"percentile_error", b.percentile_error},
+          {"no_bandwidth", has_bw ? Json(nullptr) : Json(b.no_bandwidth)}};
 }
 
 Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r) {
@@ -208,24 +208,24 @@ Json stragglerHostJson(const HostStragglerRow& h) {
 
 Json stragglerCommJson(const CommStragglerRow& c) {
   return {{"comm", commId(c.comm)},
-                 {"comm_name", c.comm_name},
-                 {"worst_rank", c.worst_rank},
-                 {"wait_caused_us", c.wait_caused_us},
-                 {"total_wait_us", c.total_wait_us},
-                 {"instances", c.instances}};
+          {"comm_name", c.comm_name},
+          {"worst_rank", c.worst_rank},
+          {"wait_caused_us", c.wait_caused_us},
+          {"total_wait_us", c.total_wait_us},
+          {"instances", c.instances}};
 }
 
 Json linkJson(const SlowLinkRow& l) {
   return {{"a", l.a},
-                 {"b", l.b},
-                 {"hosts", l.hosts},
-                 {"inter_host", l.inter_host},
-                 {"achieved_gbs", l.achieved_gbs},
-                 {"peer_median_gbs", l.peer_median_gbs},
-                 {"ops", l.ops},
-                 {"confidence", l.confidence},
-                 {"flagged", l.flagged},
-                 {"evidence", l.evidence}};
+          {"b", l.b},
+          {"hosts", l.hosts},
+          {"inter_host", l.inter_host},
+          {"achieved_gbs", l.achieved_gbs},
+          {"peer_median_gbs", l.peer_median_gbs},
+          {"ops", l.ops},
+          {"confidence", l.confidence},
+          {"flagged", l.flagged},
+          {"evidence", l.evidence}};
 }
 
 // Bins where a rank had no instance (-1 in the Report) are null.
@@ -247,13 +247,13 @@ Json heatmapJson(const LatenessHeatmap& h) {
 
 Json mismatchJson(const MismatchRow& m) {
   return {{"comm", commId(m.comm)},
-                 {"comm_name", m.comm_name},
-                 {"func", m.func},
-                 {"seq", m.seq},
-                 {"kind", m.kind},
-                 {"missing_ranks", m.missing_ranks},
-                 {"comm_ranks", m.comm_ranks},
-                 {"detail", m.detail}};
+          {"comm_name", m.comm_name},
+          {"func", m.func},
+          {"seq", m.seq},
+          {"kind", m.kind},
+          {"missing_ranks", m.missing_ranks},
+          {"comm_ranks", m.comm_ranks},
+          {"detail", m.detail}};
 }
 
 // Writes a JSON object exactly as nlohmann's dump(2) writes it, one field at a time, and an
@@ -264,13 +264,13 @@ class PrettyObject {
   PrettyObject(std::ostream& out, int depth) : out_(out), depth_(depth) {}
 
   void field(std::string_view key, const Json& value) {
-    key_(key);
+    openField(key);
     write(value, depth_ + 1);
   }
   // element(row) -> Json for each of `rows`, in order.
   template <class Rows, class Element>
   void array(std::string_view key, const Rows& rows, Element element) {
-    key_(key);
+    openField(key);
     if (rows.empty()) {
       out_ << "[]";
       return;
@@ -287,7 +287,7 @@ class PrettyObject {
   // fill(PrettyObject&) writes the nested object's fields.
   template <class Fill>
   void object(std::string_view key, Fill fill) {
-    key_(key);
+    openField(key);
     PrettyObject inner(out_, depth_ + 1);
     fill(inner);
     inner.close();
@@ -296,7 +296,7 @@ class PrettyObject {
 
  private:
   static std::string indent(int depth) { return std::string(static_cast<size_t>(2 * depth), ' '); }
-  void key_(std::string_view key) {
+  void openField(std::string_view key) {
     out_ << (first_ ? "{\n" : ",\n") << indent(depth_ + 1) << '"' << key << "\": ";
     first_ = false;
   }

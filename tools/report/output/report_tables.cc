@@ -56,17 +56,17 @@ Fields runFields(const Report& r) {
   std::string jobs;
   for (const std::string& j : s.jobs) jobs += (jobs.empty() ? "" : ", ") + j;
   Fields fields{{s.jobs.size() == 1 ? "job" : "jobs", jobs},
-          {"files", files},
-          {"ranks", std::to_string(s.ranks) + " in " + fmt::counted(s.processes, "process", "processes") + " on " + fmt::counted(s.hosts, "host") + ", " +
-                        fmt::counted(s.communicators, "communicator")},
-          {"ops", std::to_string(s.ops) + ": " + fmt::counted(s.collective_instances, "collective instance") + ", " +
-                      fmt::counted(s.p2p_transfers, "point-to-point transfer")},
-          {"time", timeSpan(s)},
-          {"missing ranks", s.missing_ranks.empty() ? "none" : fmt::rankList(s.missing_ranks) + " (no trace file)"},
-          {"records lost", std::to_string(s.dropped_records) + " dropped before the file (ring full or write failed), " +
-                               std::to_string(s.untracked_events) + " NCCL events not followed"},
-          {"clocks", clockLine(r.clocks)}};
-  if (s.window_from_utc_ns != 0 || s.window_to_utc_ns != 0)
+                {"files", files},
+                {"ranks", std::to_string(s.ranks) + " in " + fmt::counted(s.processes, "process", "processes") + " on " + fmt::counted(s.hosts, "host") + ", " +
+                              fmt::counted(s.communicators, "communicator")},
+                {"ops", std::to_string(s.ops) + ": " + fmt::counted(s.collective_instances, "collective instance") + ", " +
+                            fmt::counted(s.p2p_transfers, "point-to-point transfer")},
+                {"time", timeSpan(s)},
+                {"missing ranks", s.missing_ranks.empty() ? "none" : fmt::rankList(s.missing_ranks) + " (no trace file)"},
+                {"records lost", std::to_string(s.dropped_records) + " dropped before the file (ring full or write failed), " +
+                                     std::to_string(s.untracked_events) + " NCCL events not followed"},
+                {"clocks", clockLine(r.clocks)}};
+  if (s.windowed)
     fields.insert(fields.begin() + 5, {"window", windowSpan(s)});
   return fields;
 }
