@@ -32,7 +32,6 @@ struct TraceReader::Frame {
   std::vector<uint8_t>& payload;
 };
 
-
 namespace {
 
 bool preadFully(int fd, void* buf, size_t n, uint64_t offset) {

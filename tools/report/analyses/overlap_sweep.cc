@@ -15,6 +15,20 @@ bool laterInProgram(const RankOp& a, const RankOp& b) {
 }
 bool startsLater(const GpuInterval& a, const GpuInterval& b) { return a.start_ns > b.start_ns; }
 
+// A min-heap in a vector, by `later`: push one in, take the earliest out.
+template <class T, class Later>
+void pushHeap(std::vector<T>& heap, const T& value, Later later) {
+  heap.push_back(value);
+  std::push_heap(heap.begin(), heap.end(), later);
+}
+template <class T, class Later>
+T popEarliest(std::vector<T>& heap, Later later) {
+  std::pop_heap(heap.begin(), heap.end(), later);
+  const T earliest = heap.back();
+  heap.pop_back();
+  return earliest;
+}
+
 // The intervals of a sorted, disjoint list that reach into w.
 template <class List>
 auto reachingInto(const List& v, Window w) {
@@ -123,13 +137,8 @@ void OverlapSweep::add(const RankOp& op) {
     if (prefix_.size() == kPrefixOps) endPrefix();
     return;
   }
-  order_heap_.push_back(op);
-  std::push_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
-  if (order_heap_.size() <= kReorderOps) return;
-  std::pop_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
-  const RankOp next = order_heap_.back();
-  order_heap_.pop_back();
-  release(next);
+  pushHeap(order_heap_, op, laterInProgram);
+  if (order_heap_.size() > kReorderOps) release(popEarliest(order_heap_, laterInProgram));
 }
 
 // The prefix in program order gives the step period; its last kReorderOps ops go on waiting
@@ -149,10 +158,7 @@ void OverlapSweep::endPrefix() {
   }
   const size_t held = std::min(prefix_.size(), kReorderOps);
   for (size_t i = 0; i + held < prefix_.size(); ++i) release(prefix_[i]);
-  for (size_t i = prefix_.size() - held; i < prefix_.size(); ++i) {
-    order_heap_.push_back(prefix_[i]);
-    std::push_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
-  }
+  for (size_t i = prefix_.size() - held; i < prefix_.size(); ++i) pushHeap(order_heap_, prefix_[i], laterInProgram);
   std::vector<RankOp>().swap(prefix_);
 }
 
@@ -166,13 +172,9 @@ void OverlapSweep::release(const RankOp& op) {
     open_step_.start_ns = std::min(open_step_.start_ns, op.gpu_start_ns);
     open_step_.max_end_ns = std::max(open_step_.max_end_ns, op.gpu_end_ns);
   }
-  interval_heap_.push_back({op.gpu_start_ns, op.gpu_end_ns, 0, 0});
-  std::push_heap(interval_heap_.begin(), interval_heap_.end(), startsLater);
+  pushHeap(interval_heap_, GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0}, startsLater);
   if (interval_heap_.size() > kReorderOps) {
-    std::pop_heap(interval_heap_.begin(), interval_heap_.end(), startsLater);
-    const GpuInterval next = interval_heap_.back();
-    interval_heap_.pop_back();
-    addInterval(next);
+    addInterval(popEarliest(interval_heap_, startsLater));
     sumSteps(false);
   }
 }
@@ -285,12 +287,7 @@ void OverlapSweep::keepStretch(const StepOverlap& step) {
 bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   all_windows_ = windows;
   if (!prefix_done_) endPrefix();
-  while (!order_heap_.empty()) {
-    std::pop_heap(order_heap_.begin(), order_heap_.end(), laterInProgram);
-    const RankOp next = order_heap_.back();
-    order_heap_.pop_back();
-    release(next);
-  }
+  while (!order_heap_.empty()) release(popEarliest(order_heap_, laterInProgram));
   if (period_ != 0) stepBoundary(true);
   std::sort(interval_heap_.begin(), interval_heap_.end(), [](const GpuInterval& a, const GpuInterval& b) { return startsLater(b, a); });
   for (const GpuInterval& i : interval_heap_) addInterval(i);
