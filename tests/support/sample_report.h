@@ -39,6 +39,13 @@ inline report::Report sampleReport() {
                           {.step = 1, .last_step = 1, .start_us = 5000, .comm_us = 1000, .overlapped_us = 250, .exposed_us = 750, .idle_us = 200}}},
                {.rank = 1, .available = false, .reason = "no compute-kernel records: CUPTI was not attached", .comm_us = 1800,
                 .step_source = "none"}};
+  r.peer_waits = {{.rank = 1, .peer = 0, .transfers = 10, .waited = 8, .wait_us = 400, .steps = 2, .wait_per_step_us = 200, .step_share_pct = 4},
+                  {.rank = 3, .peer = 2, .transfers = 4, .waited = 1, .wait_us = 3.5}};
+  const KernelRow gemm{-1, "void gemm_kernel<float, 128>(float const*, float*)", "computation", 2, 40, 8000, 200, 260, 61.5};
+  r.kernels = {.top = {gemm, {-1, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication", 2, 40, 5000, 125, 400, 38.5}},
+               .per_rank = {{0, gemm.name, gemm.type, 1, 20, 4000, 200, 260, 60}},
+               .per_rank_by_count = {{0, "Memcpy HtoD", "memory", 1, 90, 45, 0.5, 2, 0.7}},
+               .types = {{0, 4000, 2500, 45}, {1, 4000, 2500, 0}}};
   r.cuda_sync = {{.rank = 0, .host = "node0", .blocked_us = 2600.5,
                   .calls = {{"cudaStreamSynchronize", {3, 1, 2500.5, 800, 1200.25},
                              {{0x5a000, {2, 0, 2000, 800, 1200.25}}, {2, {1, 1, 500.5, 500.5, 500.5}}}},

@@ -68,9 +68,9 @@ TEST_F(CsvReport, WritesOneFilePerTable) {
 TEST_F(CsvReport, QuotedFieldsReadBackUnchanged) {
   const Rows comms = readCsv(dir(), "communicators.csv");
   ASSERT_EQ(comms.size(), 3u);
-  EXPECT_EQ(comms[0], (std::vector<std::string>{"id", "name", "size", "hosts", "instances", "ranks"}));
+  EXPECT_EQ(comms[0], (std::vector<std::string>{"id", "name", "size", "ranks", "hosts", "instances"}));
   EXPECT_EQ(comms[2][1], testutil::kTrickyName);
-  EXPECT_EQ(comms[1], (std::vector<std::string>{"0x1234abcd5678ef00", "world", "4", "2", "100", "0 1 2 3"}));
+  EXPECT_EQ(comms[1], (std::vector<std::string>{"0x1234abcd5678ef00", "world", "4", "0 1 2 3", "2", "100"}));
   const std::string raw = testutil::readText(dir() + "/communicators.csv");
   EXPECT_NE(raw.find("\"tp,\"\"0\"\"\n<b>&x</b>\""), std::string::npos) << raw;
 }
@@ -107,14 +107,15 @@ TEST_F(CsvReport, UnmeasuredOverlapAndMissingHeatmapBinsAreEmptyCells) {
   const Rows o = readCsv(dir(), "overlap.csv");
   ASSERT_EQ(o.size(), 3u);
   EXPECT_EQ(o[0], (std::vector<std::string>{"rank", "available", "reason", "comm_us", "overlapped_us", "exposed_us", "idle_us",
-                                            "overlap_pct", "step_source", "steps", "out_of_order"}));
+                                            "compute_only_us", "overlap_pct", "step_source", "step_count", "out_of_order"}));
   EXPECT_EQ(o[1][4], "500");
   EXPECT_EQ(o[2][1], "false");
   EXPECT_EQ(o[2][2], "no compute-kernel records: CUPTI was not attached");
   EXPECT_EQ(o[2][3], "1800");
   EXPECT_EQ(o[2][4], "");
   EXPECT_EQ(o[2][7], "");
-  EXPECT_EQ(o[2][10], "0");
+  EXPECT_EQ(o[2][8], "");
+  EXPECT_EQ(o[2][11], "0");
   const Rows heat = readCsv(dir(), "lateness_heatmap.csv");
   ASSERT_EQ(heat.size(), 1u + 4 * 3);
   EXPECT_EQ(heat[1 + 3 + 2], (std::vector<std::string>{"1", "2", "2000", ""}));  // rank 1, bin 2: no data

@@ -4,9 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "tools/report/format.h"
+#include "tools/report/output/report_rows.h"
 
 namespace commtrace::report {
 namespace {
@@ -48,46 +51,45 @@ Json runJson(const RunSummary& s) {
           {"problems", s.problems}};
 }
 
-Json clocksJson(const ClockSummary& c) {
-  Json fits = Json::array();
-  for (const ClockFit& f : c.fits)
-    fits.push_back({{"rank", f.rank},
-                    {"host", f.host},
-                    {"aligned", f.aligned},
-                    {"offset_us", f.offset_us},
-                    {"drift_ppm", f.drift_ppm},
-                    {"residual_us", f.residual_us},
-                    {"anchors", f.anchors},
-                    {"outliers", f.outliers},
-                    {"drift_fitted", f.drift_fitted}});
-  return {{"residual_us_p50", c.residual_us_p50}, {"residual_us_max", c.residual_us_max}, {"cpu_gpu_mapped", c.cpu_gpu_mapped}, {"fits", fits}};
+Json valueJson(const rows::Value& value) {
+  return std::visit(
+      [](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return Json(nullptr);
+        else return Json(v);
+      },
+      value);
 }
 
-Json communicatorJson(const CommunicatorRow& c) {
-  return {{"id", commId(c.id)}, {"name", c.name}, {"size", c.size}, {"ranks", c.ranks}, {"hosts", c.hosts}, {"instances", c.instances}};
+// A row as its declaration (report_rows.h) says: a field its row cannot give is null, or left
+// out where the declaration says so.
+template <class Row>
+Json rowJson(const rows::Fields<Row>& fields, const Row& row) {
+  Json out = Json::object();
+  for (const rows::Field<Row>& f : fields) {
+    const rows::Value v = f.value(row);
+    if (f.presence == rows::Presence::kOnlyWhenKnown && std::holds_alternative<std::monostate>(v)) continue;
+    out[std::string(f.key)] = valueJson(v);
+  }
+  return out;
+}
+
+// An array of rows, each as its declaration says.
+template <class Row>
+Json rowsJson(const rows::Fields<Row>& fields, const std::vector<Row>& list) {
+  Json out = Json::array();
+  for (const Row& row : list) out.push_back(rowJson(fields, row));
+  return out;
+}
+
+Json clocksJson(const ClockSummary& c) {
+  return {{"residual_us_p50", c.residual_us_p50},
+          {"residual_us_max", c.residual_us_max},
+          {"cpu_gpu_mapped", c.cpu_gpu_mapped},
+          {"fits", rowsJson(rows::clockFitFields(), c.fits)}};
 }
 
 // A figure that could not be measured is null, never 0.
 Json orNull(bool known, double value) { return known ? Json(value) : Json(nullptr); }
-
-Json bandwidthRowJson(const BandwidthRow& b) {
-  const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
-  return {{"comm", commId(b.comm)},
-          {"comm_name", b.comm_name},
-          {"func", b.func},
-          {"bytes", b.bytes},
-          {"bucket", b.bucket},
-          {"algo", b.algo},
-          {"proto", b.proto},
-          {"count", b.count},
-          {"timed", b.timed},
-          {"time_us_p50", orNull(timed, b.time_us_p50)},
-          {"time_us_p90", orNull(timed, b.time_us_p90)},
-          {"algbw_gbs_p50", orNull(has_bw, b.algbw_gbs_p50)},
-          {"busbw_gbs_p50", orNull(has_bw, b.busbw_gbs_p50)},
-          {"percentile_error", b.percentile_error},
-          {"no_bandwidth", has_bw ? Json(nullptr) : Json(b.no_bandwidth)}};
-}
 
 Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r) {
   Json busbw = Json::array();
@@ -96,136 +98,40 @@ Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r) {
 }
 
 Json matrixSliceJson(const MatrixSlice& s) {
-  Json cells = Json::array();
-  for (const MatrixCell& c : s.cells)
-    cells.push_back({{"src", c.src},
-                     {"dst", c.dst},
-                     {"bytes", c.bytes},
-                     {"p2p_bytes", c.p2p_bytes},
-                     {"time_us", c.time_us},
-                     {"gbs", orNull(c.time_us > 0, c.gbs)},
-                     {"measured", c.measured}});
-  return {{"label", s.label}, {"comm", commId(s.comm)}, {"func", s.func.empty() ? Json(nullptr) : Json(s.func)}, {"cells", cells}};
-}
-
-// Without compute records only the communication time is known: the other fields are left
-// out rather than printed as zeros.
-template <class Row>
-Json overlapFields(const Row& row, bool available) {
-  Json out = Json::object();
-  if (available || row.comm_us > 0) out["comm_us"] = row.comm_us;
-  if (!available) return out;
-  out["overlapped_us"] = row.overlapped_us;
-  out["exposed_us"] = row.exposed_us;
-  out["idle_us"] = row.idle_us;
-  out["compute_only_us"] = row.compute_only_us;
-  return out;
+  Json slice = rowJson(rows::matrixSliceFields(), s);
+  slice["cells"] = rowsJson(rows::matrixCellFields(), s.cells);
+  return slice;
 }
 
 Json overlapRowJson(const OverlapRow& o) {
-  Json row = {{"rank", o.rank}, {"available", o.available}};
-  if (!o.available) row["reason"] = o.reason;
-  row.update(overlapFields(o, o.available));
-  if (o.available) row["overlap_pct"] = o.overlap_pct;
-  row["step_source"] = o.step_source;
-  row["step_count"] = o.step_count;
-  row["out_of_order"] = o.out_of_order;
+  Json row = rowJson(rows::overlapFields(), o);
   if (o.clock_kernels != 0) {
     row["kernel_clock"] = {{"nccl_kernels", o.clock_kernels}, {"matched", o.clock_matched},
                            {"residual_rms_us", o.clock_residual_us}};
   }
   Json steps = Json::array();
-  for (const StepOverlap& s : o.steps) {
-    Json step = {{"step", s.step}, {"start_us", s.start_us}};
-    if (s.last_step != s.step) step["last_step"] = s.last_step;
-    step.update(overlapFields(s, o.available));
-    steps.push_back(step);
-  }
+  for (const StepOverlap& s : o.steps) steps.push_back(rowJson(rows::overlapStepFields(), rows::OverlapStepRow{o, s}));
   row["steps"] = steps;
   return row;
 }
 
-Json peerWaitJson(const PeerWaitRow& w) {
-  Json row = {{"rank", w.rank}, {"peer", w.peer}, {"transfers", w.transfers}, {"waited", w.waited}, {"wait_us", w.wait_us},
-              {"steps", w.steps}};
-  if (w.steps > 0) row["wait_per_step_us"] = w.wait_per_step_us;
-  if (w.step_share_pct > 0) row["step_share_pct"] = w.step_share_pct;
-  return row;
-}
-
 Json kernelsJson(const KernelBreakdown& k) {
-  const auto rows = [](const std::vector<KernelRow>& list) {
-    Json out = Json::array();
-    for (const KernelRow& r : list)
-      out.push_back({{"rank", r.rank}, {"name", r.name}, {"type", r.type}, {"ranks", r.ranks}, {"count", r.count},
-                     {"total_us", r.total_us}, {"avg_us", r.avg_us}, {"max_us", r.max_us}, {"share_pct", r.share_pct}});
-    return out;
-  };
-  Json types = Json::array();
-  for (const KernelTypeRow& t : k.types)
-    types.push_back({{"rank", t.rank}, {"computation_us", t.computation_us}, {"communication_us", t.communication_us},
-                     {"memory_us", t.memory_us}});
-  return {{"top", rows(k.top)}, {"per_rank", rows(k.per_rank)}, {"per_rank_by_count", rows(k.per_rank_by_count)}, {"types", types}};
-}
-
-Json cudaSyncStats(const CudaSyncStats& s) {
-  return {{"count", s.count}, {"failed", s.failed}, {"total_us", s.total_us}, {"p50_us", s.p50_us}, {"max_us", s.max_us}};
+  return {{"top", rowsJson(rows::kernelFields(), k.top)},
+          {"per_rank", rowsJson(rows::kernelFields(), k.per_rank)},
+          {"per_rank_by_count", rowsJson(rows::kernelFields(), k.per_rank_by_count)},
+          {"types", rowsJson(rows::kernelTypeFields(), k.types)}};
 }
 
 Json cudaSyncRowJson(const CudaSyncRow& r) {
   Json calls = Json::array();
   for (const CudaSyncCallRow& c : r.calls) {
-    Json streams = Json::array();
-    for (const CudaSyncStreamRow& s : c.streams) {
-      Json stream = {{"stream", fmt::hexId(s.stream)}};
-      stream.update(cudaSyncStats(s.stats));
-      streams.push_back(stream);
-    }
-    Json call = {{"call", c.call}};
-    call.update(cudaSyncStats(c.stats));
-    call["streams"] = streams;
+    Json call = rowJson(rows::cudaSyncCallFields(), c);
+    call["streams"] = rowsJson(rows::cudaSyncStreamFields(), c.streams);
     calls.push_back(call);
   }
-  return {{"rank", r.rank}, {"host", r.host}, {"blocked_us", r.blocked_us}, {"calls", calls}};
-}
-
-Json stragglerJson(const StragglerRow& s) {
-  return {{"rank", s.rank},
-          {"host", s.host},
-          {"instances", s.instances},
-          {"wait_caused_us", s.wait_caused_us},
-          {"late_fraction", s.late_fraction},
-          {"mean_lateness_us", s.mean_lateness_us},
-          {"class", s.cls},
-          {"confidence", s.confidence},
-          {"flagged", s.flagged},
-          {"evidence", s.evidence}};
-}
-
-Json stragglerHostJson(const HostStragglerRow& h) {
-  return {{"host", h.host}, {"ranks", h.ranks}, {"wait_caused_us", h.wait_caused_us}, {"late_fraction", h.late_fraction}};
-}
-
-Json stragglerCommJson(const CommStragglerRow& c) {
-  return {{"comm", commId(c.comm)},
-          {"comm_name", c.comm_name},
-          {"worst_rank", c.worst_rank},
-          {"wait_caused_us", c.wait_caused_us},
-          {"total_wait_us", c.total_wait_us},
-          {"instances", c.instances}};
-}
-
-Json linkJson(const SlowLinkRow& l) {
-  return {{"a", l.a},
-          {"b", l.b},
-          {"hosts", l.hosts},
-          {"inter_host", l.inter_host},
-          {"achieved_gbs", l.achieved_gbs},
-          {"peer_median_gbs", l.peer_median_gbs},
-          {"ops", l.ops},
-          {"confidence", l.confidence},
-          {"flagged", l.flagged},
-          {"evidence", l.evidence}};
+  Json row = rowJson(rows::cudaSyncFields(), r);
+  row["calls"] = calls;
+  return row;
 }
 
 // Bins where a rank had no instance (-1 in the Report) are null.
@@ -243,17 +149,6 @@ Json heatmapJson(const LatenessHeatmap& h) {
           {"bin_us", orNull(by_time, h.bin_us)},
           {"bin_ops", orNull(!by_time, h.bin_ops)},
           {"mean_lateness_us", grid}};
-}
-
-Json mismatchJson(const MismatchRow& m) {
-  return {{"comm", commId(m.comm)},
-          {"comm_name", m.comm_name},
-          {"func", m.func},
-          {"seq", m.seq},
-          {"kind", m.kind},
-          {"missing_ranks", m.missing_ranks},
-          {"comm_ranks", m.comm_ranks},
-          {"detail", m.detail}};
 }
 
 // Writes a JSON object exactly as nlohmann's dump(2) writes it, one field at a time, and an
@@ -323,14 +218,15 @@ void writeJson(const Report& r, std::ostream& out) {
   std::stable_sort(stragglers.begin(), stragglers.end(),
                    [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
   const auto self = [](const auto& value) { return Json(value); };
+  const auto element = [](const auto& fields) { return [&fields](const auto& row) { return rowJson(fields, row); }; };
   PrettyObject doc(out, 0);
   doc.field("schema", kReportSchema);
   doc.field("generator", std::string("commtrace ") + COMMTRACE_VERSION);
   doc.field("run", runJson(r.run));
   doc.field("findings", r.findings);
   doc.field("clocks", clocksJson(r.clocks));
-  doc.array("communicators", r.communicators, communicatorJson);
-  doc.array("bandwidth", r.bandwidth, bandwidthRowJson);
+  doc.array("communicators", r.communicators, element(rows::communicatorFields()));
+  doc.array("bandwidth", r.bandwidth, element(rows::bandwidthFields()));
   doc.object("bandwidth_series", [&](PrettyObject& s) {
     const bool aligned = !r.bandwidth_series.rows.empty();
     s.field("axis", r.bandwidth_series.axis);
@@ -347,15 +243,15 @@ void writeJson(const Report& r, std::ostream& out) {
     m.array("slices", r.matrix.slices, matrixSliceJson);
   });
   doc.array("overlap", r.overlap, overlapRowJson);
-  doc.array("peer_waits", r.peer_waits, peerWaitJson);
+  doc.array("peer_waits", r.peer_waits, element(rows::peerWaitFields()));
   doc.field("kernels", kernelsJson(r.kernels));
   doc.array("cuda_sync", r.cuda_sync, cudaSyncRowJson);
-  doc.array("stragglers", stragglers, stragglerJson);
-  doc.array("straggler_hosts", r.stragglers.hosts, stragglerHostJson);
-  doc.array("straggler_comms", r.stragglers.comms, stragglerCommJson);
-  doc.array("links", r.stragglers.links, linkJson);
+  doc.array("stragglers", stragglers, element(rows::stragglerFields()));
+  doc.array("straggler_hosts", r.stragglers.hosts, element(rows::hostStragglerFields()));
+  doc.array("straggler_comms", r.stragglers.comms, element(rows::commStragglerFields()));
+  doc.array("links", r.stragglers.links, element(rows::linkFields()));
   doc.field("lateness_heatmap", heatmapJson(r.stragglers.heatmap));
-  doc.array("mismatches", r.mismatches, mismatchJson);
+  doc.array("mismatches", r.mismatches, element(rows::mismatchFields()));
   doc.field("mismatches_total", r.mismatches_total);
   doc.close();
   out << '\n';

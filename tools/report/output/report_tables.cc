@@ -6,15 +6,9 @@
 #include "tools/report/analyses/slow_links.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/format.h"
+#include "tools/report/output/report_rows.h"
 
 namespace commtrace::report::tables {
-namespace {
-
-constexpr auto kRight = Table::Align::kRight;
-
-std::string yesNo(bool b) { return b ? "yes" : "no"; }
-
-}  // namespace
 
 std::string commLabel(uint64_t id, const std::string& name) { return name.empty() ? fmt::hexId(id) : name; }
 
@@ -71,39 +65,11 @@ Fields runFields(const Report& r) {
   return fields;
 }
 
-Table clocks(const ClockSummary& c) {
-  Table t{{{"rank", kRight}, {"host"}, {"aligned"}, {"offset", kRight}, {"drift ppm", kRight}, {"residual", kRight}, {"anchors", kRight},
-           {"outliers", kRight}},
-          {}};
-  for (const ClockFit& f : c.fits) {
-    const std::string drift = !f.aligned ? "-" : f.drift_fitted ? fmt::fixed(f.drift_ppm, 2) : "not fitted";
-    t.rows.push_back({std::to_string(f.rank), f.host, yesNo(f.aligned), f.aligned ? fmt::duration(f.offset_us) : "-", drift,
-                      f.aligned ? fmt::duration(f.residual_us) : "-", std::to_string(f.anchors), std::to_string(f.outliers)});
-  }
-  return t;
-}
+Table clocks(const ClockSummary& c) { return rows::peopleTable(rows::clockFitFields(), c.fits); }
 
-Table communicators(const std::vector<CommunicatorRow>& rows) {
-  Table t{{{"id"}, {"name"}, {"size", kRight}, {"hosts", kRight}, {"ranks"}, {"instances", kRight}}, {}};
-  for (const CommunicatorRow& c : rows)
-    t.rows.push_back({fmt::hexId(c.id), c.name.empty() ? "-" : c.name, std::to_string(c.size), std::to_string(c.hosts), fmt::rankList(c.ranks),
-                      std::to_string(c.instances)});
-  return t;
-}
+Table communicators(const std::vector<CommunicatorRow>& list) { return rows::peopleTable(rows::communicatorFields(), list); }
 
-Table bandwidth(const std::vector<BandwidthRow>& rows) {
-  Table t{{{"comm"}, {"func"}, {"size", kRight}, {"algo"}, {"proto"}, {"count", kRight}, {"time p50", kRight}, {"time p90", kRight},
-           {"algBw GB/s", kRight}, {"busBw GB/s", kRight}},
-          {}};
-  for (const BandwidthRow& b : rows) {
-    const bool timed = b.timed > 0, has_bw = b.no_bandwidth.empty();
-    const std::string mark = b.percentile_error > 0 ? "~" : "";
-    t.rows.push_back({commLabel(b.comm, b.comm_name), b.func, fmt::bytes(b.bytes), b.algo, b.proto, std::to_string(b.count),
-                      timed ? mark + fmt::duration(b.time_us_p50) : "-", timed ? mark + fmt::duration(b.time_us_p90) : "-",
-                      has_bw ? mark + fmt::bandwidth(b.algbw_gbs_p50) : "-", has_bw ? mark + fmt::bandwidth(b.busbw_gbs_p50) : "-"});
-  }
-  return t;
-}
+Table bandwidth(const std::vector<BandwidthRow>& list) { return rows::peopleTable(rows::bandwidthFields(), list); }
 
 std::vector<std::string> bandwidthNotes(const std::vector<BandwidthRow>& rows) {
   std::vector<std::string> notes;
@@ -118,41 +84,16 @@ std::vector<std::string> bandwidthNotes(const std::vector<BandwidthRow>& rows) {
   return notes;
 }
 
-Table stragglers(std::vector<StragglerRow> rows) {
-  std::stable_sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
-  Table t{{{"rank", kRight}, {"host"}, {"wait caused", kRight}, {"last in", kRight}, {"mean lateness", kRight}, {"class"},
-           {"confidence", kRight}, {"flagged"}},
-          {}};
-  for (const StragglerRow& s : rows)
-    t.rows.push_back({std::to_string(s.rank), s.host, fmt::duration(s.wait_caused_us), fmt::percent(s.late_fraction),
-                      fmt::duration(s.mean_lateness_us), s.cls, fmt::fixed(s.confidence, 2), yesNo(s.flagged)});
-  return t;
+Table stragglers(std::vector<StragglerRow> list) {
+  std::stable_sort(list.begin(), list.end(), [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
+  return rows::peopleTable(rows::stragglerFields(), list);
 }
 
-Table stragglerHosts(const std::vector<HostStragglerRow>& rows) {
-  Table t{{{"host"}, {"ranks"}, {"wait caused", kRight}, {"last in", kRight}}, {}};
-  for (const HostStragglerRow& h : rows)
-    t.rows.push_back({h.host, fmt::rankList(h.ranks), fmt::duration(h.wait_caused_us), fmt::percent(h.late_fraction)});
-  return t;
-}
+Table stragglerHosts(const std::vector<HostStragglerRow>& list) { return rows::peopleTable(rows::hostStragglerFields(), list); }
 
-Table stragglerComms(const std::vector<CommStragglerRow>& rows) {
-  Table t{{{"comm"}, {"worst rank", kRight}, {"its wait caused", kRight}, {"all waiting", kRight}, {"instances", kRight}}, {}};
-  for (const CommStragglerRow& c : rows)
-    t.rows.push_back({commLabel(c.comm, c.comm_name), std::to_string(c.worst_rank), fmt::duration(c.wait_caused_us),
-                      fmt::duration(c.total_wait_us), std::to_string(c.instances)});
-  return t;
-}
+Table stragglerComms(const std::vector<CommStragglerRow>& list) { return rows::peopleTable(rows::commStragglerFields(), list); }
 
-Table links(const std::vector<SlowLinkRow>& rows) {
-  Table t{{{"ranks"}, {"hosts"}, {"kind"}, {"achieved", kRight}, {"median of kind", kRight}, {"ops", kRight}, {"confidence", kRight},
-           {"flagged"}},
-          {}};
-  for (const SlowLinkRow& l : rows)
-    t.rows.push_back({std::to_string(l.a) + " <-> " + std::to_string(l.b), l.hosts, l.inter_host ? "inter-host" : "intra-host",
-                      fmt::gbs(l.achieved_gbs), fmt::gbs(l.peer_median_gbs), std::to_string(l.ops), fmt::fixed(l.confidence, 2), yesNo(l.flagged)});
-  return t;
-}
+Table links(const std::vector<SlowLinkRow>& list) { return rows::peopleTable(rows::linkFields(), list); }
 
 std::string stragglerConfidenceNote() {
   return "confidence, 0 to 1: how clearly the rank is a straggler. A rank is flagged when it arrives last z >= " +
@@ -168,40 +109,16 @@ std::string linkConfidenceNote() {
 }
 
 Table heaviestPairs(const CommMatrix& m) {
-  Table t{{{"src", kRight}, {"dst", kRight}, {"bytes", kRight}, {"time", kRight}, {"achieved", kRight}, {"source"}}, {}};
   const auto all = std::find_if(m.slices.begin(), m.slices.end(), [](const MatrixSlice& s) { return s.comm == 0 && s.func.empty(); });
-  if (all == m.slices.end()) return t;
-  std::vector<MatrixCell> cells = all->cells;
+  std::vector<MatrixCell> cells;
+  if (all != m.slices.end()) cells = all->cells;
   std::stable_sort(cells.begin(), cells.end(), [](const MatrixCell& a, const MatrixCell& b) { return a.bytes > b.bytes; });
-  for (const MatrixCell& c : cells)
-    t.rows.push_back({std::to_string(c.src), std::to_string(c.dst), fmt::bytes(c.bytes), c.time_us > 0 ? fmt::duration(c.time_us) : "-",
-                      c.time_us > 0 ? fmt::gbs(c.gbs) : "-", c.measured ? "measured" : "modelled"});
-  return t;
+  return rows::peopleTable(rows::matrixCellFields(), cells);
 }
 
-Table mismatches(const std::vector<MismatchRow>& rows) {
-  Table t{{{"comm"}, {"func"}, {"seq", kRight}, {"kind"}, {"ranks"}, {"detail"}}, {}};
-  for (const MismatchRow& m : rows)
-    t.rows.push_back({commLabel(m.comm, m.comm_name), m.func, std::to_string(m.seq), m.kind, (m.comm_ranks ? "comm ranks " : "") + fmt::rankList(m.missing_ranks),
-                      m.detail});
-  return t;
-}
+Table mismatches(const std::vector<MismatchRow>& list) { return rows::peopleTable(rows::mismatchFields(), list); }
 
-Table overlap(const std::vector<OverlapRow>& rows) {
-  // "comm time": communication, not a communicator, which "comm" names in every other table.
-  Table t{{{"rank", kRight}, {"comm time", kRight}, {"overlapped", kRight}, {"exposed", kRight}, {"idle", kRight},
-           {"overlap", kRight}, {"steps"}},
-          {}};
-  for (const OverlapRow& o : rows) {
-    const std::string steps = o.step_count == 0 ? "none found" : std::to_string(o.step_count) + " (" + o.step_source + ")";
-    if (o.available)
-      t.rows.push_back({std::to_string(o.rank), fmt::duration(o.comm_us), fmt::duration(o.overlapped_us), fmt::duration(o.exposed_us),
-                        fmt::duration(o.idle_us), fmt::fixed(o.overlap_pct, 1) + '%', steps});
-    else
-      t.rows.push_back({std::to_string(o.rank), o.comm_us > 0 ? fmt::duration(o.comm_us) : "-", "-", "-", "-", "-", steps});
-  }
-  return t;
-}
+Table overlap(const std::vector<OverlapRow>& list) { return rows::peopleTable(rows::overlapFields(), list); }
 
 std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows) {
   std::vector<std::string> reasons;
@@ -246,52 +163,35 @@ std::string streamLabel(uint64_t stream) {
   return fmt::hexId(stream);
 }
 
-Table peerWaits(const std::vector<PeerWaitRow>& rows) {
-  Table t{{{"rank", kRight}, {"waited for", kRight}, {"transfers", kRight}, {"waited in", kRight}, {"wait", kRight},
-           {"per step", kRight}, {"of its step", kRight}},
-          {}};
-  for (const PeerWaitRow& w : rows)
-    t.rows.push_back({std::to_string(w.rank), "rank " + std::to_string(w.peer), std::to_string(w.transfers), std::to_string(w.waited),
-                      fmt::duration(w.wait_us), w.steps > 0 ? fmt::duration(w.wait_per_step_us) : "-",
-                      w.step_share_pct > 0 ? fmt::fixed(w.step_share_pct, 1) + '%' : "-"});
-  return t;
-}
+Table peerWaits(const std::vector<PeerWaitRow>& list) { return rows::peopleTable(rows::peerWaitFields(), list); }
 
-Table kernels(const std::vector<KernelRow>& rows) {
-  Table t{{{"rank", kRight}, {"kernel"}, {"type"}, {"ranks", kRight}, {"count", kRight}, {"total", kRight}, {"avg", kRight},
-           {"max", kRight}, {"share", kRight}},
-          {}};
-  for (const KernelRow& k : rows)
-    t.rows.push_back({k.rank < 0 ? "all" : std::to_string(k.rank), fmt::kernelName(k.name), k.type, std::to_string(k.ranks), std::to_string(k.count),
-                      fmt::duration(k.total_us), fmt::duration(k.avg_us), fmt::duration(k.max_us), fmt::fixed(k.share_pct, 1) + '%'});
-  return t;
-}
+Table kernels(const std::vector<KernelRow>& list) { return rows::peopleTable(rows::kernelFields(), list); }
 
-Table kernelTypes(const std::vector<KernelTypeRow>& rows) {
-  Table t{{{"rank", kRight}, {"computation", kRight}, {"communication", kRight}, {"memory", kRight}}, {}};
-  for (const KernelTypeRow& k : rows) {
-    const double all = k.computation_us + k.communication_us + k.memory_us;
-    const auto cell = [&](double v) { return fmt::duration(v) + " (" + fmt::fixed(all > 0 ? 100.0 * v / all : 0, 1) + "%)"; };
-    t.rows.push_back({std::to_string(k.rank), cell(k.computation_us), cell(k.communication_us), cell(k.memory_us)});
-  }
-  return t;
-}
+Table kernelTypes(const std::vector<KernelTypeRow>& list) { return rows::peopleTable(rows::kernelTypeFields(), list); }
 
-Table cudaSync(const std::vector<CudaSyncRow>& rows) {
-  Table t{{{"rank", kRight}, {"call"}, {"stream"}, {"calls", kRight}, {"total", kRight}, {"p50", kRight}, {"max", kRight}, {"failed", kRight}},
-          {}};
-  const auto add = [&](const std::string& rank, const std::string& call, const std::string& stream, const CudaSyncStats& s) {
-    t.rows.push_back({rank, call, stream, std::to_string(s.count), fmt::duration(s.total_us), fmt::duration(s.p50_us),
-                      fmt::duration(s.max_us), std::to_string(s.failed)});
-  };
-  for (const CudaSyncRow& r : rows)
+// A row per (process, call) and, under a call on several streams, a row per stream: the
+// rank, the call's or stream's declared columns, with the stream (or "all N") after the call.
+Table cudaSync(const std::vector<CudaSyncRow>& list) {
+  Table t{rows::peopleColumns(rows::pick(rows::cudaSyncFields(), {"rank"})), {}};
+  const auto call = rows::peopleColumns(rows::cudaSyncCallFields());
+  t.columns.insert(t.columns.end(), call.begin(), call.end());
+  t.columns.insert(t.columns.begin() + 2, {"stream"});
+  for (const CudaSyncRow& r : list)
     for (const CudaSyncCallRow& c : r.calls) {
+      std::vector<std::string> row = rows::peopleCells(rows::cudaSyncCallFields(), c);
       const std::string streams = c.streams.empty()       ? "-"
                                   : c.streams.size() == 1 ? streamLabel(c.streams.front().stream)
                                                           : "all " + std::to_string(c.streams.size());
-      add(std::to_string(r.rank), c.call, streams, c.stats);
-      if (c.streams.size() > 1)
-        for (const CudaSyncStreamRow& s : c.streams) add("", "", "  " + streamLabel(s.stream), s.stats);
+      row.insert(row.begin(), {std::to_string(r.rank)});
+      row.insert(row.begin() + 2, streams);
+      t.rows.push_back(std::move(row));
+      if (c.streams.size() < 2) continue;
+      for (const CudaSyncStreamRow& s : c.streams) {
+        std::vector<std::string> sub = rows::peopleCells(rows::cudaSyncStreamFields(), s);
+        sub.front() = "  " + sub.front();
+        sub.insert(sub.begin(), {"", ""});
+        t.rows.push_back(std::move(sub));
+      }
     }
   return t;
 }

@@ -1,0 +1,397 @@
+#include "tools/report/output/report_rows.h"
+
+#include "tools/report/format.h"
+#include "tools/report/output/report_tables.h"
+
+namespace commtrace::report::rows {
+namespace {
+
+using enum Kind;
+using enum Presence;
+
+// Ids are 64-bit hashes: a hex string survives every JSON parser (doubles do not); 0 is none.
+Value commId(uint64_t id) { return id == 0 ? Value() : Value(fmt::hexId(id)); }
+Value orNull(bool known, double v) { return known ? Value(v) : Value(); }
+Value textOrNull(const std::string& s) { return s.empty() ? Value() : Value(s); }
+
+// The communicator columns of a row with comm and comm_name: people see the name, else the id.
+template <class Row>
+void addComm(Fields<Row>& fields, std::string_view header) {
+  fields.push_back({"comm", kString, kOrNull, "the communicator's hex id", [](const Row& r) { return commId(r.comm); }, header,
+                    [](const Row& r) { return tables::commLabel(r.comm, r.comm_name); }});
+  fields.push_back({"comm_name", kString, kAlways, "its NCCL commName, `\"\"` when none", member(&Row::comm_name)});
+}
+
+// The row's percentiles are approximate (a sketch's): people see "~" in front of them.
+void markApproximate(Field<BandwidthRow>& f) {
+  f.shown = [key = f.key, get = f.value](const BandwidthRow& b) {
+    const Value v = get(b);
+    const std::string cell = peopleCell(key, v);
+    return b.percentile_error > 0 && !std::holds_alternative<std::monostate>(v) ? "~" + cell : cell;
+  };
+}
+
+Fields<CudaSyncStats> cudaSyncStatsFields() {
+  return {{"count", kInteger, kAlways, "calls", member(&CudaSyncStats::count), "calls"},
+          {"failed", kInteger, kAlways, "calls that returned an error", member(&CudaSyncStats::failed), "failed"},
+          {"total_us", kNumber, kAlways,
+           "CPU time inside the calls. `cudaStreamWaitEvent` makes the stream wait, not the CPU: its time is the enqueue",
+           member(&CudaSyncStats::total_us), "total"},
+          {"p50_us", kNumber, kAlways, "the median call's CPU time", member(&CudaSyncStats::p50_us), "p50"},
+          {"max_us", kNumber, kAlways, "the longest call's", member(&CudaSyncStats::max_us), "max"}};
+}
+
+template <class Row>
+Fields<Row> concat(Fields<Row> head, const Fields<Row>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+}  // namespace
+
+const Fields<ClockFit>& clockFitFields() {
+  using F = ClockFit;
+  const auto ifAligned = [](double F::*m) { return [m](const F& f) { return orNull(f.aligned, f.*m); }; };
+  static const Fields<F> fields{
+      {"rank", kInteger, kAlways, "the process's global rank", member(&F::rank), "rank"},
+      {"host", kString, kAlways, "its host", member(&F::host), "host"},
+      {"aligned", kBool, kAlways, "a collective it shares reaches the reference rank (the lowest), so its times are on the aligned timeline",
+       member(&F::aligned), "aligned"},
+      {"offset_us", kNumber, kOrNull, "its GPU clock minus the reference's at the start of the run; null when not aligned", ifAligned(&F::offset_us),
+       "offset"},
+      {"drift_ppm", kNumber, kOrNull, "how much faster its GPU clock runs than the reference's; null when not aligned", ifAligned(&F::drift_ppm),
+       "drift ppm", [](const F& f) { return !f.aligned ? "-" : f.drift_fitted ? fmt::fixed(f.drift_ppm, 2) : "not fitted"; }},
+      {"residual_us", kNumber, kOrNull, "RMS of its anchors' residuals after the fit; null when not aligned", ifAligned(&F::residual_us), "residual"},
+      {"anchors", kInteger, kAlways, "collective completions the fit used", member(&F::anchors), "anchors"},
+      {"outliers", kInteger, kAlways, "completions left out of the fit: more than 5 MADs (and 2 us) off it", member(&F::outliers), "outliers"},
+      {"drift_fitted", kBool, kAlways, "false when drift was held at 0 (the reference, or too short a span to tell drift from noise)",
+       member(&F::drift_fitted)}};
+  return fields;
+}
+
+const Fields<CommunicatorRow>& communicatorFields() {
+  using C = CommunicatorRow;
+  static const Fields<C> fields{
+      {"id", kString, kAlways, "hex commId", [](const C& c) { return Value(fmt::hexId(c.id)); }, "id"},
+      {"name", kString, kAlways, "NCCL's commName, `\"\"` when none", member(&C::name), "name"},
+      {"size", kInteger, kAlways, "nranks", member(&C::size), "size"},
+      {"ranks", kRankList, kAlways, "global rank of each comm rank, in comm-rank order; -1 unknown", member(&C::ranks), "ranks"},
+      {"hosts", kInteger, kAlways, "hosts its ranks live on", member(&C::hosts), "hosts"},
+      {"instances", kInteger, kAlways, "collective instances recorded on it", member(&C::instances), "instances"}};
+  return fields;
+}
+
+const Fields<BandwidthRow>& bandwidthFields() {
+  using B = BandwidthRow;
+  static const Fields<B> fields = [] {
+    Fields<B> f;
+    addComm(f, "comm");
+    const auto timed = [](double B::*m) { return [m](const B& b) { return orNull(b.timed > 0, b.*m); }; };
+    const auto withBandwidth = [](double B::*m) { return [m](const B& b) { return orNull(b.no_bandwidth.empty(), b.*m); }; };
+    f.insert(f.end(),
+             {{"func", kString, kAlways,
+               "`AllReduce`, `AllGather`, ...; point-to-point rows by their API func: `Send` rows count transfers, `AlltoAll`/`Gather`/`Scatter` "
+               "rows count calls (each rank's pieces grouped into calls: tools/report/analyses/p2p_calls.h)",
+               member(&B::func), "func"},
+              {"bytes", kInteger, kAlways,
+               "nccl-tests' message size S of the row's ops (per-rank count × n for AllGather, ReduceScatter; per-peer bytes × n for AlltoAll, "
+               "Gather, Scatter)",
+               member(&B::bytes), "size"},
+              {"bucket", kString, kAlways, "the size bucket, e.g. `\"4-8 MiB\"`", member(&B::bucket)},
+              {"algo", kString, kAlways, "NCCL's algorithm", member(&B::algo), "algo"},
+              {"proto", kString, kAlways, "NCCL's protocol", member(&B::proto), "proto"},
+              {"count", kInteger, kAlways, "instances", member(&B::count), "count"},
+              {"timed", kInteger, kAlways, "instances with GPU times; the percentiles are over these", member(&B::timed)},
+              {"time_us_p50", kNumber, kOrNull, "transfer time: the last-arriving member's GPU duration, median; null when `timed` is 0",
+               timed(&B::time_us_p50), "time p50"},
+              {"time_us_p90", kNumber, kOrNull, "the same, 90th percentile", timed(&B::time_us_p90), "time p90"},
+              {"algbw_gbs_p50", kNumber, kOrNull, "S / time at the median", withBandwidth(&B::algbw_gbs_p50), "algBw GB/s"},
+              {"busbw_gbs_p50", kNumber, kOrNull,
+               "algBw × nccl-tests' factor: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll, Gather, Scatter (n−1)/n; Broadcast, Reduce, "
+               "Send/Recv 1",
+               withBandwidth(&B::busbw_gbs_p50), "busBw GB/s"},
+              {"percentile_error", kNumber, kAlways,
+               "0 when `bytes` and the percentiles are exact; else the relative error they are within (0.01): a row whose sizes, times or "
+               "bandwidths take more than 4,096 distinct values is summarised by a mergeable sketch, not held value by value",
+               member(&B::percentile_error)},
+              {"no_bandwidth", kString, kOrNull, "why the bandwidth is null (e.g. the size was not recorded)",
+               [](const B& b) { return textOrNull(b.no_bandwidth); }}});
+    for (Field<B>& field : f)
+      if (field.key.starts_with("time_us") || field.key.ends_with("gbs_p50")) markApproximate(field);
+    return f;
+  }();
+  return fields;
+}
+
+const Fields<MatrixSlice>& matrixSliceFields() {
+  using S = MatrixSlice;
+  static const Fields<S> fields{
+      {"label", kString, kAlways, "`\"all\"` for the whole run, else the communicator or func it is about", member(&S::label)},
+      {"comm", kString, kOrNull, "the communicator's hex id; null when not per communicator", [](const S& s) { return commId(s.comm); }},
+      {"func", kString, kOrNull, "the func; null when not per func", [](const S& s) { return textOrNull(s.func); }}};
+  return fields;
+}
+
+const Fields<MatrixCell>& matrixCellFields() {
+  using C = MatrixCell;
+  static const Fields<C> fields{
+      {"src", kInteger, kAlways, "the sending global rank", member(&C::src), "src"},
+      {"dst", kInteger, kAlways, "the receiving global rank", member(&C::dst), "dst"},
+      {"bytes", kInteger, kAlways, "bytes src sent to dst: point-to-point measured plus collectives modelled", member(&C::bytes), "bytes"},
+      {"p2p_bytes", kInteger, kAlways, "the recorded point-to-point part of `bytes`", member(&C::p2p_bytes)},
+      {"time_us", kNumber, kAlways, "summed transfer time of the ops that moved them", member(&C::time_us), "time",
+       [](const C& c) { return c.time_us > 0 ? fmt::duration(c.time_us) : "-"; }},
+      {"gbs", kNumber, kOrNull, "bytes of the ops with GPU times / `time_us`; null without time", [](const C& c) { return orNull(c.time_us > 0, c.gbs); },
+       "achieved GB/s"},
+      {"measured", kBool, kAlways, "every byte a recorded point-to-point (false: some modelled from a collective's algorithm)", member(&C::measured),
+       "source", [](const C& c) { return std::string(c.measured ? "measured" : "modelled"); }}};
+  return fields;
+}
+
+namespace {
+
+// The overlap figures of a process or of one of its steps (OverlapRow and StepOverlap name
+// them alike): known where the process had compute records; communication time also where
+// only that was measured.
+template <class Row>
+Fields<Row> overlapFigureFields(auto process, auto figures, bool with_headers) {
+  const auto known = [=](auto read) { return [=](const Row& r) { return orNull(process(r).available, read(figures(r))); }; };
+  const auto header = [&](std::string_view h) { return with_headers ? h : std::string_view(); };
+  // "comm time": communication, not a communicator, which "comm" names in every other table.
+  return {{"comm_us", kNumber, kOnlyWhenKnown, "union of its communication kernels' GPU intervals; absent when none had GPU times",
+           [=](const Row& r) { return orNull(process(r).available || figures(r).comm_us > 0, figures(r).comm_us); }, header("comm time")},
+          {"overlapped_us", kNumber, kOnlyWhenKnown, "the part of `comm_us` under compute kernels; only when available",
+           known([](const auto& f) { return f.overlapped_us; }), header("overlapped")},
+          {"exposed_us", kNumber, kOnlyWhenKnown, "`comm_us` − `overlapped_us`; only when available", known([](const auto& f) { return f.exposed_us; }),
+           header("exposed")},
+          {"idle_us", kNumber, kOnlyWhenKnown, "GPU busy with neither, between its first and last communication kernel; only when available",
+           known([](const auto& f) { return f.idle_us; }), header("idle")},
+          {"compute_only_us", kNumber, kOnlyWhenKnown, "compute kernels with no communication under them, in the same span; only when available",
+           known([](const auto& f) { return f.compute_only_us; })}};
+}
+
+}  // namespace
+
+const Fields<OverlapRow>& overlapFields() {
+  using O = OverlapRow;
+  static const Fields<O> fields = concat<O>(
+      concat<O>({{"rank", kInteger, kAlways, "global rank", member(&O::rank), "rank"},
+                 {"available", kBool, kAlways, "compute-kernel records (CUPTI) were there, so overlap could be measured", member(&O::available)},
+                 {"reason", kString, kOnlyWhenKnown,
+                  "only when `available` is false: why (e.g. `\"no compute-kernel records: CUPTI was not attached\"`, or that they could not be "
+                  "placed on the GPU clock)",
+                  [](const O& o) { return o.available ? Value() : Value(o.reason); }}},
+                overlapFigureFields<O>([](const O& o) -> const O& { return o; }, [](const O& o) -> const O& { return o; }, true)),
+      {{"overlap_pct", kNumber, kOnlyWhenKnown, "100 × `overlapped_us` / `comm_us`; only when available",
+        [](const O& o) { return orNull(o.available, o.overlap_pct); }, "overlap"},
+       {"step_source", kString, kAlways,
+        "`\"nvtx\"` (the repeating top-level NVTX range), `\"inferred\"` (the smallest repeating period of its op sequence, found in its first "
+        "65,536 ops), `\"none\"`",
+        member(&O::step_source)},
+       {"step_count", kInteger, kAlways, "its steps (0: none found)", member(&O::step_count), "steps",
+        [](const O& o) { return o.step_count == 0 ? std::string("none found") : std::to_string(o.step_count) + " (" + o.step_source + ")"; }},
+       {"out_of_order", kInteger, kAlways,
+        "ops recorded more than 16,384 places from their program order (placed where they came) and GPU intervals that far out of start "
+        "order (their part before the union's last interval lost): where not 0, the row's figures are approximate",
+        member(&O::out_of_order)}});
+  return fields;
+}
+
+const Fields<OverlapStepRow>& overlapStepFields() {
+  using S = OverlapStepRow;
+  static const Fields<S> fields = concat<S>(
+      {{"step", kInteger, kAlways, "0-based; a stretch's first", [](const S& s) { return Value(s.step.step); }},
+       {"start_us", kNumber, kAlways, "of `step`, on its GPU clock from its first communication kernel; NVTX steps may start before it",
+        [](const S& s) { return Value(s.step.start_us); }},
+       {"last_step", kInteger, kOnlyWhenKnown, "only for a stretch: its last step",
+        [](const S& s) { return s.step.last_step == s.step.step ? Value() : Value(s.step.last_step); }}},
+      overlapFigureFields<S>([](const S& s) -> const OverlapRow& { return s.process; }, [](const S& s) -> const StepOverlap& { return s.step; },
+                             false));
+  return fields;
+}
+
+const Fields<PeerWaitRow>& peerWaitFields() {
+  using W = PeerWaitRow;
+  static const Fields<W> fields{
+      {"rank", kInteger, kAlways, "who waited", member(&W::rank), "rank"},
+      {"peer", kInteger, kAlways, "on whom", member(&W::peer), "waited for", [](const W& w) { return "rank " + std::to_string(w.peer); }},
+      {"transfers", kInteger, kAlways, "sends and receives between them on `rank`'s side", member(&W::transfers), "transfers"},
+      {"waited", kInteger, kAlways, "those in which it waited", member(&W::waited), "waited in"},
+      {"wait_us", kNumber, kAlways, "the total wait", member(&W::wait_us), "wait"},
+      {"steps", kInteger, kAlways, "`rank`'s steps (`overlap[].step_count`)", member(&W::steps)},
+      {"wait_per_step_us", kNumber, kOnlyWhenKnown, "`wait_us` / `steps`; only with steps",
+       [](const W& w) { return orNull(w.steps > 0, w.wait_per_step_us); }, "per step"},
+      {"step_share_pct", kNumber, kOnlyWhenKnown, "the wait per step over its mean step length; only with two steps or more",
+       [](const W& w) { return orNull(w.step_share_pct > 0, w.step_share_pct); }, "of its step"}};
+  return fields;
+}
+
+const Fields<KernelRow>& kernelFields() {
+  using K = KernelRow;
+  static const Fields<K> fields{
+      {"rank", kInteger, kAlways, "global rank; -1 for all ranks together (`top`)", member(&K::rank), "rank",
+       [](const K& k) { return k.rank < 0 ? std::string("all") : std::to_string(k.rank); }},
+      {"name", kString, kAlways, "the kernel's name as CUPTI gives it; memcpys named by direction (`\"Memcpy HtoD\"`), memsets `\"Memset\"`",
+       member(&K::name), "kernel", [](const K& k) { return fmt::kernelName(k.name); }},
+      {"type", kString, kAlways, "`\"computation\"`, `\"communication\"` (NCCL's kernels) or `\"memory\"` (memcpys and memsets), as HTA types them",
+       member(&K::type), "type"},
+      {"ranks", kInteger, kAlways, "ranks that ran it", member(&K::ranks), "ranks"},
+      {"count", kInteger, kAlways, "times it ran", member(&K::count), "count"},
+      {"total_us", kNumber, kAlways, "GPU time, summed", member(&K::total_us), "total"},
+      {"avg_us", kNumber, kAlways, "per run", member(&K::avg_us), "avg"},
+      {"max_us", kNumber, kAlways, "the longest run", member(&K::max_us), "max"},
+      {"share_pct", kNumber, kAlways, "of its rank's GPU activity time; of all ranks' for `top`", member(&K::share_pct), "share"}};
+  return fields;
+}
+
+const Fields<KernelTypeRow>& kernelTypeFields() {
+  using T = KernelTypeRow;
+  // People see each type's share of the rank's GPU activity beside its time.
+  const auto withShare = [](double T::*m) {
+    return [m](const T& t) {
+      const double all = t.computation_us + t.communication_us + t.memory_us;
+      return fmt::duration(t.*m) + " (" + fmt::fixed(all > 0 ? 100.0 * t.*m / all : 0, 1) + "%)";
+    };
+  };
+  static const Fields<T> fields{
+      {"rank", kInteger, kAlways, "global rank", member(&T::rank), "rank"},
+      {"computation_us", kNumber, kAlways, "GPU time in kernels that are neither NCCL's nor memcpys or memsets", member(&T::computation_us),
+       "computation", withShare(&T::computation_us)},
+      {"communication_us", kNumber, kAlways, "in NCCL's kernels", member(&T::communication_us), "communication", withShare(&T::communication_us)},
+      {"memory_us", kNumber, kAlways, "in memcpys and memsets", member(&T::memory_us), "memory", withShare(&T::memory_us)}};
+  return fields;
+}
+
+const Fields<CudaSyncRow>& cudaSyncFields() {
+  using R = CudaSyncRow;
+  static const Fields<R> fields{{"rank", kInteger, kAlways, "global rank", member(&R::rank), "rank"},
+                                {"host", kString, kAlways, "its host", member(&R::host)},
+                                {"blocked_us", kNumber, kAlways, "CPU time inside all its sync calls", member(&R::blocked_us)}};
+  return fields;
+}
+
+const Fields<CudaSyncCallRow>& cudaSyncCallFields() {
+  using C = CudaSyncCallRow;
+  static const Fields<C> fields = concat<C>(
+      {{"call", kString, kAlways,
+        "`cudaStreamSynchronize`, `cudaDeviceSynchronize`, `cudaEventSynchronize` or `cudaStreamWaitEvent`; the `_ptsz` entry points count "
+        "as their plain twin",
+        member(&C::call), "call"}},
+      through(&C::stats, cudaSyncStatsFields()));
+  return fields;
+}
+
+const Fields<CudaSyncStreamRow>& cudaSyncStreamFields() {
+  using S = CudaSyncStreamRow;
+  static const Fields<S> fields = concat<S>(
+      {{"stream", kString, kAlways,
+        "the `cudaStream_t` handle as hex: `0x0000000000000000` the legacy default stream, `cudaStreamLegacy` included; "
+        "`0x0000000000000002` the per-thread default stream, which is what a `_ptsz` call on the null stream waits on, whichever thread",
+        [](const S& s) { return Value(fmt::hexId(s.stream)); }, "stream", [](const S& s) { return tables::streamLabel(s.stream); }}},
+      through(&S::stats, cudaSyncStatsFields()));
+  return fields;
+}
+
+const Fields<StragglerRow>& stragglerFields() {
+  using S = StragglerRow;
+  static const Fields<S> fields{
+      {"rank", kInteger, kAlways, "global rank", member(&S::rank), "rank"},
+      {"host", kString, kAlways, "its host", member(&S::host), "host"},
+      {"instances", kInteger, kAlways, "collective instances it took part in", member(&S::instances)},
+      {"wait_caused_us", kNumber, kAlways, "over the instances it arrived last: the others' summed waits", member(&S::wait_caused_us), "wait caused"},
+      {"late_fraction", kNumber, kAlways, "instances where it was last / `instances`", member(&S::late_fraction), "last in"},
+      {"mean_lateness_us", kNumber, kAlways, "mean of (its arrival − the first member's)", member(&S::mean_lateness_us), "mean lateness"},
+      {"class", kString, kAlways, "`compute`, `host`, `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
+      {"confidence", kNumber, kAlways, "0..1: how clearly it is a straggler", member(&S::confidence), "confidence"},
+      {"flagged", kBool, kAlways, "judged a straggler, not just last by chance", member(&S::flagged), "flagged"},
+      {"evidence", kString, kAlways, "the numbers behind `class`, in words", member(&S::evidence)}};
+  return fields;
+}
+
+const Fields<HostStragglerRow>& hostStragglerFields() {
+  using H = HostStragglerRow;
+  static const Fields<H> fields{
+      {"host", kString, kAlways, "the host", member(&H::host), "host"},
+      {"ranks", kRankList, kAlways, "its global ranks", member(&H::ranks), "ranks"},
+      {"wait_caused_us", kNumber, kAlways, "as for `stragglers[]`, its ranks together", member(&H::wait_caused_us), "wait caused"},
+      {"late_fraction", kNumber, kAlways, "instances where one of its ranks was last / its instances", member(&H::late_fraction), "last in"}};
+  return fields;
+}
+
+const Fields<CommStragglerRow>& commStragglerFields() {
+  using C = CommStragglerRow;
+  static const Fields<C> fields = [] {
+    Fields<C> f;
+    addComm(f, "comm");
+    f.insert(f.end(),
+             {{"worst_rank", kInteger, kAlways, "the global rank that caused it the most waiting", member(&C::worst_rank), "worst rank"},
+              {"wait_caused_us", kNumber, kAlways, "by that rank", member(&C::wait_caused_us), "its wait caused"},
+              {"total_wait_us", kNumber, kAlways, "all waiting in this communicator", member(&C::total_wait_us), "all waiting"},
+              {"instances", kInteger, kAlways, "its collective instances", member(&C::instances), "instances"}});
+    return f;
+  }();
+  return fields;
+}
+
+const Fields<SlowLinkRow>& linkFields() {
+  using L = SlowLinkRow;
+  static const Fields<L> fields{
+      {"a", kInteger, kAlways, "one global rank of the pair", member(&L::a), "ranks",
+       [](const L& l) { return std::to_string(l.a) + " <-> " + std::to_string(l.b); }},
+      {"b", kInteger, kAlways, "the other", member(&L::b)},
+      {"hosts", kString, kAlways, "`\"hostA <-> hostB\"`", member(&L::hosts), "hosts"},
+      {"inter_host", kBool, kAlways, "the pair crosses hosts", member(&L::inter_host), "kind",
+       [](const L& l) { return std::string(l.inter_host ? "inter-host" : "intra-host"); }},
+      {"achieved_gbs", kNumber, kAlways, "best bandwidth any op crossing it reached", member(&L::achieved_gbs), "achieved GB/s"},
+      {"peer_median_gbs", kNumber, kAlways, "median of the same over links of its kind (intra- or inter-host)", member(&L::peer_median_gbs),
+       "median of kind GB/s"},
+      {"ops", kInteger, kAlways, "ops crossing it", member(&L::ops), "ops"},
+      {"confidence", kNumber, kAlways, "0..1: how clearly it is slow", member(&L::confidence), "confidence"},
+      {"flagged", kBool, kAlways, "judged slow", member(&L::flagged), "flagged"},
+      {"evidence", kString, kAlways, "the numbers behind it, in words", member(&L::evidence)}};
+  return fields;
+}
+
+const Fields<MismatchRow>& mismatchFields() {
+  using M = MismatchRow;
+  static const Fields<M> fields = [] {
+    Fields<M> f;
+    addComm(f, "comm");
+    f.insert(f.end(),
+             {{"func", kString, kAlways, "the op", member(&M::func), "func"},
+              {"seq", kInteger, kAlways,
+               "NCCL's per-(comm, func) sequence number; point-to-point: the transfer's index among its sender's sends to its receiver",
+               member(&M::seq), "seq"},
+              {"kind", kString, kAlways, "`missing` (other ranks issued it), `unfinished` (started, never completed), `file ends` (the rank's trace stops earlier)",
+               member(&M::kind), "kind"},
+              {"missing_ranks", kRankList, kAlways, "the ranks concerned", member(&M::missing_ranks), "ranks",
+               [](const M& m) { return (m.comm_ranks ? "comm ranks " : "") + fmt::rankList(m.missing_ranks); }},
+              {"comm_ranks", kBool, kAlways, "true: `missing_ranks` are communicator ranks (some global rank was unknown)", member(&M::comm_ranks)},
+              {"detail", kString, kAlways, "one sentence: what is missing where", member(&M::detail), "detail"}});
+    return f;
+  }();
+  return fields;
+}
+
+std::vector<SchemaTable> schemaTables() {
+  return {{"clocks.fits[]", markdownTable(clockFitFields())},
+          {"communicators[]", markdownTable(communicatorFields())},
+          {"bandwidth[]", markdownTable(bandwidthFields())},
+          {"matrix.slices[]", markdownTable(matrixSliceFields())},
+          {"matrix.slices[].cells[]", markdownTable(matrixCellFields())},
+          {"overlap[]", markdownTable(overlapFields())},
+          {"overlap[].steps[]", markdownTable(overlapStepFields())},
+          {"peer_waits[]", markdownTable(peerWaitFields())},
+          {"kernels rows", markdownTable(kernelFields())},
+          {"kernels.types[]", markdownTable(kernelTypeFields())},
+          {"cuda_sync[]", markdownTable(cudaSyncFields())},
+          {"cuda_sync[].calls[]", markdownTable(cudaSyncCallFields())},
+          {"cuda_sync[].calls[].streams[]", markdownTable(cudaSyncStreamFields())},
+          {"stragglers[]", markdownTable(stragglerFields())},
+          {"straggler_hosts[]", markdownTable(hostStragglerFields())},
+          {"straggler_comms[]", markdownTable(commStragglerFields())},
+          {"links[]", markdownTable(linkFields())},
+          {"mismatches[]", markdownTable(mismatchFields())}};
+}
+
+}  // namespace commtrace::report::rows

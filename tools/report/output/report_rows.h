@@ -1,0 +1,49 @@
+// The Report's rows, each kind declared once (row_schema.h): what the JSON writer prints for
+// each element of its arrays, the CSV writer for each line, the text and HTML writers for
+// each table row, and SCHEMA.md in its field tables.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/report/output/row_schema.h"
+#include "tools/report/report.h"
+
+namespace commtrace::report::rows {
+
+// One step (or stretch of steps) of one process's overlap: the step's figures are known only
+// where the process's are (OverlapRow::available).
+struct OverlapStepRow {
+  const OverlapRow& process;
+  const StepOverlap& step;
+};
+
+const Fields<ClockFit>& clockFitFields();
+const Fields<CommunicatorRow>& communicatorFields();
+const Fields<BandwidthRow>& bandwidthFields();
+const Fields<MatrixSlice>& matrixSliceFields();  // without its cells
+const Fields<MatrixCell>& matrixCellFields();
+const Fields<OverlapRow>& overlapFields();  // without kernel_clock and steps
+const Fields<OverlapStepRow>& overlapStepFields();
+const Fields<PeerWaitRow>& peerWaitFields();
+const Fields<KernelRow>& kernelFields();
+const Fields<KernelTypeRow>& kernelTypeFields();
+const Fields<CudaSyncRow>& cudaSyncFields();  // without its calls
+const Fields<CudaSyncCallRow>& cudaSyncCallFields();  // without its streams
+const Fields<CudaSyncStreamRow>& cudaSyncStreamFields();
+const Fields<StragglerRow>& stragglerFields();
+const Fields<HostStragglerRow>& hostStragglerFields();
+const Fields<CommStragglerRow>& commStragglerFields();
+const Fields<SlowLinkRow>& linkFields();
+const Fields<MismatchRow>& mismatchFields();
+
+// Each declared row's field table as SCHEMA.md holds it, under a line
+// "<!-- fields: SECTION -->" (the section as SCHEMA.md names the rows: "bandwidth[]").
+struct SchemaTable {
+  std::string_view section;
+  std::string markdown;
+};
+std::vector<SchemaTable> schemaTables();
+
+}  // namespace commtrace::report::rows
