@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <vector>
 
 #include "sink/reader.h"
@@ -14,6 +13,7 @@
 #include "tools/nccl-driver/ground_truth.h"
 #include "tools/nccl-driver/scenario.h"
 #include "tools/nccl-driver/timing_model.h"
+#include "tools/report/format.h"
 #include "tools/report_command.h"
 #include "tools/trace_tally.h"
 
@@ -80,19 +80,16 @@ int runDriver(const std::vector<std::string>& args, const fs::path& dir, std::os
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string ms(uint64_t ns) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << static_cast<double>(ns) / 1e6 << " ms";
-  return s.str();
-}
+// Spelt as the report spells durations, so that the planted truth reads like the findings.
+std::string duration(uint64_t ns) { return report::fmt::duration(static_cast<double>(ns) / 1e3); }
 
 void printPlanted(const Scenario& s, std::ostream& out) {
   out << "Planted in '" << s.name << "' (" << s.ranks() << " ranks on " << s.nodes << " nodes, " << s.steps << " steps):\n";
   for (const driver::Straggler& st : s.stragglers) {
     out << "  straggler: rank " << st.rank << " (node " << s.nodeOf(st.rank) << ")";
-    if (st.extra_compute_ns != 0) out << " computes " << ms(st.extra_compute_ns) << " longer";
+    if (st.extra_compute_ns != 0) out << " computes " << duration(st.extra_compute_ns) << " longer";
     if (st.extra_compute_ns != 0 && st.extra_host_ns != 0) out << " and";
-    if (st.extra_host_ns != 0) out << " launches " << ms(st.extra_host_ns) << " late (its GPU idles)";
+    if (st.extra_host_ns != 0) out << " launches " << duration(st.extra_host_ns) << " late (its GPU idles)";
     out << " in every compute phase of steps " << st.first_step << ".." << st.last_step << '\n';
   }
   for (const driver::SlowLink& l : s.slow_links)
