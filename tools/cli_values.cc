@@ -96,6 +96,13 @@ std::optional<report::TimePoint> parseTimePoint(const std::string& text, std::st
   std::string duration_error;
   if (const auto since = parseDuration(text, duration_error)) return report::TimePoint{Kind::kSinceStart, *since};
   if (const auto of_day = timeOfDayNs(text)) return report::TimePoint{Kind::kTimeOfDay, *of_day};
+  if (text.starts_with("step:")) {
+    const std::string number = text.substr(5);
+    if (!number.empty() && number.size() <= 9 && std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return report::TimePoint{Kind::kStep, std::stoll(number)};
+    error = "'" + text + "' is not a step: give step:N, N counted from 0 as the overlap table numbers steps";
+    return std::nullopt;
+  }
   int year = 0, month = 0, day = 0, used = 0;
   char sep = 0;
   if (std::sscanf(text.c_str(), "%4d-%2d-%2d%c%n", &year, &month, &day, &sep, &used) == 4 && used == 11 &&
@@ -109,7 +116,7 @@ std::optional<report::TimePoint> parseTimePoint(const std::string& text, std::st
     }
   }
   error = "'" + text + "' is not a time: give how long after the run's first process started (30s, 2min), a UTC time "
-          "(2026-11-27 06:31:02, as the report's 'time' line prints it) or a UTC time of day (06:31:02)";
+          "(2026-11-27 06:31:02, as the report's 'time' line prints it), a UTC time of day (06:31:02) or a step (step:100)";
   return std::nullopt;
 }
 

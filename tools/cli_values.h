@@ -25,7 +25,7 @@ std::optional<int64_t> parseDuration(const std::string& text, std::string& error
 
 // One end of `report --from/--to`: a duration after the run's first process started
 // recording ("30s"), a UTC date and time ("2026-11-27 06:31:02.5", "2026-11-27T06:31:02Z"),
-// or a UTC time of day on the run's first day ("06:31:02").
+// a UTC time of day on the run's first day ("06:31:02"), or where a step begins ("step:100").
 std::optional<report::TimePoint> parseTimePoint(const std::string& text, std::string& error);
 
 // An NVTX range name or ECMAScript regular expression naming the step range; "" is the default rule.

@@ -59,9 +59,15 @@ TEST(CliValues, TimePoints) {
   is("2023-11-14 22:13:20", Kind::kUtc, k2023_11_14_221320);
   is("2023-11-14T22:13:20.5Z", Kind::kUtc, k2023_11_14_221320 + 500'000'000);
   is("2023-11-14 22:13:20.000 UTC", Kind::kUtc, k2023_11_14_221320);  // as the report's time line prints it
+  is("step:0", Kind::kStep, 0);
+  is("step:120", Kind::kStep, 120);
   for (const char* bad : {"", "yesterday", "25:00:00", "06:31", "2023-13-01 00:00:00", "2023-11-14", "06:31:02 CET"}) {
     EXPECT_FALSE(parseTimePoint(bad, error)) << bad;
     EXPECT_EQ(error.rfind("'" + std::string(bad) + "' is not a time: ", 0), 0u) << error;
+  }
+  for (const char* bad : {"step:", "step:-1", "step:1x", "step:1234567890"}) {
+    EXPECT_FALSE(parseTimePoint(bad, error)) << bad;
+    EXPECT_EQ(error.rfind("'" + std::string(bad) + "' is not a step: ", 0), 0u) << error;
   }
 }
 

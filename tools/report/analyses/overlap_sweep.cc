@@ -98,33 +98,7 @@ void addTo(StepOverlap& sum, const StepOverlap& step) {
   sum.compute_only_us += step.compute_only_us;
 }
 
-// Knuth–Morris–Pratt failure function: pi[i] = length of the longest proper border of s[0..i].
-std::vector<size_t> prefixFunction(const std::vector<uint32_t>& s) {
-  std::vector<size_t> pi(s.size(), 0);
-  for (size_t i = 1; i < s.size(); ++i) {
-    size_t k = pi[i - 1];
-    while (k > 0 && s[i] != s[k]) k = pi[k - 1];
-    pi[i] = s[i] == s[k] ? k + 1 : k;
-  }
-  return pi;
-}
-
 }  // namespace
-
-std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys) {
-  const size_t n = keys.size();
-  // The prefixes of the reversed sequence are its suffixes; a period survives reversal.
-  const std::vector<size_t> pi = prefixFunction(std::vector<uint32_t>(keys.rbegin(), keys.rend()));
-  for (size_t len = n; len >= 2 && 2 * len >= n; --len) {
-    const size_t period = len - pi[len - 1];
-    if (len < 2 * period) continue;
-    const size_t first = len == n ? 0 : n - len / period * period;
-    std::vector<size_t> starts;
-    for (size_t s = first; s < n; s += period) starts.push_back(s);
-    return starts;
-  }
-  return {};
-}
 
 OverlapSweep::OverlapSweep(const std::vector<GpuInterval>& compute, std::vector<StepWindow> nvtx_steps, bool available)
     : compute_(compute), available_(available), nvtx_(!nvtx_steps.empty()), source_(nvtx_ ? "nvtx" : "none") {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/load/step_pattern.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -36,19 +37,12 @@ struct StepWindow {
   uint64_t end_ns = 0;
 };
 
-// Where steps begin in an op sequence (indices), from its smallest repeating period: the
-// whole sequence repeating (the last step may be cut short), else its longest repeating
-// tail of at least half the sequence (warm-up ops before it belong to no step). At least two
-// repetitions; nothing when the sequence does not repeat.
-std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys);
-
 class OverlapSweep {
  public:
-  // Steps are inferred from the first this many ops in program order (exactly as from the
-  // whole sequence for runs this short), then follow that period to the end of the run.
-  static constexpr size_t kPrefixOps = 65'536;
+  // Steps are inferred from the first this many ops in program order (step_pattern.h).
+  static constexpr size_t kPrefixOps = kStepPrefixOps;
   // Ops (and GPU intervals) held to restore program (and start) order.
-  static constexpr size_t kReorderOps = 16'384;
+  static constexpr size_t kReorderOps = kProgramReorderOps;
 
   // compute: the process's compute kernels as a sorted, disjoint union on its GPU clock.
   // nvtx_steps: its steps from NVTX ranges, sorted; empty: steps are inferred from its ops.

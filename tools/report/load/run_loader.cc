@@ -17,6 +17,7 @@
 #include "tools/report/load/process_reader.h"
 #include "tools/report/load/progress_line.h"
 #include "tools/report/load/run_model_sink.h"
+#include "tools/report/load/step_pattern.h"
 
 namespace commtrace::report {
 namespace {
@@ -244,8 +245,63 @@ bool readsAsKineto(const std::vector<TraceFileEntry>& files, std::ostream& err, 
   return true;
 }
 
+// The process whose inferred steps number a step window: the lowest global rank's first life.
+const ProcessInfo* stepReference(const RunModel& run) {
+  const ProcessInfo* best = nullptr;
+  for (const ProcessInfo& p : run.processes)
+    if (p.rank >= 0 && (best == nullptr || std::tie(p.rank, p.restart_count) < std::tie(best->rank, best->restart_count))) best = &p;
+  return best;
+}
+
+// --from/--to step:N as times: where those steps of the reference process begin; --to one
+// past its last step is the end of the run. false, with the reason, where they cannot be placed.
+bool resolveSteps(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) {
+  struct Asked {
+    const char* flag;
+    int64_t step;
+    bool to;
+  };
+  std::vector<Asked> asked;
+  if (spec.from.kind == TimePoint::Kind::kStep) asked.push_back({"--from", spec.from.ns, false});
+  if (spec.to.kind == TimePoint::Kind::kStep) asked.push_back({"--to", spec.to.ns, true});
+  if (asked.empty()) return true;
+  const ProcessInfo* ref = stepReference(run);
+  if (ref == nullptr) {
+    err << "commtrace: " << asked[0].flag << " step:" << asked[0].step << ": no file names its rank, so no process's steps can be counted\n";
+    return false;
+  }
+  std::vector<uint64_t> steps;
+  for (const Asked& a : asked) steps.push_back(static_cast<uint64_t>(a.step));
+  StepStarts found;
+  std::string error;
+  if (!findStepStarts(ref->path, steps, found, error)) {
+    err << error << '\n';
+    return false;
+  }
+  const std::string whose = "rank " + std::to_string(ref->rank);
+  const std::string use_times = "; give --from/--to as times";
+  if (!found.cpu_times) err << "commtrace: " << whose << "'s ops carry no CPU times (files of NCCL 2.27)" << use_times << '\n';
+  else if (found.steps == 0) err << "commtrace: " << whose << "'s op sequence does not repeat: it has no steps to count" << use_times << '\n';
+  if (!found.cpu_times || found.steps == 0) return false;
+  run.window.step_rank = ref->rank;
+  run.window.step_period = found.period;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const auto [flag, step, to] = asked[i];
+    if (steps[i] > found.steps || (!to && steps[i] == found.steps)) {
+      err << "commtrace: " << flag << " step:" << step << ": " << whose << " has " << found.steps << " steps, 0 to " << found.steps - 1
+          << " (--to step:" << found.steps << " is the end of the run)\n";
+      return false;
+    }
+    const uint64_t begin = steps[i] == found.steps ? UINT64_MAX : found.begin_cpu_ns[i] == 0 ? 0 : ref->utcOfCpu(found.begin_cpu_ns[i]);
+    (to ? run.window.to_step : run.window.from_step) = step;
+    (to ? run.window.to_utc_ns : run.window.from_utc_ns) = begin;
+  }
+  return true;
+}
+
 // The window on the run's clock: relative times count from when its first process started
-// recording. false, with the reason, for one that holds no time.
+// recording; steps from the reference process's file. false, with the reason, for one that
+// holds no time or whose steps cannot be placed.
 bool resolveRunWindow(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) {
   if (!spec.set()) return true;
   uint64_t start = UINT64_MAX;  // a damaged header reads as 0: no start known
@@ -253,6 +309,7 @@ bool resolveRunWindow(const TimeWindowSpec& spec, RunModel& run, std::ostream& e
     if (p.start_utc_ns != 0) start = std::min(start, p.start_utc_ns);
   if (start == UINT64_MAX) start = 0;
   run.window = resolveWindow(spec, start);
+  if (!resolveSteps(spec, run, err)) return false;
   if (run.window.to_utc_ns > run.window.from_utc_ns) return true;
   err << "commtrace: --to (" << fmt::utcTime(run.window.to_utc_ns) << ") is not after --from ("
       << fmt::utcTime(run.window.from_utc_ns) << ")\n";

@@ -56,6 +56,10 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     s.window_from_utc_ns = run.window.from_utc_ns;
     s.window_to_utc_ns = run.window.to_utc_ns;
     s.ops_outside_window = run.ops_outside_window;
+    s.window_from_step = run.window.from_step;
+    s.window_to_step = run.window.to_step;
+    s.window_step_rank = run.window.step_rank;
+    s.window_step_period = run.window.step_period;
   }
   return s;
 }

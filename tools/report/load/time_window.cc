@@ -11,7 +11,8 @@ constexpr int64_t kDayNs = 86'400'000'000'000;
 
 uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns) {
   switch (point.kind) {
-    case TimePoint::Kind::kUnset: return 0;
+    case TimePoint::Kind::kUnset:
+    case TimePoint::Kind::kStep: return 0;
     case TimePoint::Kind::kSinceStart: return run_start_utc_ns + static_cast<uint64_t>(point.ns);
     case TimePoint::Kind::kUtc: return static_cast<uint64_t>(point.ns);
     case TimePoint::Kind::kTimeOfDay: {

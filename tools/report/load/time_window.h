@@ -20,6 +20,7 @@ struct TimePoint {
     kSinceStart,  // ns after the run's first process started recording (its header's start)
     kUtc,         // CLOCK_REALTIME ns
     kTimeOfDay,   // ns since midnight UTC, on the day the run started (or the next, if earlier)
+    kStep,        // ns holds a step number: where the reference process's inferred step begins
   };
   Kind kind = Kind::kUnset;
   int64_t ns = 0;
@@ -30,7 +31,8 @@ struct TimeWindowSpec {
   bool set() const { return from.kind != TimePoint::Kind::kUnset || to.kind != TimePoint::Kind::kUnset; }
 };
 
-// CLOCK_REALTIME of a point, given when the run's first process started recording.
+// CLOCK_REALTIME of a point, given when the run's first process started recording (a step
+// is resolved by the loader, from the reference process's file: 0 here).
 uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns);
 // The window in CLOCK_REALTIME ns: [from, to) (0 and UINT64_MAX where not given).
 TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns);

@@ -85,5 +85,43 @@ TEST(TimeWindow, TwoWindowsSplittingARunShareItsOps) {
   }
 }
 
+// Steps as the lowest rank's op sequence repeats, as the overlap table counts them: a window
+// of steps holds exactly those steps of every rank, and ends past the last step are refused.
+TEST(TimeWindow, StepWindowsHoldThoseStepsOfEveryRank) {
+  testutil::TempDir dir;
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir.path();
+  options.ranks = 8;
+  options.collectives_per_rank = 2000;
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  const Report whole = reportOf(dir.path(), {});
+  ASSERT_FALSE(whole.overlap.empty());
+  const int steps = whole.overlap[0].step_count;
+  ASSERT_GE(steps, 20);
+
+  const Report middle = reportOf(dir.path(), {.from = {Kind::kStep, 5}, .to = {Kind::kStep, 15}});
+  EXPECT_EQ(middle.run.window_from_step, 5);
+  EXPECT_EQ(middle.run.window_to_step, 15);
+  EXPECT_EQ(middle.run.window_step_rank, 0);
+  EXPECT_GT(middle.run.window_step_period, 0u);
+  EXPECT_EQ(middle.run.ops * static_cast<uint64_t>(steps), whole.run.ops * 10);  // every step has the same ops
+  for (const OverlapRow& row : middle.overlap) EXPECT_EQ(row.step_count, 10) << "rank " << row.rank;
+  // From the first step and to one past the last: the whole run.
+  const Report all = reportOf(dir.path(), {.from = {Kind::kStep, 0}, .to = {Kind::kStep, steps}});
+  EXPECT_EQ(all.run.ops, whole.run.ops);
+  EXPECT_TRUE(all.run.windowed);
+
+  RunModel run;
+  std::ostringstream err;
+  EXPECT_FALSE(loadRun({.paths = {dir.path()}, .window = {.from = {}, .to = {Kind::kStep, steps + 1}}}, run, err));
+  EXPECT_NE(err.str().find("--to step:" + std::to_string(steps + 1) + ": rank 0 has " + std::to_string(steps) + " steps"), std::string::npos)
+      << err.str();
+  err.str("");
+  EXPECT_FALSE(loadRun({.paths = {dir.path()}, .window = {.from = {Kind::kStep, steps}, .to = {}}}, run, err));
+  EXPECT_NE(err.str().find("--from step:" + std::to_string(steps)), std::string::npos) << err.str();
+}
+
 }  // namespace
 }  // namespace commtrace::report

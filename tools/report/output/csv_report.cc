@@ -62,7 +62,11 @@ CsvTable runTable(const RunSummary& s) {
             {"all_files_reach_utc", utcCell(s.all_files_reach_utc_ns)},
             {"window_from_utc", utcCell(s.window_from_utc_ns)},
             {"window_to_utc", s.window_to_utc_ns == UINT64_MAX ? "" : utcCell(s.window_to_utc_ns)},
-            {"ops_outside_window", s.windowed ? num(s.ops_outside_window) : ""}};
+            {"ops_outside_window", s.windowed ? num(s.ops_outside_window) : ""},
+            {"window_from_step", s.window_from_step < 0 ? "" : num(s.window_from_step)},
+            {"window_to_step", s.window_to_step < 0 ? "" : num(s.window_to_step)},
+            {"window_step_rank", s.window_step_rank < 0 ? "" : num(s.window_step_rank)},
+            {"window_step_period_ops", s.window_step_rank < 0 ? "" : num(s.window_step_period)}};
   return t;
 }
 

@@ -24,9 +24,14 @@ Json utcOrNull(uint64_t realtime_ns) { return realtime_ns == 0 ? Json(nullptr) :
 // null without --from/--to; an open end is null.
 Json windowJson(const RunSummary& s) {
   if (!s.windowed) return nullptr;
+  const auto step = [](int64_t n) { return n < 0 ? Json(nullptr) : Json(n); };
   return {{"from_utc", utcOrNull(s.window_from_utc_ns)},
           {"to_utc", s.window_to_utc_ns == UINT64_MAX ? Json(nullptr) : utcOrNull(s.window_to_utc_ns)},
-          {"ops_outside", s.ops_outside_window}};
+          {"ops_outside", s.ops_outside_window},
+          {"from_step", step(s.window_from_step)},
+          {"to_step", step(s.window_to_step)},
+          {"step_rank", step(s.window_step_rank)},
+          {"step_period_ops", s.window_step_rank < 0 ? Json(nullptr) : Json(s.window_step_period)}};
 }
 
 Json runJson(const RunSummary& s) {

@@ -33,12 +33,18 @@ std::string timeSpan(const RunSummary& s) {
   return span;
 }
 
-// "<from> to <to>: N ops outside it left out", an open end said as such.
+// "<from> to <to>: N ops outside it left out", an open end said as such, an end given as a
+// step said as one.
 std::string windowSpan(const RunSummary& s) {
-  const std::string from = s.window_from_utc_ns == 0 ? "the start" : fmt::utcTime(s.window_from_utc_ns);
-  const std::string to = s.window_to_utc_ns == UINT64_MAX ? "the end" : fmt::utcTime(s.window_to_utc_ns);
-  return from + " to " + to + " (--from/--to): " + fmt::counted(s.ops_outside_window, "op") +
-         " outside it left out; kernel totals cover the whole run";
+  const auto end = [](int64_t step, uint64_t utc_ns, const char* open) {
+    const std::string time = utc_ns == 0 || utc_ns == UINT64_MAX ? open : fmt::utcTime(utc_ns);
+    return step < 0 ? time : "step " + std::to_string(step) + " (" + time + ")";
+  };
+  std::string span = end(s.window_from_step, s.window_from_utc_ns, "the start") + " to " + end(s.window_to_step, s.window_to_utc_ns, "the end") +
+                     " (--from/--to): " + fmt::counted(s.ops_outside_window, "op") + " outside it left out; kernel totals cover the whole run";
+  if (s.window_step_rank >= 0)
+    span += "; steps as rank " + std::to_string(s.window_step_rank) + "'s op sequence repeats, every " + fmt::counted(s.window_step_period, "op");
+  return span;
 }
 
 Fields runFields(const Report& r) {

@@ -1,0 +1,123 @@
+#include "tools/report/load/step_pattern.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <tuple>
+
+#include "tools/report/load/own_ops.h"
+
+namespace commtrace::report {
+namespace {
+
+// Knuth–Morris–Pratt failure function: pi[i] = length of the longest proper border of s[0..i].
+std::vector<size_t> prefixFunction(const std::vector<uint32_t>& s) {
+  std::vector<size_t> pi(s.size(), 0);
+  for (size_t i = 1; i < s.size(); ++i) {
+    size_t k = pi[i - 1];
+    while (k > 0 && s[i] != s[k]) k = pi[k - 1];
+    pi[i] = s[i] == s[k] ? k + 1 : k;
+  }
+  return pi;
+}
+
+// An op as program order sees it (overlap's RankOp order: CPU start, then op index).
+struct ProgramOp {
+  uint64_t cpu_ns = 0;
+  uint64_t op_index = 0;
+  OpSide side = OpSide::kCollective;
+  uint32_t key = 0;
+};
+bool laterInProgram(const ProgramOp& a, const ProgramOp& b) {
+  return std::tie(a.cpu_ns, a.op_index, a.side, a.key) > std::tie(b.cpu_ns, b.op_index, b.side, b.key);
+}
+
+// Ops in program order, kStepPrefixOps first to infer the period from, then each released
+// from a heap of kProgramReorderOps; notes the CPU start of the asked-for steps' first ops.
+class StepFinder {
+ public:
+  StepFinder(const std::vector<uint64_t>& steps, StepStarts& out) : steps_(steps), out_(out) {
+    out_.begin_cpu_ns.assign(steps.size(), 0);
+  }
+
+  void add(const ProgramOp& op) {
+    if (!prefix_done_) {
+      prefix_.push_back(op);
+      if (prefix_.size() == kStepPrefixOps) endPrefix();
+      return;
+    }
+    heap_.push(op);
+    if (heap_.size() > kProgramReorderOps) release();
+  }
+
+  void finish() {
+    if (!prefix_done_) endPrefix();
+    while (!heap_.empty()) release();
+    out_.period = period_;
+    out_.steps = period_ == 0 || released_ <= first_ ? 0 : (released_ - first_ + period_ - 1) / period_;
+  }
+
+ private:
+  void endPrefix() {
+    prefix_done_ = true;
+    std::sort(prefix_.begin(), prefix_.end(), [](const ProgramOp& a, const ProgramOp& b) { return laterInProgram(b, a); });
+    std::vector<uint32_t> keys(prefix_.size());
+    std::transform(prefix_.begin(), prefix_.end(), keys.begin(), [](const ProgramOp& op) { return op.key; });
+    const std::vector<size_t> starts = inferredStepStarts(keys);
+    if (starts.size() >= 2) first_ = starts[0], period_ = starts[1] - starts[0];
+    for (const ProgramOp& op : prefix_) heap_.push(op);
+    std::vector<ProgramOp>().swap(prefix_);
+    while (heap_.size() > kProgramReorderOps) release();
+  }
+
+  void release() {
+    const ProgramOp op = heap_.top();
+    heap_.pop();
+    const uint64_t position = released_++, before_ns = previous_cpu_ns_;
+    previous_cpu_ns_ = op.cpu_ns;
+    if (period_ == 0 || position < first_ || (position - first_) % period_ != 0) return;
+    const uint64_t step = (position - first_) / period_;
+    for (size_t i = 0; i < steps_.size(); ++i)
+      if (steps_[i] == step && position > 0) out_.begin_cpu_ns[i] = before_ns + (op.cpu_ns - before_ns) / 2;
+  }
+
+  const std::vector<uint64_t>& steps_;
+  StepStarts& out_;
+  bool prefix_done_ = false;
+  std::vector<ProgramOp> prefix_;
+  std::priority_queue<ProgramOp, std::vector<ProgramOp>, decltype(&laterInProgram)> heap_{laterInProgram};
+  uint64_t released_ = 0, previous_cpu_ns_ = 0;
+  size_t first_ = 0, period_ = 0;
+};
+
+}  // namespace
+
+std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys) {
+  const size_t n = keys.size();
+  // The prefixes of the reversed sequence are its suffixes; a period survives reversal.
+  const std::vector<size_t> pi = prefixFunction(std::vector<uint32_t>(keys.rbegin(), keys.rend()));
+  for (size_t len = n; len >= 2 && 2 * len >= n; --len) {
+    const size_t period = len - pi[len - 1];
+    if (len < 2 * period) continue;
+    const size_t first = len == n ? 0 : n - len / period * period;
+    std::vector<size_t> starts;
+    for (size_t s = first; s < n; s += period) starts.push_back(s);
+    return starts;
+  }
+  return {};
+}
+
+bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps, StepStarts& out, std::string& error) {
+  out = StepStarts{};
+  StepFinder finder(steps, out);
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t, OpSide>, uint32_t> keys;  // as overlap keys ops: dense, within the file
+  const bool read = readOwnOps(path, [&](const OwnOp& op) {
+    if (op.cpu_start_ns == 0) out.cpu_times = false;
+    const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
+    finder.add({op.cpu_start_ns, op.op_index, op.side, key});
+  }, error);
+  finder.finish();
+  return read;
+}
+
+}  // namespace commtrace::report
