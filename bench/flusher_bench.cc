@@ -94,7 +94,7 @@ void encodeBench(benchmark::State& state) {
   for (auto _ : state) {
     for (uint32_t i = 0; i < chunk; ++i) encoder.add(slots[next + i]);
     next = (next + chunk) % slots.size();
-    encoder.finish(chunk_index++, payload);
+    encoder.finish(chunk_index++, false, payload);
     if (kWrite) {
       framed.clear();
       frame::append(framed, frame::Type::kChunk, 0, payload);

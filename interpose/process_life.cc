@@ -31,7 +31,7 @@ bool recordingHere() {
 // Before the process image ends or is replaced: what was recorded so far reaches the file,
 // or COMMTRACE_EXIT_FLUSH_MS passes. Async-signal-safe.
 void flushIfRecordingHere() {
-  if (recordingHere()) RingRegistry::global().flushAndWait(settings().exit_flush_ms);
+  if (recordingHere()) RingRegistry::global().flushAndWait(settings().exit_flush_ms, /*closing=*/true);
 }
 
 // pthread_atfork child handler, on the forking thread, the only one the child has. Cheap

@@ -31,8 +31,9 @@ class RingRegistry {
   Doorbell& doorbell() { return doorbell_; }
   FlushRequests& flushRequests() { return flush_requests_; }
   // For paths about to lose what this process recorded (communicator finalize, exit, exec,
-  // signals): FlushRequests::requestAndWait through this registry's doorbell.
-  bool flushAndWait(uint32_t timeout_ms) { return flush_requests_.requestAndWait(doorbell_, timeout_ms); }
+  // signals): FlushRequests::requestAndWait through this registry's doorbell; closing for
+  // those after which the process records no more (exit, exec, signals).
+  bool flushAndWait(uint32_t timeout_ms, bool closing = false) { return flush_requests_.requestAndWait(doorbell_, timeout_ms, closing); }
 
   // Called once, on the thread that registers the process's first ring, before its first
   // record is stored: how recording starts only in processes that record something.

@@ -236,9 +236,10 @@ void putRowColumn(wire::Bytes& out, uint32_t number, const std::vector<uint64_t>
 
 }  // namespace
 
-void ChunkEncoder::finish(uint64_t chunk_index, wire::Bytes& out) {
+void ChunkEncoder::finish(uint64_t chunk_index, bool closing, wire::Bytes& out) {
   out.clear();
   wire::putVarintField(out, 1, chunk_index);
+  if (closing) wire::putVarintField(out, 5, 1);
   for (size_t i = strings_before_chunk_; i < globals_in_table_.size(); ++i) {
     wire::putStringField(out, 2, strings_.lookup(globals_in_table_[i]));
   }

@@ -28,7 +28,8 @@ class ChunkEncoder {
   uint32_t rows(RecordKind kind) const;
 
   // Serializes the chunk into out (replacing its contents) and starts a new chunk.
-  void finish(uint64_t chunk_index, wire::Bytes& out);
+  // closing: the process is stopping to record (Chunk.closing).
+  void finish(uint64_t chunk_index, bool closing, wire::Bytes& out);
 
   // The chunk just finished did not reach the file: the next one must not refer to the
   // strings it carried, so it starts a fresh table.

@@ -122,8 +122,10 @@ TEST(SinkCrash, SigkillAtVariousPointsOfTheFlushCycle) {
 }
 
 // A torn tail is what a kill mid-write leaves: built here exactly, since a real kill lands
-// mid-write only by chance.
-TEST(SinkCrash, KillMidWriteLeavesATornTailThatIsReported) {
+// mid-write only by chance. The file was not closed: it reads as open, its cut frame as the
+// chunk being written (whether its writer lives is for the report to judge, by the file's
+// age), not as damage.
+TEST(SinkCrash, KillMidWriteLeavesATornTailOfAnOpenFile) {
   TempDir dir;
   testing::SlotGenerator gen(8);
   std::vector<std::vector<RecordSlot>> chunks(3);
@@ -138,8 +140,8 @@ TEST(SinkCrash, KillMidWriteLeavesATornTailThatIsReported) {
   ASSERT_TRUE(back.opened) << back.error;
   ASSERT_EQ(back.chunks.size(), 2u);
   EXPECT_TRUE(back.reader->tornTail());
-  ASSERT_EQ(back.reader->issues().size(), 1u);
-  EXPECT_EQ(back.reader->issues()[0].offset, built.chunk_begin[2]);
+  EXPECT_EQ(back.reader->state(), TraceReader::State::kOpen);
+  EXPECT_TRUE(back.reader->issues().empty()) << back.reader->issues()[0].message;
 }
 
 }  // namespace

@@ -63,15 +63,17 @@ uint64_t FlusherStats::sinkFailedTotal() const {
 struct Flusher::Worker {
   explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()) {}
 
-  void drainOnce(bool last = false) {
+  // last: the drain at stop(). closing: the process stops recording, at stop() or by a
+  // closing flush request: the drain's last chunk is written, records or not, marked so.
+  void drainOnce(bool last, bool closing) {
     if (flusher.options_.before_drain != nullptr) flusher.options_.before_drain(last);
     RingRegistry::global().forEachRing([&](ThreadRing& ring) {
       ring.drain([&](const RecordSlot& slot) { add(slot); });
       reportRingDrops(ring);
     });
-    if (encoder.rows() > 0) {
+    if (encoder.rows() > 0 || closing) {
       addClockSample();
-      writeChunk();
+      writeChunk(closing);
     }
   }
 
@@ -117,13 +119,13 @@ struct Flusher::Worker {
     encoder.add(slot);
   }
 
-  void writeChunk() {
+  void writeChunk(bool closing = false) {
     reporting_sink_failed = reported_sink_failed;
     reportSinkFailures();
     std::array<uint32_t, kRecordKindCount> rows{};
     for (int k = 1; k < kRecordKindCount; ++k) rows[k] = encoder.rows(static_cast<RecordKind>(k));
     const uint32_t total = encoder.rows();
-    encoder.finish(chunk_index, payload);
+    encoder.finish(chunk_index, closing, payload);
     framed.clear();
     frame::append(framed, frame::Type::kChunk, 0, payload);
 
@@ -216,12 +218,13 @@ void Flusher::run() {
   while (!stopping_.load(std::memory_order_acquire)) {
     RingRegistry::global().doorbell().wait(period_ns);
     steerProcessTscClock(period_ns);
+    const bool closing = requests.takeClosing();  // before the ticket: see FlushRequests
     const uint32_t requested = requests.ticketToServe();
-    worker.drainOnce();
+    worker.drainOnce(false, closing);
     requests.publishServed(requested);
   }
   requests.setServing(false);
-  worker.drainOnce(true);  // what was pushed before stop() is in the file
+  worker.drainOnce(true, true);  // what was pushed before stop() is in the file, its last chunk marked closing
   // Answers every ticket, also one taken while serving was being switched off: nothing
   // will drain after this, so no requester should wait its whole timeout for it.
   requests.publishServed(requests.ticketToServe());

@@ -87,6 +87,39 @@ TEST(FlusherExitPaths, FlushAndWaitWritesEverythingRecordedBefore) {
   flusher.stop();
 }
 
+TraceReader::State stateOf(const std::string& file) { return testing::readTrace(file).reader->state(); }
+
+// The chunk that answers a closing flush request (exit, exec, a signal) and the last one at
+// stop() are marked closing, so the file reads as closed; a process that goes on recording
+// after a closing flush (a SIGINT it handled) reopens it with its next chunk.
+TEST(FlusherExitPaths, ClosingFlushesAndStopCloseTheFile) {
+  TempDir dir;
+  Flusher flusher(optionsFor(dir.path()));
+  ASSERT_TRUE(flusher.start());
+  recordColls(0xC1, 0, 10);
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(10'000));
+  const auto files = testing::traceFilesIn(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(stateOf(files[0]), TraceReader::State::kOpen);
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(10'000, /*closing=*/true));  // nothing new: a chunk all the same
+  EXPECT_EQ(stateOf(files[0]), TraceReader::State::kClosed);
+  recordColls(0xC1, 10, 10);
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(10'000));
+  EXPECT_EQ(stateOf(files[0]), TraceReader::State::kOpen);
+  // Two closing requests at once (two signals): each returns with the file closed.
+  recordColls(0xC1, 20, 10);
+  std::thread other([] { EXPECT_TRUE(RingRegistry::global().flushAndWait(10'000, true)); });
+  EXPECT_TRUE(RingRegistry::global().flushAndWait(10'000, true));
+  other.join();
+  EXPECT_EQ(stateOf(files[0]), TraceReader::State::kClosed);
+  recordColls(0xC1, 30, 10);
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(10'000));
+  EXPECT_EQ(stateOf(files[0]), TraceReader::State::kOpen);
+  ASSERT_TRUE(flusher.stop());
+  EXPECT_EQ(stateOf(files[0]), TraceReader::State::kClosed);
+  EXPECT_EQ(collsIn(files[0]).at(0xC1), seqs(0, 40));
+}
+
 // The child forgets what the parent recorded but had not written, starts its own flusher
 // and file, and never writes the parent's records; the parent's file is untouched by it.
 TEST(FlusherExitPaths, ForkedChildForgetsTheParentsRecorder) {

@@ -52,9 +52,9 @@ TEST(ProtoConformance, ChunkHoldsEveryTableUnderItsName) {
     EXPECT_EQ(f->message_type()->name(), t.message);
     EXPECT_TRUE(numbers.insert(t.chunk_field).second);
   }
-  // index, strings, strings_before, strings_since and one field per table: nothing the
-  // schema does not know.
-  EXPECT_EQ(chunk->field_count(), 4 + static_cast<int>(schema::allTables().size()));
+  // index, strings, strings_before, strings_since, closing and one field per table: nothing
+  // the schema does not know.
+  EXPECT_EQ(chunk->field_count(), 5 + static_cast<int>(schema::allTables().size()));
   const pb::FieldDescriptor* index = chunk->FindFieldByName("index");
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->number(), 1);
@@ -358,7 +358,7 @@ TEST(ProtoConformance, EncodedChunkParsesWithGeneratedClassesIntoTheSameValues) 
   ChunkEncoder encoder(StringTable::global());
   for (const RecordSlot& s : records) encoder.add(s);
   wire::Bytes payload;
-  encoder.finish(7, payload);
+  encoder.finish(7, false, payload);
 
   trace::v1::Chunk chunk;
   ASSERT_TRUE(chunk.ParseFromArray(payload.data(), static_cast<int>(payload.size())));
@@ -485,7 +485,7 @@ TEST(ProtoConformance, CollectivesReadWithGeneratedAccessors) {
   EXPECT_EQ(encoder.rows(), 4u);
   EXPECT_EQ(encoder.rows(RecordKind::kColl), 4u);
   wire::Bytes payload;
-  encoder.finish(1, payload);
+  encoder.finish(1, false, payload);
   EXPECT_EQ(encoder.rows(), 0u) << "finish starts a new chunk";
 
   trace::v1::Chunk chunk;

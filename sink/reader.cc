@@ -30,6 +30,7 @@ struct TraceReader::StringIndex {
 struct TraceReader::Frame {
   frame::Header header;
   std::vector<uint8_t>& payload;
+  bool cut_short = false;  // not readable because the file ends inside it: a write not finished, or a truncation
 };
 
 namespace {
@@ -366,7 +367,8 @@ bool TraceReader::open(const std::string& path, std::string& error) {
 
 bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
   uint8_t header_bytes[frame::kHeaderBytes];
-  if (size_ - offset < frame::kHeaderBytes || !preadFully(fd_, header_bytes, sizeof header_bytes, offset)) {
+  f.cut_short = size_ - offset < frame::kHeaderBytes;
+  if (f.cut_short || !preadFully(fd_, header_bytes, sizeof header_bytes, offset)) {
     why = "incomplete frame header";
     return false;
   }
@@ -376,6 +378,7 @@ bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
     return false;
   }
   if (header->length > size_ - offset - frame::kHeaderBytes) {
+    f.cut_short = true;
     why = "frame of " + std::to_string(header->length) + " bytes runs past the end of the file";
     return false;
   }
@@ -408,6 +411,11 @@ uint64_t TraceReader::findNextFrame(uint64_t from) {
   return size_;
 }
 
+TraceReader::State TraceReader::state() const {
+  if (!header_.marks_closing()) return State::kUnknown;
+  return last_chunk_closing_ ? State::kClosed : State::kOpen;
+}
+
 bool TraceReader::next(DecodedChunk& chunk) {
   Frame f{{}, chunk.frame_bytes};
   while (offset_ < size_) {
@@ -416,8 +424,11 @@ bool TraceReader::next(DecodedChunk& chunk) {
       const uint64_t resume = findNextFrame(offset_ + 1);
       if (resume == size_) {
         torn_tail_ = true;
-        report(offset_, why + "; the last " + std::to_string(size_ - offset_) +
-                            " bytes are a torn tail (writer stopped mid-chunk) or damage");
+        torn_tail_offset_ = offset_;
+        // An open file's last frame cut short is the chunk being written: no damage.
+        if (state() != State::kOpen || !f.cut_short)
+          report(offset_, why + "; the last " + std::to_string(size_ - offset_) +
+                              " bytes are a torn tail (writer stopped mid-chunk) or damage");
       } else {
         report(offset_, why + "; skipped " + std::to_string(resume - offset_) + " bytes to the next intact frame");
       }
@@ -437,6 +448,7 @@ bool TraceReader::next(DecodedChunk& chunk) {
     }
     chunk.offset = at;
     chunk.index = message.index();
+    last_chunk_closing_ = message.closing();
     chunk.records.clear();
     if (!decodeChunk(message, chunk, why)) {
       report(at, "chunk is inconsistent (" + why + "); skipped");

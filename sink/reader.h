@@ -53,8 +53,17 @@ class TraceReader {
   // Text of a string id found in a decoded record (ids are per reader, stable per file).
   std::string_view str(StringId id) const;
 
+  // The file as its writer has left it so far: closed (its last chunk marked closing), open
+  // (a writer that marks its last chunk has not: still being written, or its process died
+  // without the chance), or unknown (a writer that does not mark it, before 0.1).
+  enum class State { kClosed, kOpen, kUnknown };
+  State state() const;
+
+  // Damage, and a torn tail of a closed or unknown file. An open file's last frame cut short
+  // by the end of the file is the chunk being written: tornTail() says so, without an issue.
   const std::vector<ReadIssue>& issues() const { return issues_; }
   bool tornTail() const { return torn_tail_; }
+  uint64_t tornTailOffset() const { return torn_tail_offset_; }  // where the torn tail begins
   uint64_t size() const { return size_; }
   uint64_t offset() const { return offset_; }
 
@@ -72,6 +81,8 @@ class TraceReader {
   uint64_t size_ = 0;
   uint64_t offset_ = 0;
   bool torn_tail_ = false;
+  uint64_t torn_tail_offset_ = 0;
+  bool last_chunk_closing_ = false;
   trace::v1::FileHeader header_;
   std::vector<std::string> strings_;
   std::vector<StringId> string_table_;  // the chunks' string table: index -> file string id

@@ -369,8 +369,11 @@ TEST(SinkFailure, ExitFlushAndStopWriteEverythingOnAHealthyDisk) {
   EXPECT_EQ(num(r, "flushed"), 1u);
   EXPECT_LT(num(r, "flush_ms"), 100u);
   EXPECT_EQ(num(r, "stopped"), 1u);
-  // Each drain adds a clock sample to the record it found.
-  EXPECT_EQ(num(r, "records_written"), 4u);
+  // Each drain adds a clock sample to the record it found: 4. When the period's drain found
+  // the second record first, stop()'s drain finds none and writes the closing chunk with
+  // only its clock sample: 5.
+  EXPECT_GE(num(r, "records_written"), 4u);
+  EXPECT_LE(num(r, "records_written"), 5u);
 }
 
 }  // namespace

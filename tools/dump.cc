@@ -102,6 +102,10 @@ int dumpFile(const std::string& path, DumpFormat format, std::ostream& out, std:
   printNewIssues();
   err << "commtrace: " << path << ": " << tally.summary();
   if (!reader.issues().empty()) err << "; " << reader.issues().size() << " damaged region(s)";
+  if (reader.state() == TraceReader::State::kOpen) {
+    err << "; not closed by its writer: still being written, or its process was killed or crashed";
+    if (reader.tornTail()) err << " (the last " << reader.size() - reader.tornTailOffset() << " bytes are a chunk not yet complete)";
+  }
   err << '\n';
   return 0;
 }

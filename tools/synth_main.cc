@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
                  "--run-dir: cut a chunk every this many ms of a rank's clock, as the library's flusher does (0: only "
                  "every 16,384 records)")
       ->capture_default_str();
+  app.add_option("--in-flight", run.in_flight_ops,
+                 "--run-dir: write a run still being written: no file closed, rank r's last r % (N + 1) collectives not "
+                 "in its file yet (0: a finished run)")
+      ->capture_default_str();
   app.add_option("--straggler-rank", run.straggler_rank, "--run-dir: the rank that arrives late (-1: none)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   run.shape = shape == "ddp" ? commtrace::synthetic::JobShape::kDdp : commtrace::synthetic::JobShape::kMixed;

@@ -255,11 +255,15 @@ TEST(DumpCli, DamagedFileIsDumpedWithTheDamageReported) {
   const CliResult r = runCli(dir, {"dump", path});
   EXPECT_EQ(r.exit_code, 0) << joined(r.err);
   EXPECT_EQ(r.out.size(), 1 + 2 * built.expected[0].size()) << "the header line and the intact chunks";
-  // Two damaged regions, each named with file and offset, then the summary.
-  ASSERT_EQ(r.err.size(), 3u) << joined(r.err);
+  // The damaged region named with file and offset, then the summary. The last chunk, cut
+  // short, follows a chunk not marked closing: the file is open, that chunk the one being
+  // written (or its writer killed), which the summary says.
+  ASSERT_EQ(r.err.size(), 2u) << joined(r.err);
   EXPECT_EQ(r.err[0].rfind("commtrace: " + path + ": offset " + std::to_string(damaged_at) + ": ", 0), 0u) << r.err[0];
-  EXPECT_EQ(r.err[1].rfind("commtrace: " + path + ": offset " + std::to_string(torn_at) + ": ", 0), 0u) << r.err[1];
-  EXPECT_NE(r.err[2].find("2 damaged region(s)"), std::string::npos) << r.err[2];
+  EXPECT_NE(r.err[1].find("1 damaged region(s)"), std::string::npos) << r.err[1];
+  EXPECT_NE(r.err[1].find("not closed by its writer"), std::string::npos) << r.err[1];
+  EXPECT_NE(r.err[1].find("the last " + std::to_string(bytes.size() - torn_at) + " bytes are a chunk not yet complete"), std::string::npos)
+      << r.err[1];
 }
 
 // As the README shows it: several files at once, or directories (per-node subdirectories

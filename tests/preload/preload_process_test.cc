@@ -242,6 +242,7 @@ struct TraceSummary {
   int64_t pid = 0;
   std::string job_id;
   uint32_t flush_period_ms = 0;
+  TraceReader::State state = TraceReader::State::kUnknown;
   std::map<uint64_t, std::vector<uint64_t>> seqs;
 
   std::vector<uint64_t> seqsOf(uint64_t comm) const {
@@ -264,6 +265,7 @@ TraceSummary summarize(const std::string& path) {
     }
   }
   for (const ReadIssue& issue : reader.issues()) s.error += issue.message + "; ";
+  s.state = reader.state();
   return s;
 }
 
@@ -524,13 +526,16 @@ if __name__ == '__main__':
 
 class ExitPathTest : public PreloadTest {
  protected:
-  // The one trace file holds exactly the first burst of kParentComm.
-  void expectFirstBurstInTheFile() {
+  // The one trace file holds exactly the first burst of kParentComm, and is closed: every
+  // way out but SIGKILL lets the writer mark its last chunk (a report tells a finished
+  // process from one still writing, or killed, by it).
+  void expectFirstBurstInTheFile(TraceReader::State state = TraceReader::State::kClosed) {
     const auto files = traceFiles();
     ASSERT_EQ(files.size(), 1u);
     TraceSummary trace = summarize(files[0]);
     EXPECT_EQ(trace.error, "");
     EXPECT_EQ(trace.seqsOf(kParentComm), seqRange(0, kBurst)) << "records lost on the way out";
+    EXPECT_EQ(trace.state, state) << "0 closed, 1 open, 2 unknown";
   }
 
   void expectExitPath(const std::vector<std::string>& args, int expected_exit) {
@@ -600,7 +605,7 @@ TEST_F(ExitPathTest, IgnoredSignalStaysIgnored) {
 TEST_F(ExitPathTest, SigkillLosesAtMostOneFlushPeriod) {
   const Outcome o = runAndSignal(life({"wait-for-signal"}), true, SIGKILL, 1000ms, {{"COMMTRACE_FLUSH_MS", "50"}});
   ASSERT_TRUE(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGKILL) << describeStatus(o.status);
-  expectFirstBurstInTheFile();
+  expectFirstBurstInTheFile(TraceReader::State::kOpen);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -213,8 +213,9 @@ struct BuiltTrace {
   std::vector<bool> adds_strings;   // per chunk: it carries strings (later chunks may need them)
 };
 
+// closed: the last chunk is marked closing, as the flusher's stop() writes it.
 inline BuiltTrace buildTrace(const std::vector<std::vector<RecordSlot>>& chunks,
-                             const FileHeaderFields& header = testHeader()) {
+                             const FileHeaderFields& header = testHeader(), bool closed = true) {
   BuiltTrace t;
   frame::append(t.bytes, frame::Type::kFileHeader, 0, encodeFileHeader(header));
   t.header_end = t.bytes.size();
@@ -222,7 +223,7 @@ inline BuiltTrace buildTrace(const std::vector<std::vector<RecordSlot>>& chunks,
   wire::Bytes payload;
   for (size_t i = 0; i < chunks.size(); ++i) {
     for (const RecordSlot& s : chunks[i]) encoder.add(s);
-    encoder.finish(i, payload);
+    encoder.finish(i, closed && i + 1 == chunks.size(), payload);
     t.chunk_begin.push_back(t.bytes.size());
     frame::append(t.bytes, frame::Type::kChunk, 0, payload);
     t.chunk_end.push_back(t.bytes.size());

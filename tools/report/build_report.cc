@@ -154,6 +154,15 @@ void addEmptyWindowFinding(const RunSummary& run, std::vector<std::string>& out)
 }
 
 void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
+  if (run.files_left_open > 0)
+    out.push_back("Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
+                  fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles.");
+  if (run.files_being_written > 0) {
+    std::string live = "Live: " + std::to_string(run.files_being_written) + " of " + std::to_string(run.processes) +
+                       " trace files are still being written; the report covers what they held when read";
+    if (run.all_files_reach_utc_ns != 0) live += ", every file reaching " + fmt::utcTime(run.all_files_reach_utc_ns);
+    out.push_back(live + ". Ops after that may not be in every file yet and are not counted as mismatches.");
+  }
   if (!run.missing_ranks.empty()) {
     out.push_back("Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others.");
   }

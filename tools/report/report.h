@@ -22,7 +22,15 @@ struct RunSummary {
   uint64_t dropped_records = 0;
   uint64_t untracked_events = 0;
   int files = 0;          // trace files found
-  int damaged_files = 0;  // read with frames skipped or a torn tail
+  int damaged_files = 0;  // read with frames skipped or a torn tail (not counting an open file's, the chunk being written)
+  // Files not closed by their writer: still being written (a live run), and left open,
+  // quiet for ten flush periods or more (the process was killed, crashed, hangs or idles),
+  // with their ranks and the latest time one of them was written.
+  int files_being_written = 0;
+  int files_left_open = 0;
+  std::vector<int> ranks_left_open;
+  uint64_t left_open_last_written_utc_ns = 0;
+  uint64_t read_utc_ns = 0;  // when the report read the files
   std::vector<std::string> problems;  // one line per unreadable/damaged/foreign file
   std::vector<int> missing_ranks;     // global ranks with no file
   // When the ops ran (CLOCK_REALTIME ns, 0: no op): the first op's start, the last op's

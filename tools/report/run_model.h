@@ -6,6 +6,7 @@
 // The analyses read it and never see a RecordSlot.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -67,8 +68,21 @@ struct ProcessInfo {
   uint64_t records = 0;
   uint64_t dropped_records = 0;  // ring full + write failed, from the last drop summaries
   uint64_t untracked_events = 0;  // events the plugin could not follow
-  bool damaged = false;    // at least one frame skipped (CRC, decode) or a torn tail
+  bool damaged = false;    // at least one frame skipped (CRC, decode), or a torn tail of a file not open
   std::vector<std::string> issues;  // the reader's "commtrace: FILE: offset N: ..." lines
+  // As its writer left it when read (TraceReader::State): closed; open (its process still
+  // writes it, or died without closing it: SIGKILL, a crash); unknown (a writer before 0.1).
+  enum class FileState { kClosed, kOpen, kUnknown };
+  FileState file_state = FileState::kUnknown;
+  uint64_t modified_utc_ns = 0;  // the file's mtime when it was read
+  uint32_t flush_period_ms = 0;  // how often its flusher wakes
+  // Open and written to lately, as of utc_ns: its process is alive and recording. A live
+  // flusher writes a chunk each period it has records for; an open file quiet for ten
+  // periods (at least 10 s) belongs to a process that was killed, crashed, hangs or idles.
+  bool beingWritten(uint64_t utc_ns) const {
+    const uint64_t quiet_ns = std::max<uint64_t>(10'000'000'000ull, 10ull * flush_period_ms * 1'000'000ull);
+    return file_state == FileState::kOpen && utc_ns < modified_utc_ns + quiet_ns;
+  }
   // Clock maps from the process's ClockSample records (invalid when it wrote none).
   LinearMap gpu_from_cpu;    // CLOCK_MONOTONIC ns -> this GPU's globaltimer ns
   LinearMap gpu_from_cupti;  // CUPTI ns -> this GPU's globaltimer ns
@@ -224,6 +238,7 @@ struct TimeWindow {
 
 struct RunModel {
   std::string dir;
+  uint64_t read_utc_ns = 0;  // when the files were read (CLOCK_REALTIME): what "lately" means for open files
   std::vector<ProcessInfo> processes;
   std::vector<ProcessTimeline> timelines;  // parallel to processes
   std::vector<Communicator> comms;

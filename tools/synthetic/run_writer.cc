@@ -157,13 +157,15 @@ class RankWriter {
   bool write(SyntheticRunTruth& truth, std::string& error) {
     if (!file_.create(job_.options.dir, header(), error)) return false;
     writeCommInfos();
-    const uint64_t total = job_.options.collectives_per_rank;
+    const uint64_t in_flight = job_.options.in_flight_ops;
+    const uint64_t total = job_.options.collectives_per_rank - std::min<uint64_t>(job_.options.collectives_per_rank,
+                                                                                  in_flight == 0 ? 0 : static_cast<uint64_t>(rank_) % (in_flight + 1));
     for (uint64_t op = 0; op < total; ++op) {
       writeColl(op, truth);
       const uint64_t per_step = job_.collsPerStep();
       if (job_.p2p && op % per_step == per_step - 1 && (op / per_step) % kP2pEverySteps == 0) writeP2p(op / per_step, truth);
     }
-    if (encoder_.rows() > 0) flushChunk();
+    if (in_flight == 0 || encoder_.rows() > 0) flushChunk(/*closing=*/in_flight == 0);  // as the flusher's stop() does
     truth.bytes_written += bytes_;
     if (!ok_) error = error_;
     return ok_;
@@ -194,12 +196,12 @@ class RankWriter {
     if (encoder_.rows() >= kChunkRecords) flushChunk();
   }
 
-  void flushChunk() {
+  void flushChunk(bool closing = false) {
     RecordSlot sample{};  // as the flusher does: one clock reading per chunk
     sample.kind = RecordKind::kClockSample;
     sample.payload.clock_sample = {last_cpu_ns_, 1'760'000'000'000'000'000ull + last_cpu_ns_, 0, 0, -1};
     encoder_.add(sample);
-    encoder_.finish(chunk_index_++, payload_);
+    encoder_.finish(chunk_index_++, closing, payload_);
     framed_.clear();
     frame::append(framed_, frame::Type::kChunk, 0, payload_);
     if (ok_ && !file_.append(framed_, error_)) ok_ = false;

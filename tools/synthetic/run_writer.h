@@ -36,6 +36,10 @@ struct SyntheticRunOptions {
   // clock, and at 16,384 records. 0: only at 16,384 records (each rank's ops of a short,
   // fast run in one chunk: the reader's worst case).
   uint32_t flush_period_ms = 200;
+  // > 0: a run still being written: no file has its closing chunk yet, and rank r's last
+  // r % (in_flight_ops + 1) collectives are not in its file yet (the truth counts what was
+  // written, an instance where its communicator's first member wrote it).
+  uint64_t in_flight_ops = 0;
 };
 
 // What the run holds, for checking a reader against it.

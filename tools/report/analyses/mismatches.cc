@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "tools/report/analyses/rank_index.h"
+#include "tools/report/format.h"
 #include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
@@ -140,13 +141,23 @@ class MismatchFinder {
     }
   }
 
-  // One row per (communicator, rank): the first instance its file stops before.
+  // One row per (communicator, rank): the first instance its file stops before. None where
+  // the file is still being written: those ops are on their way to it.
   void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
     if (file_ends_.count({comm, comm_rank}) != 0) return;
+    const ProcessInfo* process = processOf(run_.comms[comm], comm_rank);
+    if (process != nullptr && process->beingWritten(run_.read_utc_ns)) return;
     MismatchRow row = rowFor(comm, func, seq, "file ends");
     setRanks(run_.comms[comm], {comm_rank}, row);
     row.detail = detail;
+    if (process != nullptr && process->file_state == ProcessInfo::FileState::kOpen)
+      row.detail += "; its file was left open, last written " + fmt::utcTime(process->modified_utc_ns) +
+                    ": the process was killed, crashed, hangs or idles";
     file_ends_.emplace(std::make_pair(comm, comm_rank), std::move(row));
+  }
+
+  const ProcessInfo* processOf(const Communicator& comm, int comm_rank) const {
+    return hasFile(comm, comm_rank) ? &run_.processes[static_cast<size_t>(comm.processes[comm_rank])] : nullptr;
   }
 
   const RunModel& run_;

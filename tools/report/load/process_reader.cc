@@ -1,5 +1,7 @@
 #include "tools/report/load/process_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -202,7 +204,14 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   info.records = tally_.records();
   info.dropped_records = tally_.droppedRingFull() + tally_.droppedSinkFailed();
   info.untracked_events = tally_.untracked();
-  info.damaged = !reader_.issues().empty() || reader_.tornTail();
+  info.damaged = !reader_.issues().empty();  // a torn tail is an issue unless the file is open: the chunk being written
+  info.file_state = reader_.state() == TraceReader::State::kClosed ? ProcessInfo::FileState::kClosed
+                    : reader_.state() == TraceReader::State::kOpen ? ProcessInfo::FileState::kOpen
+                                                                   : ProcessInfo::FileState::kUnknown;
+  info.flush_period_ms = reader_.header().flush_period_ms();
+  struct stat st{};
+  if (stat(info.path.c_str(), &st) == 0)
+    info.modified_utc_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
   for (size_t i = 0; i < reader_.issues().size() && i < kMaxIssuesKept; ++i) {
     info.issues.push_back(reader_.issues()[i].message);
   }

@@ -2,6 +2,7 @@
 #include "tools/report/load/run_loader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <map>
@@ -322,6 +323,8 @@ unsigned loaderThreads() { return std::clamp(std::thread::hardware_concurrency()
 
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run = RunModel{};
+  run.read_utc_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
   if (!listTraceFiles(options.paths, files, err)) return false;

@@ -463,23 +463,35 @@ TEST(RunLoader, DropsAreTheLatestCumulativeCountPerThreadAndKind) {
   EXPECT_EQ(l.run.processes[0].records, 5u);
 }
 
+// Cut inside its last chunk: read up to the cut. The file was not closed: open, its cut
+// chunk the one being written, no damage; a file of a writer that does not mark its last
+// chunk (before 0.1) has a torn tail: damaged.
 TEST(RunLoader, ATruncatedFileIsReadUpToTheCut) {
-  TempDir dir;
-  writeWorld(dir.path(), 2, 2, {1});
-  std::vector<std::vector<RecordSlot>> chunks{{commInfo(kWorld, 2, 1, 1)}, {worldOps(1)}, {worldOps(2)[1]}};
-  const BuiltTrace trace = buildTrace(chunks, rankHeader(1, 2));
-  std::vector<uint8_t> cut(trace.bytes.begin(), trace.bytes.begin() + static_cast<std::ptrdiff_t>(trace.chunk_end[2] - 7));
-  writeFile(dir.path() + "/rank1.ctrace", cut);
+  for (const bool marks_closing : {true, false}) {
+    SCOPED_TRACE(marks_closing ? "writer marks its last chunk" : "writer before 0.1");
+    TempDir dir;
+    writeWorld(dir.path(), 2, 2, {1});
+    std::vector<std::vector<RecordSlot>> chunks{{commInfo(kWorld, 2, 1, 1)}, {worldOps(1)}, {worldOps(2)[1]}};
+    FileHeaderFields header = rankHeader(1, 2);
+    header.marks_closing = marks_closing;
+    const BuiltTrace trace = buildTrace(chunks, header);
+    std::vector<uint8_t> cut(trace.bytes.begin(), trace.bytes.begin() + static_cast<std::ptrdiff_t>(trace.chunk_end[2] - 7));
+    writeFile(dir.path() + "/rank1.ctrace", cut);
 
-  const Loaded l = load(dir.path());
-  ASSERT_TRUE(l.ok) << l.err;
-  const auto& info = l.run.processes[static_cast<size_t>(processOfRank(l.run, 1))];
-  EXPECT_TRUE(info.damaged);
-  ASSERT_FALSE(info.issues.empty());
-  EXPECT_NE(info.issues[0].find("torn tail"), std::string::npos) << info.issues[0];
-  ASSERT_EQ(l.run.collectives.size(), 2u);
-  EXPECT_GE(l.run.membersOf(l.run.collectives[0])[1].process, 0) << "the op before the cut";
-  EXPECT_EQ(l.run.membersOf(l.run.collectives[1])[1].process, -1) << "the op after it";
+    const Loaded l = load(dir.path());
+    ASSERT_TRUE(l.ok) << l.err;
+    const auto& info = l.run.processes[static_cast<size_t>(processOfRank(l.run, 1))];
+    using State = report::ProcessInfo::FileState;
+    EXPECT_EQ(info.file_state, marks_closing ? State::kOpen : State::kUnknown);
+    EXPECT_EQ(info.damaged, !marks_closing);
+    if (!marks_closing) {
+      ASSERT_FALSE(info.issues.empty());
+      EXPECT_NE(info.issues[0].find("torn tail"), std::string::npos) << info.issues[0];
+    }
+    ASSERT_EQ(l.run.collectives.size(), 2u);
+    EXPECT_GE(l.run.membersOf(l.run.collectives[0])[1].process, 0) << "the op before the cut";
+    EXPECT_EQ(l.run.membersOf(l.run.collectives[1])[1].process, -1) << "the op after it";
+  }
 }
 
 // Each file's ops span on CLOCK_REALTIME (the header's realtime at its monotonic start):

@@ -32,6 +32,13 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     s.dropped_records += p.dropped_records;
     s.untracked_events += p.untracked_events;
     if (p.damaged) ++s.damaged_files;
+    if (p.beingWritten(run.read_utc_ns)) {
+      ++s.files_being_written;
+    } else if (p.file_state == ProcessInfo::FileState::kOpen) {
+      ++s.files_left_open;
+      s.ranks_left_open.push_back(p.rank);
+      s.left_open_last_written_utc_ns = std::max(s.left_open_last_written_utc_ns, p.modified_utc_ns);
+    }
     if (p.last_op_utc_ns != 0) {
       s.first_op_utc_ns = s.first_op_utc_ns == 0 ? p.first_op_utc_ns : std::min(s.first_op_utc_ns, p.first_op_utc_ns);
       s.last_op_utc_ns = std::max(s.last_op_utc_ns, p.last_op_utc_ns);
@@ -41,6 +48,8 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     s.problems.insert(s.problems.end(), p.issues.begin(), p.issues.end());
   }
   s.problems.insert(s.problems.begin(), run.skipped_files.begin(), run.skipped_files.end());
+  std::sort(s.ranks_left_open.begin(), s.ranks_left_open.end());
+  s.read_utc_ns = run.read_utc_ns;
   s.jobs.assign(jobs.begin(), jobs.end());
   s.ranks = static_cast<int>(ranks.size());
   s.processes = static_cast<int>(run.processes.size());

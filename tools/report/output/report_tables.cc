@@ -53,6 +53,11 @@ Fields runFields(const Report& r) {
   std::string files = std::to_string(s.files) + " found: " + std::to_string(s.processes) + " read (" +
                       std::to_string(s.damaged_files) + " damaged)";
   if (unreadable > 0) files += ", " + std::to_string(unreadable) + " not readable as traces";
+  if (s.files_being_written > 0) files += ", " + std::to_string(s.files_being_written) + " still being written";
+  if (s.files_left_open > 0)
+    files += ", " + std::to_string(s.files_left_open) + " left open by rank(s) " + fmt::rankList(s.ranks_left_open) + " (last written " +
+             fmt::utcTime(s.left_open_last_written_utc_ns) + ", " +
+             fmt::duration(static_cast<double>(s.read_utc_ns - s.left_open_last_written_utc_ns) / 1e3) + " before this report)";
   std::string jobs;
   for (const std::string& j : s.jobs) jobs += (jobs.empty() ? "" : ", ") + j;
   Fields fields{{s.jobs.size() == 1 ? "job" : "jobs", jobs},
