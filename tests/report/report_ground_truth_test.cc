@@ -22,7 +22,7 @@
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/p2p_calls.h"
-#include "tools/report/analyses/stats.h"
+#include "tools/report/load/stats.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/clock_align.h"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/nccl_vocab.h"
+#include "tools/report/load/cuda_sync_tally.h"
 
 namespace commtrace::report {
 
@@ -192,15 +193,6 @@ struct PhaseSpan {
 
 // A CUDA runtime call the preload face timed (an ApiSpan record named "cuda..."), on the
 // process's CPU clock: how long the CPU was inside it.
-struct CudaCallSpan {
-  NameId name = 0;      // the entry point: "cudaStreamSynchronize", "cudaStreamSynchronize_ptsz", ...
-  uint64_t stream = 0;  // the cudaStream_t handle; 0 where the call takes none
-  uint64_t event = 0;   // the cudaEvent_t handle; 0 where the call takes none
-  uint64_t cpu_start_ns = 0;
-  uint64_t cpu_end_ns = 0;
-  int32_t result = 0;  // the cudaError_t it returned
-};
-
 // What one name of GPU activity (a kernel, "Memcpy HtoD", "Memset") ran on one process,
 // summed from CUPTI's records as they are read.
 struct KernelTally {
@@ -215,7 +207,7 @@ struct ProcessTimeline {
   std::vector<KernelTally> kernels;  // one per name, most total time first
   std::vector<GpuInterval> compute;  // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start
   std::vector<PhaseSpan> phases;     // sorted by start
-  std::vector<CudaCallSpan> cuda_calls;  // sorted by start
+  CudaSyncTally cuda_sync;           // its CUDA sync calls, tallied (within the --from/--to window)
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all
   // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
   // clock with the GPU's, so they cannot be placed on the timeline of its ops.

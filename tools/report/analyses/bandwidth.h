@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tools/report/load/op_stream.h"
-#include "tools/report/analyses/quantile_sketch.h"
+#include "tools/report/load/quantile_sketch.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 

@@ -15,24 +15,23 @@ namespace {
 
 using testutil::RunModelBuilder;
 
-constexpr uint64_t kStreamA = 0x5a000, kStreamB = 0x5b000, kEvent = 0xea000;
+constexpr uint64_t kStreamA = 0x5a000, kStreamB = 0x5b000;
 
 class CallsOf {
  public:
-  CallsOf(RunModel& run, int process) : run_(run), calls_(run.timelines[process].cuda_calls) {}
+  CallsOf(RunModel& run, int process) : tally_(run.timelines[process].cuda_sync) {}
 
   // A call taking `us` microseconds, started after the previous one.
-  CallsOf& add(const std::string& name, uint64_t stream, double us, int result = 0, uint64_t event = 0) {
+  CallsOf& add(const std::string& name, uint64_t stream, double us, int result = 0) {
     const uint64_t start = next_start_;
     const uint64_t end = start + static_cast<uint64_t>(us * 1000);
-    calls_.push_back({run_.names.intern(name), stream, event, start, end, result});
+    tally_.add(name, stream, start, end, result != 0);
     next_start_ = end + 1000;
     return *this;
   }
 
  private:
-  RunModel& run_;
-  std::vector<CudaCallSpan>& calls_;
+  CudaSyncTally& tally_;
   uint64_t next_start_ = 5'000'000;
 };
 
@@ -50,9 +49,9 @@ TEST(CudaSync, CountsTimeAndFailuresPerCallKindAndStream) {
       .add("cudaStreamSynchronize", kStreamB, 50, /*result=*/700)
       .add("cudaStreamSynchronize_ptsz", kStreamA, 200)
       .add("cudaDeviceSynchronize", 0, 1000)
-      .add("cudaEventSynchronize", 0, 40, 0, kEvent)
-      .add("cudaEventSynchronize", 0, 20, 0, kEvent)
-      .add("cudaStreamWaitEvent", kStreamB, 2, 0, kEvent);
+      .add("cudaEventSynchronize", 0, 40)
+      .add("cudaEventSynchronize", 0, 20)
+      .add("cudaStreamWaitEvent", kStreamB, 2);
   const std::vector<CudaSyncRow> rows = cudaSyncWaits(b.run);
   ASSERT_EQ(rows.size(), 1u);  // rank 1 made no sync call
   const CudaSyncRow& r = rows[0];

@@ -9,7 +9,7 @@
 #include "tools/report/format.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/rank_index.h"
-#include "tools/report/analyses/stats.h"
+#include "tools/report/load/stats.h"
 
 namespace commtrace::report {
 namespace {

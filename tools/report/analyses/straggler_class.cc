@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "core/nccl_vocab.h"
-#include "tools/report/analyses/stats.h"
+#include "tools/report/load/stats.h"
 #include "tools/report/format.h"
 
 namespace commtrace::report {

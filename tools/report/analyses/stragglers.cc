@@ -9,7 +9,7 @@
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/rank_index.h"
 #include "tools/report/analyses/slow_links.h"
-#include "tools/report/analyses/stats.h"
+#include "tools/report/load/stats.h"
 #include "tools/report/analyses/straggler_class.h"
 
 namespace commtrace::report {

@@ -123,8 +123,8 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
     case RecordKind::kApiSpan: {
       // The CUDA runtime calls the preload face times; its NCCL API spans no analysis reads yet.
       const ApiSpanRecord& a = slot.payload.api_span;
-      if (!reader_.str(a.name).starts_with("cuda")) break;
-      cuda_calls_.push_back({name(a.name), a.stream, a.arg, a.cpu_start_ns, a.cpu_end_ns, a.result});
+      if (!window_.contains(utcOf(a.cpu_start_ns))) break;
+      cuda_sync_.add(reader_.str(a.name), a.stream, a.cpu_start_ns, a.cpu_end_ns, a.result != 0);
       break;
     }
     default:  // KernelCh, ProxyStep: per-rank detail no analysis joins yet; drops: the tally
@@ -244,9 +244,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   timeline.phases = std::move(phases_);
   std::sort(timeline.phases.begin(), timeline.phases.end(),
             [](const PhaseSpan& a, const PhaseSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; });
-  timeline.cuda_calls = std::move(cuda_calls_);
-  std::sort(timeline.cuda_calls.begin(), timeline.cuda_calls.end(),
-            [](const CudaCallSpan& a, const CudaCallSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; });
+  timeline.cuda_sync = std::move(cuda_sync_);
 }
 
 }  // namespace commtrace::report

@@ -90,7 +90,8 @@ void describeProcess(const trace::v1::FileHeader& header, const std::string& pat
 
 class ProcessReader {
  public:
-  ProcessReader(SharedNames& names, int process) : names_(names), process_(process) {}
+  // window: the CUDA sync calls it tallies are those that started in it.
+  ProcessReader(SharedNames& names, int process, const TimeWindow& window) : names_(names), process_(process), window_(window) {}
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
   bool open(const std::string& path, std::string& error);
@@ -113,6 +114,7 @@ class ProcessReader {
 
   SharedNames& names_;
   const int process_;
+  const TimeWindow& window_;
   TraceReader reader_;
   tools::TraceTally tally_;
   std::vector<NameId> name_of_;  // reader string id -> run NameId (kUnset until first seen)
@@ -135,7 +137,7 @@ class ProcessReader {
   GpuGapTracker gaps_;
   bool has_kernel_records_ = false;
   std::vector<PhaseSpan> phases_;
-  std::vector<CudaCallSpan> cuda_calls_;
+  CudaSyncTally cuda_sync_;
 };
 
 }  // namespace commtrace::report

@@ -210,7 +210,7 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
   uint64_t bytes_done = 0, coll_rows = 0;
   int files_done = 0;
   bool reserved = false;
-  readInLockstep(paths, names, cores, openFileBudget(), [&](LoadMessage& message) {
+  readInLockstep(paths, names, run.window, cores, openFileBudget(), [&](LoadMessage& message) {
     if (auto* batch = std::get_if<RecordBatch>(&message)) {
       joiner.add(*batch);
       bytes_done += batch->file_bytes;

@@ -591,9 +591,9 @@ TEST(RunLoader, KernelsWithoutACuptiClockSampleAreCountedNotPlaced) {
   EXPECT_EQ(l.run.timelines[0].unmapped_kernels, 1u);
 }
 
-// The CUDA runtime calls the preload face timed reach the process's timeline in time
-// order, over chunks; its other API spans (NCCL's) do not.
-TEST(RunLoader, CudaCallSpansAreKeptInTimeOrderAndOtherApiSpansAreNot) {
+// The CUDA sync calls the preload face timed are tallied per kind and stream as the file is
+// read, over chunks; its other API spans (NCCL's) are not.
+TEST(RunLoader, CudaSyncCallsAreTalliedAndOtherApiSpansAreNot) {
   TempDir dir;
   const auto span = [](const char* name, uint64_t stream, uint64_t event, uint64_t start, int result) {
     RecordSlot s{};
@@ -607,14 +607,17 @@ TEST(RunLoader, CudaCallSpansAreKeptInTimeOrderAndOtherApiSpansAreNot) {
                  {span("cudaEventSynchronize", 0, 0xea000, 7'000'000, 700)}});
   const Loaded l = load(dir.path());
   ASSERT_TRUE(l.ok) << l.err;
-  const auto& calls = l.run.timelines[0].cuda_calls;
+  const auto& calls = l.run.timelines[0].cuda_sync.calls();
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(l.run.name(calls[0].name), "cudaEventSynchronize");
-  EXPECT_EQ(calls[0].event, 0xea000u);
-  EXPECT_EQ(calls[0].result, 700);
-  EXPECT_EQ(calls[0].cpu_end_ns - calls[0].cpu_start_ns, 2'000u);
-  EXPECT_EQ(l.run.name(calls[1].name), "cudaStreamSynchronize");
-  EXPECT_EQ(calls[1].stream, 0x5a000u);
+  const report::SyncCallTally& event = calls.at("cudaEventSynchronize");
+  EXPECT_EQ(event.all.count, 1u);
+  EXPECT_EQ(event.all.failed, 1u);
+  EXPECT_EQ(event.all.total_us, 2.0);
+  EXPECT_TRUE(event.by_stream.empty());
+  const report::SyncCallTally& stream = calls.at("cudaStreamSynchronize");
+  EXPECT_EQ(stream.all.count, 1u);
+  ASSERT_EQ(stream.by_stream.size(), 1u);
+  EXPECT_EQ(stream.by_stream.begin()->first, 0x5a000u);
 }
 
 TEST(RunLoader, ProgressIsOneRedrawnLineOnlyWhenAsked) {

@@ -1,9 +1,9 @@
-#include "tools/report/analyses/quantile_sketch.h"
+#include "tools/report/load/quantile_sketch.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "tools/report/analyses/stats.h"
+#include "tools/report/load/stats.h"
 
 namespace commtrace::report {
 namespace {

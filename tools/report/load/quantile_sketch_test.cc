@@ -1,7 +1,7 @@
 // The quantile sketch: exact answers equal to percentile() up to the limit, answers within the
 // stated relative error past it, zero kept exactly, merges independent of order and grouping,
 // memory bounded by the values' range, and unusable values counted rather than kept.
-#include "tools/report/analyses/quantile_sketch.h"
+#include "tools/report/load/quantile_sketch.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "tools/report/analyses/stats.h"
+#include "tools/report/load/stats.h"
 
 using commtrace::report::percentile;
 using commtrace::report::QuantileSketch;

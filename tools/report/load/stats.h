@@ -1,4 +1,4 @@
-// Order statistics shared by the analyses.
+// Order statistics shared by the loader and the analyses.
 #pragma once
 
 #include <algorithm>
