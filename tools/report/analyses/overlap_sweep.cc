@@ -9,25 +9,10 @@ namespace {
 
 using Window = StepWindow;
 
-// Heap orders: std::push_heap keeps the greatest first, so these say "comes later".
 bool laterInProgram(const RankOp& a, const RankOp& b) {
   return std::tie(a.issue_ns, a.op_index, a.side, a.key) > std::tie(b.issue_ns, b.op_index, b.side, b.key);
 }
 bool startsLater(const GpuInterval& a, const GpuInterval& b) { return a.start_ns > b.start_ns; }
-
-// A min-heap in a vector, by `later`: push one in, take the earliest out.
-template <class T, class Later>
-void pushHeap(std::vector<T>& heap, const T& value, Later later) {
-  heap.push_back(value);
-  std::push_heap(heap.begin(), heap.end(), later);
-}
-template <class T, class Later>
-T popEarliest(std::vector<T>& heap, Later later) {
-  std::pop_heap(heap.begin(), heap.end(), later);
-  const T earliest = heap.back();
-  heap.pop_back();
-  return earliest;
-}
 
 // The intervals of a sorted, disjoint list that reach into w.
 template <class List>
@@ -101,7 +86,12 @@ void addTo(StepOverlap& sum, const StepOverlap& step) {
 }  // namespace
 
 OverlapSweep::OverlapSweep(const std::vector<GpuInterval>& compute, std::vector<StepWindow> nvtx_steps, bool available)
-    : compute_(compute), available_(available), nvtx_(!nvtx_steps.empty()), source_(nvtx_ ? "nvtx" : "none") {
+    : compute_(compute),
+      available_(available),
+      nvtx_(!nvtx_steps.empty()),
+      source_(nvtx_ ? "nvtx" : "none"),
+      program_order_(laterInProgram),
+      start_order_(startsLater) {
   windows_.assign(nvtx_steps.begin(), nvtx_steps.end());
 }
 
@@ -111,12 +101,12 @@ void OverlapSweep::add(const RankOp& op) {
     if (prefix_.size() == kPrefixOps) endPrefix();
     return;
   }
-  pushHeap(order_heap_, op, laterInProgram);
-  if (order_heap_.size() > kReorderOps) release(popEarliest(order_heap_, laterInProgram));
+  program_order_.push(op);
+  if (program_order_.size() > kReorderOps) release(program_order_.popEarliest());
 }
 
 // The prefix in program order gives the step period; its last kReorderOps ops go on waiting
-// in the heap, as later ops may still come before them.
+// in the reorder buffer, as later ops may still come before them.
 void OverlapSweep::endPrefix() {
   prefix_done_ = true;
   std::sort(prefix_.begin(), prefix_.end(), [](const RankOp& a, const RankOp& b) { return laterInProgram(b, a); });
@@ -132,7 +122,7 @@ void OverlapSweep::endPrefix() {
   }
   const size_t held = std::min(prefix_.size(), kReorderOps);
   for (size_t i = 0; i + held < prefix_.size(); ++i) release(prefix_[i]);
-  for (size_t i = prefix_.size() - held; i < prefix_.size(); ++i) pushHeap(order_heap_, prefix_[i], laterInProgram);
+  for (size_t i = prefix_.size() - held; i < prefix_.size(); ++i) program_order_.push(prefix_[i]);
   std::vector<RankOp>().swap(prefix_);
 }
 
@@ -146,9 +136,9 @@ void OverlapSweep::release(const RankOp& op) {
     open_step_.start_ns = std::min(open_step_.start_ns, op.gpu_start_ns);
     open_step_.max_end_ns = std::max(open_step_.max_end_ns, op.gpu_end_ns);
   }
-  pushHeap(interval_heap_, GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0}, startsLater);
-  if (interval_heap_.size() > kReorderOps) {
-    addInterval(popEarliest(interval_heap_, startsLater));
+  start_order_.push(GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0});
+  if (start_order_.size() > kReorderOps) {
+    addInterval(start_order_.popEarliest());
     sumSteps(false);
   }
 }
@@ -195,7 +185,7 @@ void OverlapSweep::closeUnionInterval() {
 }
 
 // A window's part of the union is final once every interval starting before its end has
-// been merged: the heap gives them in start order, so once one starting at or after its
+// been merged: the reorder buffer gives them in start order, so once one starting at or after its
 // end has come out (a later one can only extend the union past the window), or at the end
 // of the run.
 void OverlapSweep::sumSteps(bool at_end) {
@@ -261,11 +251,10 @@ void OverlapSweep::keepStretch(const StepOverlap& step) {
 bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   all_windows_ = windows;
   if (!prefix_done_) endPrefix();
-  while (!order_heap_.empty()) release(popEarliest(order_heap_, laterInProgram));
+  while (!program_order_.empty()) release(program_order_.popEarliest());
   if (period_ != 0) stepBoundary(true);
-  std::sort(interval_heap_.begin(), interval_heap_.end(), [](const GpuInterval& a, const GpuInterval& b) { return startsLater(b, a); });
-  for (const GpuInterval& i : interval_heap_) addInterval(i);
-  interval_heap_.clear();
+  for (const GpuInterval& i : start_order_.items()) addInterval(i);
+  start_order_.clear();
   if (!have_open_) return false;
   sumSteps(true);
   closeUnionInterval();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/load/reorder_buffer.h"
 #include "tools/report/load/step_pattern.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
@@ -77,7 +78,7 @@ class OverlapSweep {
 
   std::vector<RankOp> prefix_;
   bool prefix_done_ = false;
-  std::vector<RankOp> order_heap_;  // program order
+  ReorderBuffer<RankOp, bool (*)(const RankOp&, const RankOp&)> program_order_;
   uint64_t released_ = 0;           // ops released in program order so far
   RankOp last_released_{};
   uint64_t out_of_order_ = 0;       // OverlapRow::out_of_order
@@ -87,7 +88,7 @@ class OverlapSweep {
   bool have_pending_step_ = false;
   OpenStep pending_step_;           // kept, its end waits for the next kept step's start
 
-  std::vector<GpuInterval> interval_heap_;  // start order
+  ReorderBuffer<GpuInterval, bool (*)(const GpuInterval&, const GpuInterval&)> start_order_;
   bool have_open_ = false;
   GpuInterval open_{};              // the union's last interval, still growing
   std::deque<GpuInterval> unioned_; // closed union intervals the waiting windows may need

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <map>
-#include <queue>
 #include <tuple>
 
 #include "tools/report/load/own_ops.h"
+#include "tools/report/load/reorder_buffer.h"
 
 namespace commtrace::report {
 namespace {
@@ -33,7 +33,7 @@ bool laterInProgram(const ProgramOp& a, const ProgramOp& b) {
 }
 
 // Ops in program order, kStepPrefixOps first to infer the period from, then each released
-// from a heap of kProgramReorderOps; notes the CPU start of the asked-for steps' first ops.
+// from a ReorderBuffer of kProgramReorderOps; notes where the asked-for steps begin.
 class StepFinder {
  public:
   StepFinder(const std::vector<uint64_t>& steps, StepStarts& out) : steps_(steps), out_(out) {
@@ -46,13 +46,13 @@ class StepFinder {
       if (prefix_.size() == kStepPrefixOps) endPrefix();
       return;
     }
-    heap_.push(op);
-    if (heap_.size() > kProgramReorderOps) release();
+    program_order_.push(op);
+    if (program_order_.size() > kProgramReorderOps) release();
   }
 
   void finish() {
     if (!prefix_done_) endPrefix();
-    while (!heap_.empty()) release();
+    while (!program_order_.empty()) release();
     out_.period = period_;
     out_.steps = period_ == 0 || released_ <= first_ ? 0 : (released_ - first_ + period_ - 1) / period_;
   }
@@ -65,14 +65,13 @@ class StepFinder {
     std::transform(prefix_.begin(), prefix_.end(), keys.begin(), [](const ProgramOp& op) { return op.key; });
     const std::vector<size_t> starts = inferredStepStarts(keys);
     if (starts.size() >= 2) first_ = starts[0], period_ = starts[1] - starts[0];
-    for (const ProgramOp& op : prefix_) heap_.push(op);
+    for (const ProgramOp& op : prefix_) program_order_.push(op);
     std::vector<ProgramOp>().swap(prefix_);
-    while (heap_.size() > kProgramReorderOps) release();
+    while (program_order_.size() > kProgramReorderOps) release();
   }
 
   void release() {
-    const ProgramOp op = heap_.top();
-    heap_.pop();
+    const ProgramOp op = program_order_.popEarliest();
     const uint64_t position = released_++, before_ns = previous_cpu_ns_;
     previous_cpu_ns_ = op.cpu_ns;
     if (period_ == 0 || position < first_ || (position - first_) % period_ != 0) return;
@@ -85,7 +84,7 @@ class StepFinder {
   StepStarts& out_;
   bool prefix_done_ = false;
   std::vector<ProgramOp> prefix_;
-  std::priority_queue<ProgramOp, std::vector<ProgramOp>, decltype(&laterInProgram)> heap_{laterInProgram};
+  ReorderBuffer<ProgramOp, decltype(&laterInProgram)> program_order_{laterInProgram};
   uint64_t released_ = 0, previous_cpu_ns_ = 0;
   size_t first_ = 0, period_ = 0;
 };
