@@ -11,7 +11,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/reflection.h>
 
 #include "sink/frame.h"
@@ -52,23 +51,23 @@ bool preadFully(int fd, void* buf, size_t n, uint64_t offset) {
 // A repeated field's values, widened to uint64. Indexed Get, one virtual call per value:
 // RepeatedFieldRef's iterator makes three.
 template <class T>
-void widened(const pb::Message& m, const pb::FieldDescriptor* f, std::vector<uint64_t>& out) {
+std::vector<uint64_t> widened(const pb::Message& m, const pb::FieldDescriptor* f) {
   const pb::RepeatedFieldRef<T> field = m.GetReflection()->GetRepeatedFieldRef<T>(m, f);
-  out.resize(static_cast<size_t>(field.size()));
+  std::vector<uint64_t> out(static_cast<size_t>(field.size()));
   for (int i = 0; i < field.size(); ++i) out[static_cast<size_t>(i)] = static_cast<uint64_t>(field.Get(i));
+  return out;
 }
 
 // A repeated integer column of a table message, widened to uint64 (sint64 arrives already
-// zigzag-decoded by libprotobuf), into `out` (its capacity kept from chunk to chunk).
-void columnValues(const pb::Message& m, uint32_t number, std::vector<uint64_t>& out) {
-  out.clear();
+// zigzag-decoded by libprotobuf).
+std::vector<uint64_t> columnValues(const pb::Message& m, uint32_t number) {
   const pb::FieldDescriptor* f = m.GetDescriptor()->FindFieldByNumber(static_cast<int>(number));
-  if (f == nullptr || !f->is_repeated()) return;
+  if (f == nullptr || !f->is_repeated()) return {};
   switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_UINT32: return widened<uint32_t>(m, f, out);
-    case pb::FieldDescriptor::CPPTYPE_UINT64: return widened<uint64_t>(m, f, out);
-    case pb::FieldDescriptor::CPPTYPE_INT64: return widened<int64_t>(m, f, out);
-    default: return;
+    case pb::FieldDescriptor::CPPTYPE_UINT32: return widened<uint32_t>(m, f);
+    case pb::FieldDescriptor::CPPTYPE_UINT64: return widened<uint64_t>(m, f);
+    case pb::FieldDescriptor::CPPTYPE_INT64: return widened<int64_t>(m, f);
+    default: return {};
   }
 }
 
@@ -140,10 +139,10 @@ struct TableColumns {
 bool readColumns(const pb::Message& table, const schema::Table& t, TableColumns& out, std::string& why) {
   const size_t n_columns = t.columns.size();
   out.values.resize(n_columns);
-  for (size_t i = 0; i < n_columns; ++i) columnValues(table, t.columns[i].number, out.values[i]);
+  for (size_t i = 0; i < n_columns; ++i) out.values[i] = columnValues(table, t.columns[i].number);
   auto& columns = out.values;
   const bool shaped = t.has_shape();
-  columnValues(table, shaped ? schema::kShapeField : 0, out.row_shape);
+  if (shaped) out.row_shape = columnValues(table, schema::kShapeField);
   const size_t rows = shaped ? out.row_shape.size() : columns[0].size();
   if (shaped && !applySparse(table, t, rows, columns, why)) return false;
   if (!applyScale(table, t, columns, why)) return false;
@@ -417,27 +416,6 @@ TraceReader::State TraceReader::state() const {
   return last_chunk_closing_ ? State::kClosed : State::kOpen;
 }
 
-namespace {
-
-// Chunk::ParseFromArray begins with Clear(), which deletes the tables (proto3 message fields)
-// and with them every column's storage, chunk after chunk. Clearing each table instead keeps
-// its repeated fields' capacity for the next chunk: a run of 64 ranks x 100,000 ops in the
-// flusher's 200 ms chunks is some 80,000 of them. A table absent from a chunk reads as empty.
-bool parseKeepingTables(const std::vector<uint8_t>& payload, trace::v1::Chunk& message) {
-  const pb::Reflection* reflection = message.GetReflection();
-  const pb::Descriptor* descriptor = message.GetDescriptor();
-  for (int i = 0; i < descriptor->field_count(); ++i) {
-    const pb::FieldDescriptor* field = descriptor->field(i);
-    const bool table = field->type() == pb::FieldDescriptor::TYPE_MESSAGE && !field->is_repeated();
-    if (!table) reflection->ClearField(&message, field);
-    else if (reflection->HasField(message, field)) reflection->MutableMessage(&message, field)->Clear();
-  }
-  pb::io::CodedInputStream in(payload.data(), static_cast<int>(payload.size()));
-  return message.MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
-}
-
-}  // namespace
-
 bool TraceReader::next(DecodedChunk& chunk) {
   Frame f{{}, chunk.frame_bytes};
   while (offset_ < size_) {
@@ -464,7 +442,7 @@ bool TraceReader::next(DecodedChunk& chunk) {
       continue;
     }
     trace::v1::Chunk& message = chunk.message;
-    if (!parseKeepingTables(f.payload, message)) {
+    if (!message.ParseFromArray(f.payload.data(), static_cast<int>(f.payload.size()))) {
       report(at, "chunk does not parse; skipped");
       continue;
     }
@@ -509,14 +487,10 @@ bool TraceReader::decodeTables(const trace::v1::Chunk& chunk, DecodedChunk& out,
   const std::vector<StringId>& file_id_of_local = string_table_;
 
   const pb::Reflection* reflection = chunk.GetReflection();
-  // The columns' storage is the calling thread's, one per table, kept from chunk to chunk:
-  // a run's tens of thousands of chunks each allocated it afresh.
-  thread_local std::vector<TableColumns> columns_of_table(schema::allTables().size());
-  for (size_t table = 0; table < schema::allTables().size(); ++table) {
-    const schema::Table& t = schema::allTables()[table];
+  for (const schema::Table& t : schema::allTables()) {
     const pb::FieldDescriptor* field = chunk.GetDescriptor()->FindFieldByNumber(static_cast<int>(t.chunk_field));
     if (field == nullptr || !reflection->HasField(chunk, field)) continue;
-    TableColumns& columns = columns_of_table[table];
+    TableColumns columns;
     ShapeTable shapes;
     if (!readColumns(reflection->GetMessage(chunk, field), t, columns, why) ||
         !buildShapes(t, columns, file_id_of_local, shapes, why) ||
