@@ -26,15 +26,20 @@ bool showProgress(ProgressMode mode) {
 
 // stream: where the report's analyses take the collectives from, so that the run does not
 // keep them; export draws every op and keeps them.
+// steps: the report's step rule, under which only the NVTX ranges that can be steps are
+// kept; nullptr (the export, which draws them) keeps them all.
 template <class Options>
 bool load(const Options& options, RunModel& run, std::ostream& err, report::JoinedOpSink* stream = nullptr,
-          const report::TimeWindowSpec& window = {}) {
-  const report::LoadOptions load{.paths = options.paths,
-                                 .progress = showProgress(options.progress),
-                                 .job = options.job,
-                                 .stream = stream,
-                                 .keep_collectives = stream == nullptr,
-                                 .window = window};
+          const report::TimeWindowSpec& window = {}, const report::StepRule* steps = nullptr) {
+  report::LoadOptions load{.paths = options.paths,
+                           .progress = showProgress(options.progress),
+                           .job = options.job,
+                           .stream = stream,
+                           .keep_collectives = stream == nullptr,
+                           .window = window,
+                           .keep_all_phases = steps == nullptr,
+                           .step_range = {}};
+  if (steps != nullptr && steps->set()) load.step_range = [steps](std::string_view name) { return steps->matches(name); };
   return report::loadRun(load, run, err);
 }
 
@@ -77,7 +82,7 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   }
   RunModel run;
   report::StreamedAnalyses streamed;
-  if (!load(options, run, err, &streamed, options.window)) return 1;  // the loader said why
+  if (!load(options, run, err, &streamed, options.window, &options.step_rule)) return 1;  // the loader said why
   uint64_t bytes = 0;
   for (const report::ProcessInfo& p : run.processes) bytes += p.file_bytes;
   report::ProgressLine progress(err, showProgress(options.progress), static_cast<int>(run.processes.size()), bytes,

@@ -5,7 +5,6 @@
 #include <mutex>
 #include <memory>
 #include <thread>
-#include <cctype>
 #include <map>
 #include <functional>
 #include <span>
@@ -15,6 +14,7 @@
 #include "tools/report/analyses/overlap_sweep.h"
 #include "tools/report/analyses/process_ops.h"
 #include "tools/report/load/own_ops.h"
+#include "tools/report/load/phase_keeper.h"
 
 namespace commtrace::report {
 namespace {
@@ -82,20 +82,6 @@ std::vector<GpuInterval> unionOf(std::vector<GpuInterval> v) {
   return merged;
 }
 
-// Step names usually carry the step number ("step 12", "iter_12"): digits are folded so that
-// the occurrences of one range repeat under one key.
-std::string foldDigits(std::string_view name) {
-  std::string key;
-  for (char ch : name) {
-    const bool digit = std::isdigit(static_cast<unsigned char>(ch)) != 0;
-    if (!digit) key += ch;
-    else if (key.empty() || key.back() != '#') key += '#';
-  }
-  return key;
-}
-
-const std::regex kProfilerStep("ProfilerStep#[0-9]+");
-
 // The most frequent folded name at the shallowest depth where one repeats; "" when none does.
 std::pair<uint16_t, std::string> repeatingRange(const ProcessTimeline& timeline, const NamePool& names) {
   std::map<std::pair<uint16_t, std::string>, size_t> occurrences;  // (depth, folded name)
@@ -114,13 +100,12 @@ std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline&
                               const StepRule& rule) {
   if (!process.gpu_from_cpu.valid || timeline.phases.empty()) return {};
   std::function<bool(const PhaseSpan&)> isStep;
-  const bool profiler_steps = std::any_of(timeline.phases.begin(), timeline.phases.end(), [&](const PhaseSpan& ph) {
-    return std::regex_match(names[ph.name].begin(), names[ph.name].end(), kProfilerStep);
-  });
+  const bool profiler_steps =
+      std::any_of(timeline.phases.begin(), timeline.phases.end(), [&](const PhaseSpan& ph) { return isProfilerStep(names[ph.name]); });
   if (rule.set()) {
     isStep = [&](const PhaseSpan& ph) { return rule.matches(names[ph.name]); };
   } else if (profiler_steps) {
-    isStep = [&](const PhaseSpan& ph) { return std::regex_match(names[ph.name].begin(), names[ph.name].end(), kProfilerStep); };
+    isStep = [&](const PhaseSpan& ph) { return isProfilerStep(names[ph.name]); };
   } else {
     const auto [depth, folded] = repeatingRange(timeline, names);
     if (folded.empty()) return {};

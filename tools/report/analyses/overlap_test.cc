@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "tests/support/run_model_builder.h"
+#include "tools/report/load/phase_keeper.h"
 
 namespace commtrace::report {
 namespace {
@@ -204,16 +205,48 @@ TEST(Overlap, StepsFromTheRepeatingTopLevelNvtxRange) {
 }
 
 // steppedRank(3) on the GPU clock = the CPU clock, with ranges given as (name, depth,
-// start us, end us), and the overlap row under rule.
+// start us, end us), and the overlap row under rule. The report's loader keeps only the
+// ranges that can be steps (PhaseKeeper): the row from those is the row from all of them.
 OverlapRow overlapWithRanges(const std::vector<std::tuple<std::string, uint16_t, double, double>>& ranges,
                              const StepRule& rule = {}) {
   RunModelBuilder b = steppedRank(3);
+  PhaseKeeper keeper(false, rule.set() ? std::function<bool(std::string_view)>([&](std::string_view n) { return rule.matches(n); }) : nullptr);
   for (const auto& [name, depth, start, end] : ranges) {
-    b.run.timelines[0].phases.push_back({b.run.names.intern(name), kBase + static_cast<uint64_t>(start * 1000),
-                                          kBase + static_cast<uint64_t>(end * 1000), depth});
+    const PhaseSpan span{b.run.names.intern(name), kBase + static_cast<uint64_t>(start * 1000), kBase + static_cast<uint64_t>(end * 1000), depth};
+    b.run.timelines[0].phases.push_back(span);
+    keeper.add(span, name);
   }
   b.run.processes[0].gpu_from_cpu = {.slope = 1.0, .intercept = 0, .valid = true};
-  return computeOverlap(b.run, rule).at(0);
+  const OverlapRow all = computeOverlap(b.run, rule).at(0);
+  b.run.timelines[0].phases = keeper.take();
+  const OverlapRow kept = computeOverlap(b.run, rule).at(0);
+  EXPECT_EQ(kept.step_source, all.step_source);
+  EXPECT_EQ(kept.step_count, all.step_count);
+  for (size_t s = 0; s < all.steps.size() && s < kept.steps.size(); ++s) EXPECT_EQ(kept.steps[s].start_us, all.steps[s].start_us) << s;
+  return all;
+}
+
+// The ranges held grow with the steps, not with the ranges inside them; those the rule
+// names, and profiler steps, are held at any depth.
+TEST(Overlap, OnlyTheRangesThatCanBeStepsAreHeld) {
+  NamePool names;
+  PhaseKeeper keeper(false, [](std::string_view n) { return n == "optimizer"; });
+  uint64_t t = 0;
+  for (int step = 0; step < 100; ++step) {
+    keeper.add({names.intern("step"), t, t + 1000, 0}, "step " + std::to_string(step));
+    for (int layer = 0; layer < 48; ++layer) keeper.add({names.intern("layer"), t + 10 + layer, t + 11 + layer, 1}, "layer " + std::to_string(layer));
+    keeper.add({names.intern("optimizer"), t + 900, t + 950, 1}, "optimizer");
+    keeper.add({names.intern("ProfilerStep#1"), t + 1, t + 990, 2}, "ProfilerStep#" + std::to_string(step));
+    t += 1000;
+  }
+  const std::vector<PhaseSpan> kept = keeper.take();
+  EXPECT_EQ(kept.size(), 300u);  // the steps, the optimizer ranges, the profiler steps
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end(), [](const PhaseSpan& a, const PhaseSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; }));
+  EXPECT_EQ(std::count_if(kept.begin(), kept.end(), [](const PhaseSpan& p) { return p.depth == 0; }), 100);
+  PhaseKeeper all(true, nullptr);
+  all.add({names.intern("layer"), 0, 1, 1}, "layer 0");
+  all.add({names.intern("layer"), 1, 2, 1}, "layer 1");
+  EXPECT_EQ(all.take().size(), 2u);
 }
 
 std::vector<double> stepStarts(const OverlapRow& row) {

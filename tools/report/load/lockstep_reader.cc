@@ -55,8 +55,8 @@ class MessageQueue {
 // Which file to read next: the open file furthest behind that no thread is reading.
 class FileSchedule {
  public:
-  FileSchedule(const std::vector<std::string>& paths, SharedNames& names, const TimeWindow& window, size_t max_open)
-      : paths_(paths), names_(names), window_(window), max_open_(std::max<size_t>(1, max_open)), readers_(paths.size()) {
+  FileSchedule(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, size_t max_open)
+      : paths_(paths), names_(names), options_(options), max_open_(std::max<size_t>(1, max_open)), readers_(paths.size()) {
     while (next_unopened_ < paths_.size() && next_unopened_ < max_open_) admitNext();
   }
 
@@ -74,7 +74,7 @@ class FileSchedule {
   ProcessReader* reader(int file, std::string& error) {
     auto& r = readers_[static_cast<size_t>(file)];
     if (r) return r.get();
-    r = std::make_unique<ProcessReader>(names_, file, window_);
+    r = std::make_unique<ProcessReader>(names_, file, options_);
     return r->open(paths_[static_cast<size_t>(file)], error) ? r.get() : nullptr;
   }
   // The file was read up to `position_ns`; or read to its end (its reader is freed and the
@@ -96,7 +96,7 @@ class FileSchedule {
 
   const std::vector<std::string>& paths_;
   SharedNames& names_;
-  const TimeWindow& window_;
+  const ProcessReadOptions& options_;
   const size_t max_open_;
   std::vector<std::unique_ptr<ProcessReader>> readers_;
   std::mutex mutex_;
@@ -142,10 +142,10 @@ size_t openFileBudget() {
   return usable > 2 * kReserved ? static_cast<size_t>(usable) - kReserved : kReserved;
 }
 
-void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const TimeWindow& window, unsigned threads,
+void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, unsigned threads,
                     size_t max_open, const std::function<void(LoadMessage&)>& deliver) {
   const int readers = static_cast<int>(std::clamp<size_t>(threads, 1, std::max<size_t>(1, paths.size())));
-  FileSchedule schedule(paths, names, window, max_open);
+  FileSchedule schedule(paths, names, options, max_open);
   MessageQueue queue(kBatchesInFlight * static_cast<size_t>(readers), readers);
   std::vector<std::thread> workers;
   for (int t = 0; t < readers; ++t) {

@@ -29,9 +29,8 @@ using LoadMessage = std::variant<RecordBatch, FileDone>;
 // Reads `paths` (process i is paths[i]) on up to `threads` threads and calls deliver()
 // with each file's batches, in order per file, and then its FileDone, all on the calling
 // thread. At most `max_open` files are open at a time (the rest wait their turn, and do
-// not move in step with the others). What each process tallies alone (CUDA sync calls)
-// is kept within `window`.
-void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const TimeWindow& window, unsigned threads,
+// not move in step with the others). `options`: what each process's reader keeps.
+void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, unsigned threads,
                     size_t max_open, const std::function<void(LoadMessage&)>& deliver);
 
 // How many files this process may hold open: the soft RLIMIT_NOFILE, raised to the hard

@@ -88,7 +88,7 @@ uint64_t mostOpenWhileReading(const std::string& dir, size_t max_open_files, uin
   OpJoiner joiner(run, identities, sink);
   SharedNames names(run.names);
   uint64_t most = 0;
-  readInLockstep(files, names, TimeWindow{}, 2, max_open_files, [&](LoadMessage& message) {
+  readInLockstep(files, names, ProcessReadOptions{}, 2, max_open_files, [&](LoadMessage& message) {
     if (auto* batch = std::get_if<RecordBatch>(&message)) joiner.add(*batch);
     most = std::max(most, joiner.openCollectives());
   });

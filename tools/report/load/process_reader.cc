@@ -110,7 +110,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       break;
     case RecordKind::kPhaseRange: {
       const PhaseRangeRecord& r = slot.payload.phase_range;
-      phases_.push_back({name(r.name), r.cpu_start_ns, r.cpu_end_ns, r.depth});
+      phases_.add({name(r.name), r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader_.str(r.name));
       break;
     }
     case RecordKind::kClockSample: {
@@ -241,9 +241,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   }
   std::sort(timeline.compute.begin(), timeline.compute.end(),
             [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });
-  timeline.phases = std::move(phases_);
-  std::sort(timeline.phases.begin(), timeline.phases.end(),
-            [](const PhaseSpan& a, const PhaseSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; });
+  timeline.phases = phases_.take();
   timeline.cuda_sync = std::move(cuda_sync_);
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "sink/reader.h"
 #include "tools/report/load/gpu_gaps.h"
+#include "tools/report/load/phase_keeper.h"
 #include "tools/report/run_model.h"
 #include "tools/trace_tally.h"
 
@@ -88,10 +90,19 @@ int64_t utcMinusCpu(const trace::v1::FileHeader& header);
 // The file header's part of a ProcessInfo (who wrote the file).
 void describeProcess(const trace::v1::FileHeader& header, const std::string& path, ProcessInfo& info);
 
+// What a process's reader keeps of what belongs to the process alone.
+struct ProcessReadOptions {
+  TimeWindow window;  // the CUDA sync calls it tallies: those that started in it
+  // NVTX ranges: all, or only those that can be steps (phase_keeper.h), step_range naming
+  // the step range (--step-range; empty: the default rule).
+  bool keep_all_phases = true;
+  std::function<bool(std::string_view)> step_range;
+};
+
 class ProcessReader {
  public:
-  // window: the CUDA sync calls it tallies are those that started in it.
-  ProcessReader(SharedNames& names, int process, const TimeWindow& window) : names_(names), process_(process), window_(window) {}
+  ProcessReader(SharedNames& names, int process, const ProcessReadOptions& options)
+      : names_(names), process_(process), window_(options.window), phases_(options.keep_all_phases, options.step_range) {}
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
   bool open(const std::string& path, std::string& error);
@@ -136,7 +147,7 @@ class ProcessReader {
   std::vector<uint64_t> op_gpu_ends_;
   GpuGapTracker gaps_;
   bool has_kernel_records_ = false;
-  std::vector<PhaseSpan> phases_;
+  PhaseKeeper phases_;
   CudaSyncTally cuda_sync_;
 };
 

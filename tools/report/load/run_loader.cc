@@ -201,8 +201,8 @@ void reserveMembers(RunModel& run, uint64_t coll_rows, uint64_t bytes_done, uint
 
 // Reader threads decode the files (most of the work: as many threads as cores, up to
 // kMaxLoaderThreads), in step; this thread joins what they deliver, in the order it arrives.
-void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes, OpJoiner& joiner, RunModel& run,
-                 ProgressLine& progress) {
+void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes, const ProcessReadOptions& options,
+                 OpJoiner& joiner, RunModel& run, ProgressLine& progress) {
   std::vector<std::string> paths;
   for (const TraceFileEntry& f : files) paths.push_back(f.path);
   const unsigned cores = loaderThreads();
@@ -210,7 +210,7 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
   uint64_t bytes_done = 0, coll_rows = 0;
   int files_done = 0;
   bool reserved = false;
-  readInLockstep(paths, names, run.window, cores, openFileBudget(), [&](LoadMessage& message) {
+  readInLockstep(paths, names, options, cores, openFileBudget(), [&](LoadMessage& message) {
     if (auto* batch = std::get_if<RecordBatch>(&message)) {
       joiner.add(*batch);
       bytes_done += batch->file_bytes;
@@ -357,7 +357,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
   TimeWindowFilter window(run, sinks);
   OpJoiner joiner(run, std::move(identities), run.window.set() ? static_cast<JoinedOpSink&>(window) : sinks);
-  readAndJoin(chosen, total_bytes, joiner, run, progress);
+  readAndJoin(chosen, total_bytes, {run.window, options.keep_all_phases, options.step_range}, joiner, run, progress);
   progress.done();
   joiner.finish();
   return true;

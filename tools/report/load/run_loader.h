@@ -3,8 +3,10 @@
 // streamed chunk by chunk on loader threads (never whole); one thread joins.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/report/load/op_joiner.h"
@@ -30,6 +32,11 @@ struct LoadOptions {
   bool keep_collectives = true;
   // Only the ops that started in this window (report --from/--to); see time_window.h.
   TimeWindowSpec window;
+  // NVTX ranges: all of them (the export draws them), or only those that can be steps
+  // (phase_keeper.h), step_range naming the step range (--step-range; empty: the default
+  // rule), so that the run's memory grows with its steps and not with every range.
+  bool keep_all_phases = true;
+  std::function<bool(std::string_view)> step_range;
 };
 
 inline constexpr const char* kAllJobs = "all";
