@@ -177,6 +177,36 @@ void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, Page& page) {
   }
 }
 
+// Exposed communication over the run: each rank with compute records a row, its steps in up
+// to kColumns columns of consecutive step numbers, a cell the mean exposed time per step (a
+// stretch of steps counts whole in the column of its first step).
+void writeExposedPerStep(const std::vector<OverlapRow>& rows, std::ostream& out) {
+  constexpr int kColumns = 100;
+  int steps = 0;
+  for (const OverlapRow& o : rows)
+    if (o.available) steps = std::max(steps, o.step_count);
+  if (steps < 2) return;
+  const int per_column = (steps + kColumns - 1) / kColumns;
+  const size_t columns = static_cast<size_t>((steps + per_column - 1) / per_column);
+  svg::Heatmap h{.row_axis = "rank", .col_axis = per_column == 1 ? "step" : "steps from", .format = [](double v) { return fmt::duration(v); }};
+  for (const OverlapRow& o : rows) {
+    if (!o.available || o.steps.empty()) continue;
+    std::vector<double> exposed(columns, 0), counted(columns, 0);
+    for (const StepOverlap& st : o.steps) {
+      const size_t c = std::min(columns - 1, static_cast<size_t>(st.step / per_column));
+      exposed[c] += st.exposed_us;
+      counted[c] += st.last_step - st.step + 1;
+    }
+    h.row_labels.push_back(std::to_string(o.rank));
+    h.values.emplace_back();
+    for (size_t c = 0; c < columns; ++c) h.values.back().push_back(counted[c] > 0 ? exposed[c] / counted[c] : NAN);
+  }
+  h.col_labels = numberedLabels(columns, [&](size_t c) { return std::to_string(c * static_cast<size_t>(per_column)); });
+  out << "<p class=\"note\">Exposed communication per step of each rank"
+      << (per_column > 1 ? " (mean over " + std::to_string(per_column) + " steps a column)" : std::string()) << "; grey: no step there.</p>\n";
+  out << svg::heatmap(h);
+}
+
 // Where each rank's GPU time went (whole run), the same per step for the rank with the most
 // exposed communication, and that rank's worst step as a timeline strip.
 void writeOverlapCharts(const std::vector<OverlapRow>& rows, std::ostream& out) {
@@ -193,6 +223,7 @@ void writeOverlapCharts(const std::vector<OverlapRow>& rows, std::ostream& out) 
   }
   if (worst == nullptr) return;
   out << svg::stackedBars(ranks);
+  writeExposedPerStep(rows, out);
   svg::StackedBars steps{.title = "rank " + std::to_string(worst->rank) + " (most exposed communication), per step",
                          .segment_names = kSegments, .format = us};
   for (size_t i = 0; i < worst->steps.size() && i < kMaxSteps; ++i) {

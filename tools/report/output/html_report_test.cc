@@ -23,6 +23,25 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Each rank's exposed communication per step, at most 100 columns: 300 steps make columns of
+// 3, each the mean per step; a stretch counts whole in its first step's column.
+TEST(HtmlReport, ExposedCommunicationPerStepOfEveryRank) {
+  Report r = testutil::sampleReport();
+  OverlapRow& row = r.overlap[0];
+  row.steps.clear();
+  for (int s = 0; s < 296; ++s) row.steps.push_back({.step = s, .last_step = s, .start_us = 0, .comm_us = 9, .overlapped_us = 0, .exposed_us = static_cast<double>(s)});
+  row.steps.push_back({.step = 296, .last_step = 299, .start_us = 0, .comm_us = 9, .overlapped_us = 0, .exposed_us = 400});
+  row.step_count = 300;
+  const std::string page = html(r);
+  EXPECT_NE(page.find("Exposed communication per step of each rank (mean over 3 steps a column)"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 0, steps from 0: 1 us</title>"), std::string::npos);      // (0 + 1 + 2) / 3
+  // Steps 294 and 295, and the stretch 296-299: (294 + 295 + 400) / 6; its column's
+  // neighbour, steps 297-299, has nothing.
+  EXPECT_NE(page.find("<title>rank 0, steps from 294: 165 us</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 0, steps from 297: no data</title>"), std::string::npos);
+  EXPECT_EQ(count(page, "<title>rank 1, steps from"), 0u) << "rank 1 has no compute records";
+}
+
 TEST(HtmlReport, FetchesNothing) {
   const std::string page = html(testutil::sampleReport());
   ASSERT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
@@ -33,8 +52,10 @@ TEST(HtmlReport, FetchesNothing) {
 TEST(HtmlReport, DrawsTheMatrixAndLatenessHeatmapsAndOneBandwidthPlotPerFunc) {
   const std::string page = html(testutil::sampleReport());
   // matrix, lateness, AllReduce and AllGather plots (Broadcast has no bandwidth), overlap bars
-  // per rank and per step of the most exposed rank (the sample has no step timeline).
-  EXPECT_EQ(count(page, "<svg"), 2u + 2u + 2u);
+  // per rank, exposed communication per step, and bars per step of the most exposed rank
+  // (the sample has no step timeline).
+  EXPECT_EQ(count(page, "<svg"), 2u + 2u + 3u);
+  EXPECT_NE(page.find("<title>rank 0, step 1: 750 us</title>"), std::string::npos);
   EXPECT_NE(page.find(">GPU time per rank, from its first to its last communication kernel</text>"), std::string::npos);
   EXPECT_NE(page.find("<title>sender rank 2, receiver rank 3: 1 MiB</title>"), std::string::npos);
   EXPECT_NE(page.find("<title>rank 2, time +2 ms: 1.3 ms</title>"), std::string::npos);
