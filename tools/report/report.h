@@ -46,11 +46,13 @@ struct RunSummary {
   uint64_t window_from_utc_ns = 0;
   uint64_t window_to_utc_ns = 0;
   uint64_t ops_outside_window = 0;
-  // Ends given as steps (-1: given as a time, or not given): the inferred steps of
-  // window_step_rank, window_step_period ops each.
+  // Ends given as steps (-1: given as a time, or not given): window_step_rank's steps, its
+  // NVTX step ranges (the first named window_step_range) or, when it has none, as its op
+  // sequence repeats, window_step_period ops each.
   int64_t window_from_step = -1, window_to_step = -1;
   int window_step_rank = -1;
   uint64_t window_step_period = 0;
+  std::string window_step_range;
 };
 
 // Per-process mapping of GPU clocks onto one timeline (reference: the lowest global rank).

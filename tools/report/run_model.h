@@ -219,11 +219,12 @@ struct ProcessTimeline {
 struct TimeWindow {
   uint64_t from_utc_ns = 0;
   uint64_t to_utc_ns = UINT64_MAX;
-  // Ends given as steps (--from/--to step:N; -1 where a time was given): steps inferred from
-  // step_rank's op sequence, step_period ops each.
+  // Ends given as steps (--from/--to step:N; -1 where a time was given): step_rank's NVTX
+  // step ranges, or its op sequence's, step_period ops each.
   int64_t from_step = -1, to_step = -1;
   int step_rank = -1;
-  uint64_t step_period = 0;
+  uint64_t step_period = 0;    // ops per step, for steps inferred from the ops
+  std::string step_range;      // the NVTX range of the first step, for steps from NVTX ranges
   bool set() const { return from_utc_ns != 0 || to_utc_ns != UINT64_MAX || from_step >= 0 || to_step >= 0; }
   bool contains(uint64_t utc_ns) const { return utc_ns >= from_utc_ns && utc_ns < to_utc_ns; }
 };

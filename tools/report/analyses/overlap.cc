@@ -82,39 +82,15 @@ std::vector<GpuInterval> unionOf(std::vector<GpuInterval> v) {
   return merged;
 }
 
-// The most frequent folded name at the shallowest depth where one repeats; "" when none does.
-std::pair<uint16_t, std::string> repeatingRange(const ProcessTimeline& timeline, const NamePool& names) {
-  std::map<std::pair<uint16_t, std::string>, size_t> occurrences;  // (depth, folded name)
-  for (const PhaseSpan& ph : timeline.phases) ++occurrences[{ph.depth, foldDigits(names[ph.name])}];
-  std::pair<uint16_t, std::string> best;
-  size_t best_count = 1;
-  for (const auto& [key, count] : occurrences) {
-    if (best_count > 1 && key.first > best.first) break;  // ordered by depth: a shallower repeating range wins
-    if (count > best_count) best = key, best_count = count;
-  }
-  return best;
-}
-
 // Steps from NVTX (StepRule), mapped from the CPU clock to the GPU clock.
 std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline& timeline, const NamePool& names,
                               const StepRule& rule) {
   if (!process.gpu_from_cpu.valid || timeline.phases.empty()) return {};
-  std::function<bool(const PhaseSpan&)> isStep;
-  const bool profiler_steps =
-      std::any_of(timeline.phases.begin(), timeline.phases.end(), [&](const PhaseSpan& ph) { return isProfilerStep(names[ph.name]); });
-  if (rule.set()) {
-    isStep = [&](const PhaseSpan& ph) { return rule.matches(names[ph.name]); };
-  } else if (profiler_steps) {
-    isStep = [&](const PhaseSpan& ph) { return isProfilerStep(names[ph.name]); };
-  } else {
-    const auto [depth, folded] = repeatingRange(timeline, names);
-    if (folded.empty()) return {};
-    isStep = [&, depth = depth, folded = folded](const PhaseSpan& ph) { return ph.depth == depth && foldDigits(names[ph.name]) == folded; };
-  }
+  std::function<bool(std::string_view)> step_range;
+  if (rule.set()) step_range = [&](std::string_view name) { return rule.matches(name); };
   std::vector<Window> steps;
   auto toGpu = [&](uint64_t cpu_ns) { return static_cast<uint64_t>(std::max(0.0, process.gpu_from_cpu.apply(static_cast<double>(cpu_ns)))); };
-  for (const PhaseSpan& ph : timeline.phases) {
-    if (!isStep(ph)) continue;
+  for (const PhaseSpan& ph : stepRanges(timeline.phases, names, step_range)) {
     const Window w{toGpu(ph.cpu_start_ns), toGpu(ph.cpu_end_ns)};
     if (w.end_ns > w.start_ns) steps.push_back(w);
   }

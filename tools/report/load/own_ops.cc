@@ -4,7 +4,8 @@
 
 namespace commtrace::report {
 
-bool readOwnOps(const std::string& path, const std::function<void(const OwnOp&)>& each, std::string& error) {
+bool readOwnRecords(const std::string& path, const std::function<void(const OwnOp&)>& each,
+                    const std::function<void(const PhaseSpan&, std::string_view name)>& phase, std::string& error) {
   TraceReader reader;
   if (!reader.open(path, error)) return false;
   DecodedChunk chunk;
@@ -17,6 +18,9 @@ bool readOwnOps(const std::string& path, const std::function<void(const OwnOp&)>
         const P2pRecord& p = slot.payload.p2p;
         const OpSide side = reader.str(p.func) == "Recv" ? OpSide::kRecv : OpSide::kSend;
         each({p.comm_id, p.parent_func, side, p.bytes, p.op_index, p.cpu_start_ns, p.gpu_start_ns, p.gpu_end_ns});
+      } else if (slot.kind == RecordKind::kPhaseRange && phase) {
+        const PhaseRangeRecord& r = slot.payload.phase_range;
+        phase({0, r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader.str(r.name));
       }
     }
   }

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
+
+#include "tools/report/run_model.h"
 
 namespace commtrace::report {
 
@@ -25,9 +28,14 @@ struct OwnOp {
   uint64_t gpu_end_ns = 0;
 };
 
-// Calls each(op) for every op record of the trace file at path, in file order. false, with
-// the reader's "commtrace: ..." message, when the file cannot be read at all; a damaged
-// file is read as far as it goes.
-bool readOwnOps(const std::string& path, const std::function<void(const OwnOp&)>& each, std::string& error);
+// Calls op(...) for every op record of the trace file at path and, when given, phase(span,
+// name) for every NVTX range record (span.name left 0), in file order. false, with the
+// reader's "commtrace: ..." message, when the file cannot be read at all; a damaged file is
+// read as far as it goes.
+bool readOwnRecords(const std::string& path, const std::function<void(const OwnOp&)>& op,
+                    const std::function<void(const PhaseSpan&, std::string_view name)>& phase, std::string& error);
+inline bool readOwnOps(const std::string& path, const std::function<void(const OwnOp&)>& each, std::string& error) {
+  return readOwnRecords(path, each, nullptr, error);
+}
 
 }  // namespace commtrace::report

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 namespace commtrace::report {
 
@@ -20,6 +21,42 @@ bool isProfilerStep(std::string_view name) {
   if (!name.starts_with(kPrefix) || name.size() == kPrefix.size()) return false;
   return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(kPrefix.size()), name.end(),
                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+namespace {
+
+// The most frequent folded name at the shallowest depth where one repeats; "" when none does.
+std::pair<uint16_t, std::string> repeatingRange(const std::vector<PhaseSpan>& phases, const NamePool& names) {
+  std::map<std::pair<uint16_t, std::string>, size_t> occurrences;  // (depth, folded name)
+  for (const PhaseSpan& ph : phases) ++occurrences[{ph.depth, foldDigits(names[ph.name])}];
+  std::pair<uint16_t, std::string> best;
+  size_t best_count = 1;
+  for (const auto& [key, count] : occurrences) {
+    if (best_count > 1 && key.first > best.first) break;  // ordered by depth: a shallower repeating range wins
+    if (count > best_count) best = key, best_count = count;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<PhaseSpan> stepRanges(const std::vector<PhaseSpan>& phases, const NamePool& names,
+                                  const std::function<bool(std::string_view)>& step_range) {
+  std::function<bool(const PhaseSpan&)> isStep;
+  const bool profiler_steps = std::any_of(phases.begin(), phases.end(), [&](const PhaseSpan& ph) { return isProfilerStep(names[ph.name]); });
+  if (step_range) {
+    isStep = [&](const PhaseSpan& ph) { return step_range(names[ph.name]); };
+  } else if (profiler_steps) {
+    isStep = [&](const PhaseSpan& ph) { return isProfilerStep(names[ph.name]); };
+  } else {
+    const auto [depth, folded] = repeatingRange(phases, names);
+    if (folded.empty()) return {};
+    isStep = [&, depth = depth, folded = folded](const PhaseSpan& ph) { return ph.depth == depth && foldDigits(names[ph.name]) == folded; };
+  }
+  std::vector<PhaseSpan> steps;
+  std::copy_if(phases.begin(), phases.end(), std::back_inserter(steps), isStep);
+  std::sort(steps.begin(), steps.end(), [](const PhaseSpan& a, const PhaseSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; });
+  return steps;
 }
 
 void PhaseKeeper::add(const PhaseSpan& span, std::string_view name) {

@@ -23,6 +23,13 @@ std::string foldDigits(std::string_view name);
 // "ProfilerStep#12": a step of PyTorch's profiler.
 bool isProfilerStep(std::string_view name);
 
+// The ranges that are a process's steps, in start order, by the rule overlap follows
+// (analyses/overlap.h, StepRule): those step_range names when it is given; else PyTorch
+// profiler steps where there are any; else the most frequent name (digits folded) at the
+// shallowest depth where one repeats. Empty when none is.
+std::vector<PhaseSpan> stepRanges(const std::vector<PhaseSpan>& phases, const NamePool& names,
+                                  const std::function<bool(std::string_view)>& step_range);
+
 class PhaseKeeper {
  public:
   // step_range: whether a name is the step range (--step-range); empty for the default rule.

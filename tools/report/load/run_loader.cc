@@ -254,9 +254,9 @@ const ProcessInfo* stepReference(const RunModel& run) {
   return best;
 }
 
-// --from/--to step:N as times: where those steps of the reference process begin; --to one
-// past its last step is the end of the run. false, with the reason, where they cannot be placed.
-bool resolveSteps(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) {
+// --from/--to step:N as times: where those steps of the reference process begin (its NVTX
+// step ranges, else as its ops repeat); --to one past its last step is the end of the run. false, with the reason, where they cannot be placed.
+bool resolveSteps(const TimeWindowSpec& spec, const std::function<bool(std::string_view)>& step_range, RunModel& run, std::ostream& err) {
   struct Asked {
     const char* flag;
     int64_t step;
@@ -275,17 +275,18 @@ bool resolveSteps(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) 
   for (const Asked& a : asked) steps.push_back(static_cast<uint64_t>(a.step));
   StepStarts found;
   std::string error;
-  if (!findStepStarts(ref->path, steps, found, error)) {
+  if (!findStepStarts(ref->path, steps, step_range, found, error)) {
     err << error << '\n';
     return false;
   }
   const std::string whose = "rank " + std::to_string(ref->rank);
   const std::string use_times = "; give --from/--to as times";
   if (!found.cpu_times) err << "commtrace: " << whose << "'s ops carry no CPU times (files of NCCL 2.27)" << use_times << '\n';
-  else if (found.steps == 0) err << "commtrace: " << whose << "'s op sequence does not repeat: it has no steps to count" << use_times << '\n';
+  else if (found.steps == 0) err << "commtrace: " << whose << " has no NVTX step range and its op sequence does not repeat: no steps to count" << use_times << '\n';
   if (!found.cpu_times || found.steps == 0) return false;
   run.window.step_rank = ref->rank;
   run.window.step_period = found.period;
+  run.window.step_range = found.step_range;
   for (size_t i = 0; i < asked.size(); ++i) {
     const auto [flag, step, to] = asked[i];
     if (steps[i] > found.steps || (!to && steps[i] == found.steps)) {
@@ -303,14 +304,14 @@ bool resolveSteps(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) 
 // The window on the run's clock: relative times count from when its first process started
 // recording; steps from the reference process's file. false, with the reason, for one that
 // holds no time or whose steps cannot be placed.
-bool resolveRunWindow(const TimeWindowSpec& spec, RunModel& run, std::ostream& err) {
+bool resolveRunWindow(const TimeWindowSpec& spec, const std::function<bool(std::string_view)>& step_range, RunModel& run, std::ostream& err) {
   if (!spec.set()) return true;
   uint64_t start = UINT64_MAX;  // a damaged header reads as 0: no start known
   for (const ProcessInfo& p : run.processes)
     if (p.start_utc_ns != 0) start = std::min(start, p.start_utc_ns);
   if (start == UINT64_MAX) start = 0;
   run.window = resolveWindow(spec, start);
-  if (!resolveSteps(spec, run, err)) return false;
+  if (!resolveSteps(spec, step_range, run, err)) return false;
   if (run.window.to_utc_ns > run.window.from_utc_ns) return true;
   err << "commtrace: --to (" << fmt::utcTime(run.window.to_utc_ns) << ") is not after --from ("
       << fmt::utcTime(run.window.from_utc_ns) << ")\n";
@@ -351,7 +352,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
     run.processes.push_back(std::move(a.info));
   }
   run.timelines.resize(run.processes.size());
-  if (!resolveRunWindow(options.window, run, err)) return false;
+  if (!resolveRunWindow(options.window, options.step_range, run, err)) return false;
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
   RunModelSink model(run, options.keep_collectives);
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});

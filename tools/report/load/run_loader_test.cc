@@ -640,3 +640,34 @@ TEST(RunLoader, ProgressIsOneRedrawnLineOnlyWhenAsked) {
 }
 
 }  // namespace
+
+// --from/--to step:N counts the lowest rank's NVTX step ranges where it has them (as the
+// overlap table does), not its op pattern: ten AllReduces, two per "ProfilerStep#N" range
+// (one op each would be the op pattern's step); steps 2 and 3 are ops 4 to 7.
+TEST(RunLoader, StepWindowsCountNvtxStepRangesWhereThereAreAny) {
+  TempDir dir;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<RecordSlot> chunk{commInfo(kWorld, 2, r, r, "world")};
+    for (const RecordSlot& s : worldOps(10)) chunk.push_back(s);
+    for (int step = 0; step < 5; ++step) {
+      RecordSlot range{};
+      range.kind = RecordKind::kPhaseRange;
+      const std::string name = "ProfilerStep#" + std::to_string(40 + step);
+      range.payload.phase_range = {.cpu_start_ns = 100u + 2u * step, .cpu_end_ns = 102u + 2u * step, .payload = 0,
+                                   .name = sid(name.c_str()), .domain = 0, .category = 0, .depth = 0};
+      chunk.push_back(range);
+    }
+    writeRankFile(dir.path(), "rank" + std::to_string(r), rankHeader(r, 2), {chunk});
+  }
+  using Kind = report::TimePoint::Kind;
+  RunModel run;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .window = {.from = {Kind::kStep, 2}, .to = {Kind::kStep, 4}}}, run, err)) << err.str();
+  EXPECT_EQ(run.window.step_range, "ProfilerStep#40");
+  EXPECT_EQ(run.window.step_period, 0u);
+  ASSERT_EQ(run.collectives.size(), 4u);
+  for (size_t i = 0; i < run.collectives.size(); ++i) EXPECT_EQ(run.collectives[i].op_index, 4 + i);
+  err.str("");
+  EXPECT_FALSE(loadRun({.paths = {dir.path()}, .window = {.from = {Kind::kStep, 5}, .to = {}}}, run, err));
+  EXPECT_NE(err.str().find("rank 0 has 5 steps"), std::string::npos) << err.str();
+}

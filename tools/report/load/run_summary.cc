@@ -69,6 +69,7 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     s.window_to_step = run.window.to_step;
     s.window_step_rank = run.window.step_rank;
     s.window_step_period = run.window.step_period;
+    s.window_step_range = run.window.step_range;
   }
   return s;
 }

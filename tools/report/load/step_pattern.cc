@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "tools/report/load/own_ops.h"
+#include "tools/report/load/phase_keeper.h"
 #include "tools/report/load/reorder_buffer.h"
 
 namespace commtrace::report {
@@ -106,16 +107,33 @@ std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys) {
   return {};
 }
 
-bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps, StepStarts& out, std::string& error) {
+bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps, const std::function<bool(std::string_view)>& step_range,
+                    StepStarts& out, std::string& error) {
   out = StepStarts{};
   StepFinder finder(steps, out);
   std::map<std::tuple<uint64_t, uint32_t, uint64_t, OpSide>, uint32_t> keys;  // as overlap keys ops: dense, within the file
-  const bool read = readOwnOps(path, [&](const OwnOp& op) {
-    if (op.cpu_start_ns == 0) out.cpu_times = false;
-    const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
-    finder.add({op.cpu_start_ns, op.op_index, op.side, key});
-  }, error);
+  NamePool names;
+  PhaseKeeper phases(false, step_range);
+  const bool read = readOwnRecords(
+      path,
+      [&](const OwnOp& op) {
+        if (op.cpu_start_ns == 0) out.cpu_times = false;
+        const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
+        finder.add({op.cpu_start_ns, op.op_index, op.side, key});
+      },
+      [&](PhaseSpan span, std::string_view name) {
+        span.name = names.intern(name);
+        phases.add(span, name);
+      },
+      error);
   finder.finish();
+  const std::vector<PhaseSpan> ranges = stepRanges(phases.take(), names, step_range);
+  if (ranges.empty()) return read;
+  out.steps = ranges.size();
+  out.period = 0;
+  out.step_range = std::string(names[ranges.front().name]);
+  out.cpu_times = true;  // NVTX ranges carry their own CPU times
+  for (size_t i = 0; i < steps.size(); ++i) out.begin_cpu_ns[i] = steps[i] < ranges.size() ? ranges[steps[i]].cpu_start_ns : 0;
   return read;
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace commtrace::report {
@@ -21,20 +23,25 @@ inline constexpr size_t kProgramReorderOps = 16'384;
 // repetitions; nothing when the sequence does not repeat.
 std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys);
 
-// A process's inferred steps, read from its file in bounded memory: how many, their period
-// in ops, and the CPU clock time each asked-for step begins at: halfway between the CPU
+// A process's steps, read from its file in bounded memory: its NVTX step ranges where it has
+// them (phase_keeper.h: stepRanges, as the overlap table numbers its steps), a step beginning
+// where its range does; else as its op sequence repeats: how many, their period in ops, and
+// the CPU clock time each asked-for step begins at: halfway between the CPU
 // starts of the last op before it and of its first op, so that an op other ranks issue a
 // little before this one still falls in its step (steps begin after a gap without
 // communication: the forward pass, the optimizer). 0 for a step that begins with the first
 // op (the start of the run) or that the run does not reach.
 struct StepStarts {
-  uint64_t steps = 0;   // 0: the op sequence does not repeat
-  size_t period = 0;    // ops per step
+  uint64_t steps = 0;   // 0: no NVTX step range, and the op sequence does not repeat
+  size_t period = 0;    // ops per step; 0 for NVTX steps
+  std::string step_range;  // NVTX steps: the first one's name ("ProfilerStep#551"); "" for inferred ones
   bool cpu_times = true;  // false: some op has no CPU time (files of NCCL 2.27): no start is known
   std::vector<uint64_t> begin_cpu_ns;  // one per asked-for step
 };
 
-// false, with the reader's "commtrace: ..." message, when the file cannot be read at all.
-bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps, StepStarts& out, std::string& error);
+// step_range: the step range's rule (--step-range; empty: the default). false, with the
+// reader's "commtrace: ..." message, when the file cannot be read at all.
+bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps, const std::function<bool(std::string_view)>& step_range,
+                    StepStarts& out, std::string& error);
 
 }  // namespace commtrace::report

@@ -31,7 +31,8 @@ Json windowJson(const RunSummary& s) {
           {"from_step", step(s.window_from_step)},
           {"to_step", step(s.window_to_step)},
           {"step_rank", step(s.window_step_rank)},
-          {"step_period_ops", s.window_step_rank < 0 ? Json(nullptr) : Json(s.window_step_period)}};
+          {"step_period_ops", s.window_step_rank < 0 || s.window_step_period == 0 ? Json(nullptr) : Json(s.window_step_period)},
+          {"step_range", s.window_step_range.empty() ? Json(nullptr) : Json(s.window_step_range)}};
 }
 
 Json runJson(const RunSummary& s) {

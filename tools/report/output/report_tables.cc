@@ -42,7 +42,9 @@ std::string windowSpan(const RunSummary& s) {
   };
   std::string span = end(s.window_from_step, s.window_from_utc_ns, "the start") + " to " + end(s.window_to_step, s.window_to_utc_ns, "the end") +
                      " (--from/--to): " + fmt::counted(s.ops_outside_window, "op") + " outside it left out; kernel totals cover the whole run";
-  if (s.window_step_rank >= 0)
+  if (s.window_step_rank >= 0 && !s.window_step_range.empty())
+    span += "; steps are rank " + std::to_string(s.window_step_rank) + "'s NVTX step ranges (the first: " + s.window_step_range + ")";
+  else if (s.window_step_rank >= 0)
     span += "; steps as rank " + std::to_string(s.window_step_rank) + "'s op sequence repeats, every " + fmt::counted(s.window_step_period, "op");
   return span;
 }
