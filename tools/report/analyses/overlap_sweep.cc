@@ -253,8 +253,7 @@ bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   if (!prefix_done_) endPrefix();
   while (!program_order_.empty()) release(program_order_.popEarliest());
   if (period_ != 0) stepBoundary(true);
-  for (const GpuInterval& i : start_order_.items()) addInterval(i);
-  start_order_.clear();
+  while (!start_order_.empty()) addInterval(start_order_.popEarliest());
   if (!have_open_) return false;
   sumSteps(true);
   closeUnionInterval();

@@ -39,7 +39,7 @@ TEST(ReorderBuffer, ItemsTakenWhileFillingComeOutInOrderOfWhatWasHeld) {
     buffer.push({key, 0});
     if (buffer.size() > 3) out.push_back(buffer.popEarliest().first);
   }
-  for (const Item& i : buffer.items()) out.push_back(i.first);
+  while (!buffer.empty()) out.push_back(buffer.popEarliest().first);
   EXPECT_EQ(out, (std::vector<int>{1, 3, 5, 2, 7, 8, 9}));  // 2 came after 5 had left: placed where it came
 }
 
