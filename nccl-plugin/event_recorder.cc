@@ -29,6 +29,10 @@ std::atomic<int> g_pid{0};
 // Interned once at the first init, so the hot path never meets a static's init guard.
 std::atomic<StringId> g_group_name{0};
 
+// Communicators initialised and not yet finalized: the flush after the last finalize is a
+// closing one (init and finalize only, never the hot path).
+std::atomic<int> g_live_comms{0};
+
 OpPool& pool() { return OpPool::global(); }
 StringId name(const char* s) { return NameCache::global().intern(s); }
 
@@ -205,7 +209,11 @@ CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_n
     loadSettings();  // done already when the library's constructor ran
     g_pid.store(getpid(), std::memory_order_relaxed);
     g_group_name.store(StringTable::global().intern("ncclGroup"), std::memory_order_relaxed);
-    pthread_atfork(nullptr, nullptr, [] { g_pid.store(getpid(), std::memory_order_relaxed); });
+    // A forked child has its own pid, and none of its parent's communicators.
+    pthread_atfork(nullptr, nullptr, [] {
+      g_pid.store(getpid(), std::memory_order_relaxed);
+      g_live_comms.store(0, std::memory_order_relaxed);
+    });
   });
   auto* comm = new (std::nothrow) CommContext(comm_id, n_ranks, rank);
   if (comm == nullptr || comm->p2p_ops == nullptr) {
@@ -216,6 +224,7 @@ CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_n
   comm->expect_kernel_ch = (mask & nccl::kKernelCh) != 0;
   // One int shared by every communicator of the process: every init writes the same value.
   if (activation_mask != nullptr) *activation_mask = mask;
+  g_live_comms.fetch_add(1, std::memory_order_relaxed);
   record(CommInfoRecord{.comm_id = comm_id,
                         .cpu_ns = nowNs(),
                         .comm_name = StringTable::global().intern(comm_name),
@@ -248,7 +257,10 @@ void finalizeComm(CommContext* comm) {
   // A process may end right after its last finalize, through _exit (Python's multiprocessing
   // workers do), where no destructor and no wrapper of ours runs when NCCL loaded us as its
   // plugin only: what this communicator recorded reaches the file now, or the time runs out.
-  RingRegistry::global().flushAndWait(settings().exit_flush_ms);
+  // After the last one the file is marked closed, so that such a process does not read as
+  // killed; one that goes on recording reopens it with its next chunk.
+  const bool last = g_live_comms.fetch_sub(1, std::memory_order_relaxed) == 1;
+  RingRegistry::global().flushAndWait(settings().exit_flush_ms, /*closing=*/last);
 }
 
 void* startGroupApi(CommContext& comm, int group_depth) {

@@ -36,6 +36,7 @@ struct RankTrace {
   std::map<StringId, std::string> strings;
   uint64_t dropped = 0;
   size_t comm_infos = 0;
+  bool closed = false;  // its last chunk marked closing
   std::string str(StringId id) const { return id == 0 ? "" : strings.at(id); }
 };
 
@@ -67,6 +68,7 @@ RankTrace readRankFile(const std::string& path, int& rank) {
     }
   }
   EXPECT_TRUE(reader.issues().empty()) << path;
+  trace.closed = reader.state() == TraceReader::State::kClosed;
   return trace;
 }
 
@@ -112,6 +114,10 @@ TEST_P(DriverPluginE2E, EveryPlantedOpIsInTheFiles) {
   for (const auto& [rank, trace] : ranks) {
     EXPECT_EQ(trace.dropped, 0u) << "rank " << rank;
     EXPECT_GT(trace.comm_infos, 0u);
+    // Closed however the rank ended: at exit, by the _exit wrapper, or (plugin only, then
+    // _exit) by the flush after its last communicator's finalize; else a report would call
+    // it killed.
+    EXPECT_TRUE(trace.closed) << "rank " << rank;
   }
 
   const bool api_events = version >= 5;  // v4: no CollApi/P2pApi, NCCL's rewritten counts
