@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -82,7 +83,20 @@ void expectPlantedVerdict(const StragglerReport& r, const std::string& what) {
   EXPECT_EQ(top.rank, 6) << what;
   EXPECT_TRUE(top.flagged) << what << ": " << top.evidence;
   EXPECT_EQ(top.cls, "compute") << what << ": " << top.evidence;
-  for (size_t i = 1; i < r.ranks.size(); ++i) EXPECT_FALSE(r.ranks[i].flagged) << what << ": " << r.ranks[i].evidence;
+  // The evidence's figures say what its words say: last far more often than chance, a
+  // longer GPU gap before its late ops, most of the extra time its compute kernels.
+  EXPECT_GT(top.late_fraction, 2 * top.chance_fraction) << what;
+  EXPECT_GE(top.z, 3.0) << what;
+  EXPECT_GT(top.wait_caused_us, 3 * top.median_wait_caused_us) << what;
+  EXPECT_GT(top.gap_ops, 0u) << what;
+  EXPECT_GT(top.gap_us_p50, top.peer_gap_us_p50) << what;
+  EXPECT_GT(top.gap_excess_us_p50, 0.5 * top.late_lateness_us_p50) << what;
+  EXPECT_GE(top.compute_share, 0.5) << what << ": " << top.evidence;
+  for (size_t i = 1; i < r.ranks.size(); ++i) {
+    EXPECT_FALSE(r.ranks[i].flagged) << what << ": " << r.ranks[i].evidence;
+    EXPECT_EQ(r.ranks[i].gap_ops, 0u) << "only flagged ranks are classified";
+    EXPECT_TRUE(std::isnan(r.ranks[i].compute_share));
+  }
   ASSERT_FALSE(r.links.empty()) << what;
   EXPECT_EQ(std::make_pair(r.links.front().a, r.links.front().b), std::make_pair(3, 7)) << what;
   EXPECT_TRUE(r.links.front().flagged) << what << ": " << r.links.front().evidence;

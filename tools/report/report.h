@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,18 @@ struct StragglerRow {
   double confidence = 0;       // 0..1
   bool flagged = false;        // judged a straggler (not just someone who was last by chance)
   std::string evidence;        // the numbers behind cls, in words
+  // The evidence's figures, for a program to read: how often chance would have it last, its
+  // z-score, the median rank's waiting caused; for a flagged rank, over the ops it arrived
+  // last at (gap_ops of them; NaN where not measured): medians of the GPU gap before them, of
+  // its peers' gaps, of its excess over them and of its lateness, and the share of the excess
+  // its compute kernels account for and how far into the gap the CPU enqueued the op.
+  double chance_fraction = 0;
+  double z = 0;
+  double median_wait_caused_us = 0;
+  uint64_t gap_ops = 0;
+  static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+  double gap_us_p50 = kNotMeasured, peer_gap_us_p50 = kNotMeasured, gap_excess_us_p50 = kNotMeasured;
+  double late_lateness_us_p50 = kNotMeasured, compute_share = kNotMeasured, enqueue_fraction = kNotMeasured;
 };
 
 struct HostStragglerRow {

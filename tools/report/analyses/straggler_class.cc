@@ -97,7 +97,7 @@ bool endsASlowLink(int rank, const std::vector<SlowLinkRow>& links) {
   return std::any_of(links.begin(), links.end(), [&](const SlowLinkRow& l) { return l.flagged && (l.a == rank || l.b == rank); });
 }
 
-StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
+StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
   const uint64_t n = e.gap_us.count();
   if (n == 0) return {"unknown", 0.3, "no earlier op on its GPU to measure the gap before its late arrivals from"};
   const double excess = e.excess_us.quantile(0.5), lateness = e.lateness_us.quantile(0.5);
@@ -124,6 +124,22 @@ StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& 
     return {"compute", 0.6, gaps + idle_text + ": enqueued early, the GPU was busy (no kernel records to show with what)"};
   }
   return {"compute", 0.5, gaps + "; no kernel records or clock samples: compute inferred, host-side delay not ruled out"};
+}
+
+// The class, with the figures it was decided on.
+StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
+  StragglerClass c = decideFromGaps(rank, e, links);
+  GapFigures& f = c.figures;
+  f.ops = e.gap_us.count();
+  if (f.ops != 0) {
+    f.gap_us = e.gap_us.quantile(0.5);
+    f.peer_gap_us = e.peer_gap_us.quantile(0.5);
+    f.excess_us = e.excess_us.quantile(0.5);
+    f.lateness_us = e.lateness_us.quantile(0.5);
+  }
+  if (!e.extra_compute_share.empty()) f.compute_share = median(e.extra_compute_share);
+  if (!e.idle_before_enqueue.empty()) f.enqueue_fraction = median(e.idle_before_enqueue);
+  return c;
 }
 
 }  // namespace

@@ -71,10 +71,18 @@ class StragglerEvidence : public JoinedOpSink {
   std::vector<Process> processes_;
 };
 
+// The figures a class was decided on (StragglerRow's gap fields; NaN: not measured).
+struct GapFigures {
+  uint64_t ops = 0;
+  double gap_us = StragglerRow::kNotMeasured, peer_gap_us = StragglerRow::kNotMeasured, excess_us = StragglerRow::kNotMeasured;
+  double lateness_us = StragglerRow::kNotMeasured, compute_share = StragglerRow::kNotMeasured, enqueue_fraction = StragglerRow::kNotMeasured;
+};
+
 struct StragglerClass {
   std::string cls;        // "compute", "host", "network", "unknown"
   double certainty = 0;   // 0..1, how directly the evidence shows the class
   std::string evidence;
+  GapFigures figures;
 };
 
 // ranks: the flagged global ranks; links: the link verdicts of slow_links.h.

@@ -75,6 +75,9 @@ std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::stri
     row.confidence = confidenceOf(strength(z, ratio));
     row.cls = "none";
     row.evidence = rankEvidence(r, z, median_wait);
+    row.chance_fraction = r.expected_last / static_cast<double>(r.instances);
+    row.z = z;
+    row.median_wait_caused_us = median_wait / 1e3;
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) {
@@ -95,6 +98,14 @@ void classify(const RunModel& run, const StragglerEvidence& evidence, const std:
     row.cls = it->second.cls;
     row.confidence *= 0.5 + 0.5 * it->second.certainty;
     row.evidence += "; " + it->second.evidence;
+    const GapFigures& f = it->second.figures;
+    row.gap_ops = f.ops;
+    row.gap_us_p50 = f.gap_us;
+    row.peer_gap_us_p50 = f.peer_gap_us;
+    row.gap_excess_us_p50 = f.excess_us;
+    row.late_lateness_us_p50 = f.lateness_us;
+    row.compute_share = f.compute_share;
+    row.enqueue_fraction = f.enqueue_fraction;
   }
 }
 

@@ -1,5 +1,7 @@
 #include "tools/report/output/report_rows.h"
 
+#include <cmath>
+
 #include "tools/report/format.h"
 #include "tools/report/output/report_tables.h"
 
@@ -13,6 +15,11 @@ using enum Presence;
 Value commId(uint64_t id) { return id == 0 ? Value() : Value(fmt::hexId(id)); }
 Value orNull(bool known, double v) { return known ? Value(v) : Value(); }
 Value textOrNull(const std::string& s) { return s.empty() ? Value() : Value(s); }
+// A figure that may be NaN (not measured) as null.
+template <class Row>
+std::function<Value(const Row&)> finite(double Row::*m) {
+  return [m](const Row& r) { return orNull(std::isfinite(r.*m), r.*m); };
+}
 
 // The communicator columns of a row with comm and comm_name: people see the name, else the id.
 template <class Row>
@@ -305,7 +312,22 @@ const Fields<StragglerRow>& stragglerFields() {
       {"class", kString, kAlways, "`compute`, `host`, `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
       {"confidence", kNumber, kAlways, "0..1: how clearly it is a straggler", member(&S::confidence), "confidence"},
       {"flagged", kBool, kAlways, "judged a straggler, not just last by chance", member(&S::flagged), "flagged"},
-      {"evidence", kString, kAlways, "the numbers behind `class`, in words", member(&S::evidence)}};
+      {"evidence", kString, kAlways, "the numbers behind `class`, in words", member(&S::evidence)},
+      {"chance_fraction", kNumber, kAlways, "the share of its instances it would have been last in by chance", member(&S::chance_fraction)},
+      {"z", kNumber, kAlways, "how many standard deviations more often than chance it was last", member(&S::z)},
+      {"median_wait_caused_us", kNumber, kAlways, "the median rank's `wait_caused_us`", member(&S::median_wait_caused_us)},
+      {"gap_ops", kInteger, kAlways, "flagged ranks: the ops it arrived last at whose GPU gap before them was measured (the figures below are over these)",
+       member(&S::gap_ops)},
+      {"gap_us_p50", kNumber, kOrNull, "median GPU gap before those ops (since its previous op ended); null when not measured", finite(&S::gap_us_p50)},
+      {"peer_gap_us_p50", kNumber, kOrNull, "median of its peers' gaps before the same ops", finite(&S::peer_gap_us_p50)},
+      {"gap_excess_us_p50", kNumber, kOrNull, "median of its gap minus its peers' (negative: shorter)", finite(&S::gap_excess_us_p50)},
+      {"late_lateness_us_p50", kNumber, kOrNull, "median lateness at those ops", finite(&S::late_lateness_us_p50)},
+      {"compute_share", kNumber, kOrNull,
+       "0..1: the share of its longer gap that its compute kernels account for (over its peers'); null without kernel records",
+       finite(&S::compute_share)},
+      {"enqueue_fraction", kNumber, kOrNull,
+       "0..1: how far into the gap the CPU enqueued the op (1: the GPU waited for the host); null without clock samples",
+       finite(&S::enqueue_fraction)}};
   return fields;
 }
 
