@@ -9,9 +9,6 @@ namespace {
 
 using Window = StepWindow;
 
-bool laterInProgram(const RankOp& a, const RankOp& b) {
-  return std::tie(a.issue_ns, a.op_index, a.side, a.key) > std::tie(b.issue_ns, b.op_index, b.side, b.key);
-}
 bool startsLater(const GpuInterval& a, const GpuInterval& b) { return a.start_ns > b.start_ns; }
 
 // The intervals of a sorted, disjoint list that reach into w.
@@ -109,16 +106,10 @@ void OverlapSweep::add(const RankOp& op) {
 // in the reorder buffer, as later ops may still come before them.
 void OverlapSweep::endPrefix() {
   prefix_done_ = true;
-  std::sort(prefix_.begin(), prefix_.end(), [](const RankOp& a, const RankOp& b) { return laterInProgram(b, a); });
-  if (!nvtx_) {
-    std::vector<uint32_t> keys(prefix_.size());
-    std::transform(prefix_.begin(), prefix_.end(), keys.begin(), [](const RankOp& op) { return op.key; });
-    const std::vector<size_t> starts = inferredStepStarts(keys);
-    if (starts.size() >= 2) {
-      first_ = starts[0];
-      period_ = starts[1] - starts[0];
-      source_ = "inferred";
-    }
+  const StepPeriod inferred = stepPeriodOf(prefix_);
+  if (!nvtx_ && inferred.period != 0) {
+    steps_period_ = inferred;
+    source_ = "inferred";
   }
   const size_t held = std::min(prefix_.size(), kReorderOps);
   for (size_t i = 0; i + held < prefix_.size(); ++i) release(prefix_[i]);
@@ -130,9 +121,9 @@ void OverlapSweep::release(const RankOp& op) {
   if (released_ > 0 && laterInProgram(last_released_, op)) ++out_of_order_;
   last_released_ = op;
   const uint64_t position = released_++;
-  if (period_ != 0 && position > first_ && (position - first_) % period_ == 0) stepBoundary(false);
+  if (steps_period_.beginsStep(position) && position > steps_period_.first) stepBoundary(false);
   if (op.gpu_end_ns == 0) return;
-  if (period_ != 0 && position >= first_) {
+  if (steps_period_.period != 0 && position >= steps_period_.first) {
     open_step_.start_ns = std::min(open_step_.start_ns, op.gpu_start_ns);
     open_step_.max_end_ns = std::max(open_step_.max_end_ns, op.gpu_end_ns);
   }
@@ -252,7 +243,7 @@ bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   all_windows_ = windows;
   if (!prefix_done_) endPrefix();
   while (!program_order_.empty()) release(program_order_.popEarliest());
-  if (period_ != 0) stepBoundary(true);
+  if (steps_period_.period != 0) stepBoundary(true);
   while (!start_order_.empty()) addInterval(start_order_.popEarliest());
   if (!have_open_) return false;
   sumSteps(true);

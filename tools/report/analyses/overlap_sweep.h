@@ -22,16 +22,6 @@
 
 namespace commtrace::report {
 
-// One op of a process as overlap and step inference see it, on the process's own clocks.
-struct RankOp {
-  uint64_t issue_ns = 0;  // CPU start (program order), the GPU start when no CPU time was recorded
-  uint64_t gpu_start_ns = 0;
-  uint64_t gpu_end_ns = 0;  // 0: no GPU interval
-  uint64_t op_index = 0;    // orders ops issued at the same instant
-  uint32_t key = 0;         // equal keys (communicator, func, bytes, side) are "the same op"
-  uint8_t side = 0;         // OpSide
-};
-
 // A span of one process's GPU clock, [start_ns, end_ns).
 struct StepWindow {
   uint64_t start_ns = 0;
@@ -83,7 +73,7 @@ class OverlapSweep {
   RankOp last_released_{};
   uint64_t out_of_order_ = 0;       // OverlapRow::out_of_order
 
-  size_t period_ = 0, first_ = 0;   // inferred steps: every period_ ops from op first_
+  StepPeriod steps_period_;         // inferred steps
   OpenStep open_step_;
   bool have_pending_step_ = false;
   OpenStep pending_step_;           // kept, its end waits for the next kept step's start

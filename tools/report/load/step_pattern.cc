@@ -22,26 +22,15 @@ std::vector<size_t> prefixFunction(const std::vector<uint32_t>& s) {
   return pi;
 }
 
-// An op as program order sees it (overlap's RankOp order: CPU start, then op index).
-struct ProgramOp {
-  uint64_t cpu_ns = 0;
-  uint64_t op_index = 0;
-  OpSide side = OpSide::kCollective;
-  uint32_t key = 0;
-};
-bool laterInProgram(const ProgramOp& a, const ProgramOp& b) {
-  return std::tie(a.cpu_ns, a.op_index, a.side, a.key) > std::tie(b.cpu_ns, b.op_index, b.side, b.key);
-}
-
 // Ops in program order, kStepPrefixOps first to infer the period from, then each released
 // from a ReorderBuffer of kProgramReorderOps; notes where the asked-for steps begin.
 class StepFinder {
  public:
-  StepFinder(const std::vector<uint64_t>& steps, StepStarts& out) : steps_(steps), out_(out) {
+  StepFinder(const std::vector<uint64_t>& steps, StepStarts& out) : asked_(steps), out_(out) {
     out_.begin_cpu_ns.assign(steps.size(), 0);
   }
 
-  void add(const ProgramOp& op) {
+  void add(const RankOp& op) {
     if (!prefix_done_) {
       prefix_.push_back(op);
       if (prefix_.size() == kStepPrefixOps) endPrefix();
@@ -54,43 +43,51 @@ class StepFinder {
   void finish() {
     if (!prefix_done_) endPrefix();
     while (!program_order_.empty()) release();
-    out_.period = period_;
-    out_.steps = period_ == 0 || released_ <= first_ ? 0 : (released_ - first_ + period_ - 1) / period_;
+    out_.period = steps_.period;
+    out_.steps = steps_.period == 0 || released_ <= steps_.first ? 0 : (released_ - steps_.first + steps_.period - 1) / steps_.period;
   }
 
  private:
   void endPrefix() {
     prefix_done_ = true;
-    std::sort(prefix_.begin(), prefix_.end(), [](const ProgramOp& a, const ProgramOp& b) { return laterInProgram(b, a); });
-    std::vector<uint32_t> keys(prefix_.size());
-    std::transform(prefix_.begin(), prefix_.end(), keys.begin(), [](const ProgramOp& op) { return op.key; });
-    const std::vector<size_t> starts = inferredStepStarts(keys);
-    if (starts.size() >= 2) first_ = starts[0], period_ = starts[1] - starts[0];
-    for (const ProgramOp& op : prefix_) program_order_.push(op);
-    std::vector<ProgramOp>().swap(prefix_);
+    steps_ = stepPeriodOf(prefix_);
+    for (const RankOp& op : prefix_) program_order_.push(op);
+    std::vector<RankOp>().swap(prefix_);
     while (program_order_.size() > kProgramReorderOps) release();
   }
 
   void release() {
-    const ProgramOp op = program_order_.popEarliest();
+    const RankOp op = program_order_.popEarliest();
     const uint64_t position = released_++, before_ns = previous_cpu_ns_;
-    previous_cpu_ns_ = op.cpu_ns;
-    if (period_ == 0 || position < first_ || (position - first_) % period_ != 0) return;
-    const uint64_t step = (position - first_) / period_;
-    for (size_t i = 0; i < steps_.size(); ++i)
-      if (steps_[i] == step && position > 0) out_.begin_cpu_ns[i] = before_ns + (op.cpu_ns - before_ns) / 2;
+    previous_cpu_ns_ = op.issue_ns;
+    if (!steps_.beginsStep(position)) return;
+    const uint64_t step = (position - steps_.first) / steps_.period;
+    for (size_t i = 0; i < asked_.size(); ++i)
+      if (asked_[i] == step && position > 0) out_.begin_cpu_ns[i] = before_ns + (op.issue_ns - before_ns) / 2;
   }
 
-  const std::vector<uint64_t>& steps_;
+  const std::vector<uint64_t>& asked_;
   StepStarts& out_;
   bool prefix_done_ = false;
-  std::vector<ProgramOp> prefix_;
-  ReorderBuffer<ProgramOp, decltype(&laterInProgram)> program_order_{laterInProgram};
+  std::vector<RankOp> prefix_;
+  ReorderBuffer<RankOp, decltype(&laterInProgram)> program_order_{laterInProgram};
   uint64_t released_ = 0, previous_cpu_ns_ = 0;
-  size_t first_ = 0, period_ = 0;
+  StepPeriod steps_;
 };
 
 }  // namespace
+
+bool laterInProgram(const RankOp& a, const RankOp& b) {
+  return std::tie(a.issue_ns, a.op_index, a.side, a.key) > std::tie(b.issue_ns, b.op_index, b.side, b.key);
+}
+
+StepPeriod stepPeriodOf(std::vector<RankOp>& prefix) {
+  std::sort(prefix.begin(), prefix.end(), [](const RankOp& a, const RankOp& b) { return laterInProgram(b, a); });
+  std::vector<uint32_t> keys(prefix.size());
+  std::transform(prefix.begin(), prefix.end(), keys.begin(), [](const RankOp& op) { return op.key; });
+  const std::vector<size_t> starts = inferredStepStarts(keys);
+  return starts.size() >= 2 ? StepPeriod{starts[0], starts[1] - starts[0]} : StepPeriod{};
+}
 
 std::vector<size_t> inferredStepStarts(const std::vector<uint32_t>& keys) {
   const size_t n = keys.size();
@@ -119,7 +116,7 @@ bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps,
       [&](const OwnOp& op) {
         if (op.cpu_start_ns == 0) out.cpu_times = false;
         const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
-        finder.add({op.cpu_start_ns, op.op_index, op.side, key});
+        finder.add({.issue_ns = op.cpu_start_ns, .op_index = op.op_index, .key = key, .side = static_cast<uint8_t>(op.side)});
       },
       [&](PhaseSpan span, std::string_view name) {
         span.name = names.intern(name);

@@ -17,6 +17,29 @@ inline constexpr size_t kStepPrefixOps = 65'536;
 // Ops held to restore program order from file order (ops are written as they complete).
 inline constexpr size_t kProgramReorderOps = 16'384;
 
+// One op of a process as overlap and step inference see it, on the process's own clocks.
+struct RankOp {
+  uint64_t issue_ns = 0;  // CPU start (program order), the GPU start when no CPU time was recorded
+  uint64_t gpu_start_ns = 0;
+  uint64_t gpu_end_ns = 0;  // 0: no GPU interval
+  uint64_t op_index = 0;    // orders ops issued at the same instant
+  uint32_t key = 0;         // equal keys (communicator, func, bytes, side) are "the same op"
+  uint8_t side = 0;         // OpSide
+};
+
+// a comes after b in the process's program order: by CPU start, then op index.
+bool laterInProgram(const RankOp& a, const RankOp& b);
+
+// Inferred steps: every `period` ops from op `first` in program order; period 0: none.
+struct StepPeriod {
+  size_t first = 0, period = 0;
+  bool beginsStep(uint64_t position) const { return period != 0 && position >= first && (position - first) % period == 0; }
+};
+
+// Sorts a process's first ops (at most kStepPrefixOps) into program order and infers from
+// them where its steps begin (inferredStepStarts): what overlap and the step finder share.
+StepPeriod stepPeriodOf(std::vector<RankOp>& prefix);
+
 // Where steps begin in an op sequence (indices), from its smallest repeating period: the
 // whole sequence repeating (the last step may be cut short), else its longest repeating
 // tail of at least half the sequence (warm-up ops before it belong to no step). At least two
