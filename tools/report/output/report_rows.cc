@@ -23,8 +23,8 @@ std::function<Value(const Row&)> finite(double Row::*m) {
 
 // The communicator columns of a row with comm and comm_name: people see the name, else the id.
 template <class Row>
-void addComm(Fields<Row>& fields, std::string_view header) {
-  fields.push_back({"comm", kString, kOrNull, "the communicator's hex id", [](const Row& r) { return commId(r.comm); }, header,
+void addComm(Fields<Row>& fields) {
+  fields.push_back({"comm", kString, kOrNull, "the communicator's hex id", [](const Row& r) { return commId(r.comm); }, "comm",
                     [](const Row& r) { return tables::commLabel(r.comm, r.comm_name); }});
   fields.push_back({"comm_name", kString, kAlways, "its NCCL commName, `\"\"` when none", member(&Row::comm_name)});
 }
@@ -93,7 +93,7 @@ const Fields<BandwidthRow>& bandwidthFields() {
   using B = BandwidthRow;
   static const Fields<B> fields = [] {
     Fields<B> f;
-    addComm(f, "comm");
+    addComm(f);
     const auto timed = [](double B::*m) { return [m](const B& b) { return orNull(b.timed > 0, b.*m); }; };
     const auto withBandwidth = [](double B::*m) { return [m](const B& b) { return orNull(b.no_bandwidth.empty(), b.*m); }; };
     f.insert(f.end(),
@@ -345,7 +345,7 @@ const Fields<CommStragglerRow>& commStragglerFields() {
   using C = CommStragglerRow;
   static const Fields<C> fields = [] {
     Fields<C> f;
-    addComm(f, "comm");
+    addComm(f);
     f.insert(f.end(),
              {{"worst_rank", kInteger, kAlways, "the global rank that caused it the most waiting", member(&C::worst_rank), "worst rank"},
               {"wait_caused_us", kNumber, kAlways, "by that rank", member(&C::wait_caused_us), "its wait caused"},
@@ -379,7 +379,7 @@ const Fields<MismatchRow>& mismatchFields() {
   using M = MismatchRow;
   static const Fields<M> fields = [] {
     Fields<M> f;
-    addComm(f, "comm");
+    addComm(f);
     f.insert(f.end(),
              {{"func", kString, kAlways, "the op", member(&M::func), "func"},
               {"seq", kInteger, kAlways,
