@@ -38,7 +38,8 @@ bool load(const Options& options, RunModel& run, std::ostream& err, report::Join
                            .keep_collectives = stream == nullptr,
                            .window = window,
                            .keep_all_phases = steps == nullptr,
-                           .step_range = {}};
+                           .step_range = {},
+                           .keep_compute = stream == nullptr};
   if (steps != nullptr && steps->set()) load.step_range = [steps](std::string_view name) { return steps->matches(name); };
   return report::loadRun(load, run, err);
 }

@@ -25,10 +25,11 @@ int writeRun(const commtrace::synthetic::SyntheticRunOptions& options) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
-  std::printf("wrote %s: %llu files, %llu collective records (%llu instances), %llu p2p records, %llu bytes\n",
+  std::printf("wrote %s: %llu files, %llu collective records (%llu instances), %llu p2p records, %llu kernel records, %llu bytes\n",
               options.dir.c_str(), static_cast<unsigned long long>(truth.files),
               static_cast<unsigned long long>(truth.coll_records), static_cast<unsigned long long>(truth.coll_instances),
-              static_cast<unsigned long long>(truth.p2p_records), static_cast<unsigned long long>(truth.bytes_written));
+              static_cast<unsigned long long>(truth.p2p_records), static_cast<unsigned long long>(truth.kernel_records),
+              static_cast<unsigned long long>(truth.bytes_written));
   return 0;
 }
 
@@ -64,6 +65,10 @@ int main(int argc, char** argv) {
                  "in its file yet (0: a finished run)")
       ->capture_default_str();
   app.add_option("--straggler-rank", run.straggler_rank, "--run-dir: the rank that arrives late (-1: none)")->capture_default_str();
+  app.add_option("--kernels", run.kernels_per_collective,
+                 "--run-dir: CUPTI attached: this many compute kernels after each collective starts, back to back to the "
+                 "end of its slot, written a flush period late as the CUPTI face hands them over (0: no CUPTI)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   run.shape = shape == "ddp" ? commtrace::synthetic::JobShape::kDdp : commtrace::synthetic::JobShape::kMixed;
   if (!run.dir.empty()) return writeRun(run);

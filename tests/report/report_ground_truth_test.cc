@@ -426,6 +426,43 @@ TEST(ReportGroundTruth, AHostSideStragglerIsToldFromAComputeOneByItsIdleGpu) {
   EXPECT_EQ(rankStragglers(demoRun().run, demoRun().clocks).ranks.front().cls, "compute");
 }
 
+// `commtrace report` keeps neither the collectives nor the compute kernels: overlap's pass
+// reads each process's ops and kernels from its file again, and measures the flagged
+// stragglers' gaps on the way. The same overlap and straggler verdicts as the demo held whole.
+TEST(ReportGroundTruth, TheReportReadingKernelsFromTheFilesAgainEqualsTheRunHeldWhole) {
+  DriverRun& d = demoRun();
+  const Report whole = buildReport(d.run, d.clocks);
+  RunModel run;
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {d.dir.path() + "/run"}, .stream = &streamed, .keep_collectives = false, .keep_compute = false},
+                      run, err)) << err.str();
+  for (const ProcessTimeline& t : run.timelines) EXPECT_TRUE(t.compute.empty() && t.has_kernel_records);
+  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+
+  ASSERT_EQ(r.overlap.size(), whole.overlap.size());
+  for (size_t p = 0; p < r.overlap.size(); ++p) {
+    const OverlapRow &a = whole.overlap[p], &b = r.overlap[p];
+    EXPECT_TRUE(a.available) << a.reason;
+    EXPECT_GT(a.overlapped_us, 0) << a.rank;
+    EXPECT_EQ(std::tie(a.rank, a.available, a.step_count), std::tie(b.rank, b.available, b.step_count));
+    EXPECT_DOUBLE_EQ(a.comm_us, b.comm_us) << a.rank;
+    EXPECT_DOUBLE_EQ(a.overlapped_us, b.overlapped_us) << a.rank;
+    EXPECT_DOUBLE_EQ(a.idle_us, b.idle_us) << a.rank;
+    EXPECT_DOUBLE_EQ(a.compute_only_us, b.compute_only_us) << a.rank;
+    ASSERT_EQ(a.steps.size(), b.steps.size()) << a.rank;
+    for (size_t s = 0; s < a.steps.size(); ++s) EXPECT_DOUBLE_EQ(a.steps[s].exposed_us, b.steps[s].exposed_us) << a.rank << " step " << s;
+  }
+  ASSERT_EQ(r.stragglers.ranks.size(), whole.stragglers.ranks.size());
+  EXPECT_EQ(r.stragglers.ranks.front().cls, "compute") << r.stragglers.ranks.front().evidence;
+  for (size_t i = 0; i < r.stragglers.ranks.size(); ++i) {
+    const StragglerRow &a = whole.stragglers.ranks[i], &b = r.stragglers.ranks[i];
+    EXPECT_EQ(std::tie(a.rank, a.flagged, a.cls, a.evidence), std::tie(b.rank, b.flagged, b.cls, b.evidence));
+    EXPECT_DOUBLE_EQ(a.confidence, b.confidence) << a.rank;
+    if (!std::isnan(a.compute_share)) EXPECT_DOUBLE_EQ(a.compute_share, b.compute_share) << a.rank;
+  }
+}
+
 json scenario(const std::string& name) {
   std::ifstream in(std::string(SCENARIO_DIR) + "/" + name + ".json");
   return json::parse(in);

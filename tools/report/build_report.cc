@@ -199,13 +199,15 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.bandwidth_series = bandwidthSeries(run, clocks, streamed.bandwidth_series);
   report.matrix = communicationMatrix(run, streamed.shapes);
   // Overlap follows each process through its whole run: from its file, one process per
-  // thread at a time, where the loader did not keep the collectives.
-  report.overlap = run.collectives_kept ? computeOverlap(run, step_rule)
-                                        : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress);
+  // thread at a time, where the loader did not keep the collectives; on the way it measures
+  // the compute in the flagged stragglers' gaps.
+  GapBusyTime busy(run, streamed.evidence, flaggedStragglers(run, streamed.arrivals));
+  report.overlap = run.collectives_kept ? computeOverlap(run, step_rule, opsFromModel(run), 1, nullptr, &busy)
+                                        : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress, &busy);
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.lateness, streamed.evidence});
+  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.lateness, streamed.evidence, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, report.mismatches_total);
 
   addEmptyWindowFinding(report.run, report.findings);

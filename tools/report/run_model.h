@@ -2,7 +2,8 @@
 // their communicators, and every op instance joined across the ranks that took part.
 // The loader fills it chunk by chunk (a file is never held whole); what it keeps is a
 // compact projection: one MemberView (48 bytes) per rank-op, one CollInstance per
-// instance, one P2pTransfer per send/receive pair, and per-process compute intervals.
+// instance, one P2pTransfer per send/receive pair, and per-process compute intervals (unless
+// the caller reads them from the files again: LoadOptions::keep_compute).
 // The analyses read it and never see a RecordSlot.
 #pragma once
 
@@ -205,7 +206,9 @@ struct KernelTally {
 
 struct ProcessTimeline {
   std::vector<KernelTally> kernels;  // one per name, most total time first
-  std::vector<GpuInterval> compute;  // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start
+  // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start; empty when the
+  // loader was not asked to keep them (LoadOptions::keep_compute).
+  std::vector<GpuInterval> compute;
   std::vector<PhaseSpan> phases;     // sorted by start
   CudaSyncTally cuda_sync;           // its CUDA sync calls, tallied (within the --from/--to window)
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all

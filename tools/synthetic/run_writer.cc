@@ -77,6 +77,7 @@ struct Job {
   std::vector<CommDef> comms;  // world, tp.0 .. tp.<nodes-1>, dp.0 .. dp.<per_node-1>
   struct {
     StringId send, recv, ring, simple, bf16;
+    StringId kernels[3];
   } names{};
 
   std::span<const PlannedColl> step;  // one step's collectives, in issue order
@@ -143,7 +144,9 @@ Job planJob(const SyntheticRunOptions& options) {
   StringTable& strings = StringTable::global();
   job.names = {strings.intern(nccl::funcName(Func::kSend)), strings.intern(nccl::funcName(Func::kRecv)),
                strings.intern(nccl::algoName(nccl::Algo::kRing)), strings.intern(nccl::protoName(nccl::Proto::kSimple)),
-               strings.intern(nccl::kDatatypes[nccl::kBfloat16].name)};
+               strings.intern(nccl::kDatatypes[nccl::kBfloat16].name),
+               {strings.intern("sm90_xmma_gemm_bf16bf16_bf16f32"), strings.intern("vectorized_elementwise_kernel"),
+                strings.intern("flash_fwd_kernel")}};
   return job;
 }
 
@@ -165,6 +168,10 @@ class RankWriter {
       const uint64_t per_step = job_.collsPerStep();
       if (job_.p2p && op % per_step == per_step - 1 && (op / per_step) % kP2pEverySteps == 0) writeP2p(op / per_step, truth);
     }
+    if (in_flight == 0) {  // the flusher's stop() flushes CUPTI's buffers too
+      for (const RecordSlot& k : late_kernels_) addToChunk(k);
+      for (const RecordSlot& k : pending_kernels_) addToChunk(k);
+    }
     if (in_flight == 0 || encoder_.rows() > 0) flushChunk(/*closing=*/in_flight == 0);  // as the flusher's stop() does
     truth.bytes_written += bytes_;
     if (!ok_) error = error_;
@@ -185,21 +192,50 @@ class RankWriter {
     return h;
   }
 
-  // `cpu_ns`: the record's CPU time; a chunk is cut before the first record past a wake.
+  // `cpu_ns`: the record's CPU time; a chunk is cut before the first record past a wake,
+  // with the kernels CUPTI handed over by the wake before.
   void add(const RecordSlot& slot, uint64_t cpu_ns) {
     const uint64_t period_ns = uint64_t{job_.options.flush_period_ms} * 1'000'000;
     if (period_ns != 0 && cpu_ns >= next_wake_ns_) {
+      for (const RecordSlot& k : late_kernels_) addToChunk(k);
+      late_kernels_.swap(pending_kernels_);
+      pending_kernels_.clear();
       if (encoder_.rows() > 0) flushChunk();
       next_wake_ns_ = (cpu_ns / period_ns + 1) * period_ns;
     }
+    addToChunk(slot);
+  }
+
+  void addToChunk(const RecordSlot& slot) {
     encoder_.add(slot);
     if (encoder_.rows() >= kChunkRecords) flushChunk();
+  }
+
+  uint64_t cuptiNs(uint64_t t) const { return 1'760'000'000'000'000'000ull + job_.cpuNs(node_, t); }
+
+  // Compute kernels back to back over [from, to) of job time, handed over at a later wake.
+  void runKernels(uint64_t from, uint64_t to, SyntheticRunTruth& truth) {
+    const uint32_t n = job_.options.kernels_per_collective;
+    if (n == 0 || to <= from + n * 2'000ull) return;
+    const uint64_t each = (to - from) / n;
+    for (uint32_t i = 0; i < n; ++i) {
+      RecordSlot slot{};
+      slot.kind = RecordKind::kKernelActivity;
+      const uint64_t start = from + i * each;
+      slot.payload.kernel_activity = {.start_ns = cuptiNs(start), .end_ns = cuptiNs(start + each - 1'000), .bytes = 0,
+                                      .name = job_.names.kernels[i % std::size(job_.names.kernels)], .correlation_id = correlation_++,
+                                      .stream_id = 7, .context_id = 1, .device = 0, .grid_size = 132, .block_size = 256, .activity = 1};
+      pending_kernels_.push_back(slot);
+      ++truth.kernel_records;
+    }
   }
 
   void flushChunk(bool closing = false) {
     RecordSlot sample{};  // as the flusher does: one clock reading per chunk
     sample.kind = RecordKind::kClockSample;
     sample.payload.clock_sample = {last_cpu_ns_, 1'760'000'000'000'000'000ull + last_cpu_ns_, 0, 0, -1};
+    if (job_.options.kernels_per_collective > 0)
+      sample.payload.clock_sample = {last_cpu_ns_, cuptiNs(last_t_ns_), job_.gpuNs(node_, last_t_ns_), cuptiNs(last_t_ns_), 0};
     encoder_.add(sample);
     encoder_.finish(chunk_index_++, closing, payload_);
     framed_.clear();
@@ -275,8 +311,10 @@ class RankWriter {
                                    .root = -1,
                                    .n_channels = 8};
     last_cpu_ns_ = slot.payload.coll.cpu_end_ns;
+    last_t_ns_ = arrival - kLaunchLeadNs + kApiCallNs;
     add(slot, last_cpu_ns_);
     ++truth.coll_records;
+    runKernels(arrival + 5'000, slot_start + kSlotNs, truth);
     if (c.members.front() == rank_) ++truth.coll_instances;
   }
 
@@ -321,6 +359,9 @@ class RankWriter {
   wire::Bytes payload_, framed_;
   uint64_t chunk_index_ = 0;
   uint64_t last_cpu_ns_ = 0;
+  uint64_t last_t_ns_ = 0;  // job time of last_cpu_ns_
+  std::vector<RecordSlot> pending_kernels_, late_kernels_;  // CUPTI's: handed over at the next wake, written at the one after
+  uint32_t correlation_ = 1;
   uint64_t next_wake_ns_ = 0;
   uint64_t bytes_ = 0;
   bool ok_ = true;
@@ -357,6 +398,7 @@ bool writeSyntheticRun(const SyntheticRunOptions& options, SyntheticRunTruth& tr
     truth.p2p_records += truths[t].p2p_records;
     truth.coll_instances += truths[t].coll_instances;
     truth.p2p_transfers += truths[t].p2p_transfers;
+    truth.kernel_records += truths[t].kernel_records;
     truth.bytes_written += truths[t].bytes_written;
   }
   return error.empty();

@@ -40,6 +40,11 @@ struct SyntheticRunOptions {
   // r % (in_flight_ops + 1) collectives are not in its file yet (the truth counts what was
   // written, an instance where its communicator's first member wrote it).
   uint64_t in_flight_ops = 0;
+  // > 0: CUPTI is attached: after each collective starts, this many compute kernels run back
+  // to back until its slot ends (under the collective, then alone), written as the CUPTI
+  // face hands them over, a flush period late; each chunk's clock sample then reads the GPU
+  // and CUPTI clocks too.
+  uint32_t kernels_per_collective = 0;
 };
 
 // What the run holds, for checking a reader against it.
@@ -49,6 +54,7 @@ struct SyntheticRunTruth {
   uint64_t p2p_records = 0;      // sends + receives
   uint64_t coll_instances = 0;   // distinct (communicator, func, seq)
   uint64_t p2p_transfers = 0;    // send/receive pairs
+  uint64_t kernel_records = 0;   // compute kernels
   int communicators = 0;
   uint64_t bytes_written = 0;
 };

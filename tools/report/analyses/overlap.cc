@@ -70,18 +70,6 @@ RankOp rankOp(const RunModel& run, const ProcessOp& op, const OpKeys& keys) {
   return rankOp(m.cpu_start_ns, m.gpu_start_ns, m.gpu_end_ns, run.transfers[op.index].op_index, keys.of(op), side);
 }
 
-// Sorted, disjoint intervals: the union of the input.
-std::vector<GpuInterval> unionOf(std::vector<GpuInterval> v) {
-  std::sort(v.begin(), v.end(), [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });
-  std::vector<GpuInterval> merged;
-  for (const GpuInterval& i : v) {
-    if (i.end_ns <= i.start_ns) continue;
-    if (!merged.empty() && i.start_ns <= merged.back().end_ns) merged.back().end_ns = std::max(merged.back().end_ns, i.end_ns);
-    else merged.push_back(i);
-  }
-  return merged;
-}
-
 // Steps from NVTX (StepRule), mapped from the CPU clock to the GPU clock.
 std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline& timeline, const NamePool& names,
                               const StepRule& rule) {
@@ -105,12 +93,12 @@ const ProcessTimeline& timelineOf(const RunModel& run, size_t p) {
 // One process's row, its ops swept as the source gives them; `windows`, when given, gets
 // its steps.
 OverlapRow overlapOfProcess(const RunModel& run, size_t p, const ProcessOpSource& source, const StepRule& rule,
-                            std::vector<StepWindow>* windows = nullptr) {
+                            std::vector<StepWindow>* windows = nullptr, GapBusyTime* busy = nullptr) {
   const ProcessTimeline& timeline = timelineOf(run, p);
   OverlapRow row;
   row.rank = run.processes[p].rank;
   row.step_source = "none";
-  row.available = timeline.has_kernel_records && (timeline.unmapped_kernels == 0 || !timeline.compute.empty());
+  row.available = timeline.has_kernel_records && timeline.unmapped_kernels == 0;
   if (!timeline.has_kernel_records) row.reason = kNoComputeReason;
   else if (!row.available) row.reason = kUnplacedComputeReason;
   const ProcessInfo::CuptiMatch& match = run.processes[p].cupti_match;
@@ -118,9 +106,10 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const ProcessOpSource
   row.clock_matched = match.matched;
   row.clock_residual_us = match.residual_rms_ns / 1e3;
 
-  const std::vector<GpuInterval> compute = unionOf(timeline.compute);
-  OverlapSweep sweep(compute, nvtxSteps(run.processes[p], timeline, run.names, rule), row.available);
-  source(p, [&](const RankOp& op) { sweep.add(op); });
+  ComputeUnion::Observer on_compute;
+  if (busy != nullptr && row.available) on_compute = busy->observer(p);
+  OverlapSweep sweep(nvtxSteps(run.processes[p], timeline, run.names, rule), row.available, std::move(on_compute));
+  source(p, {.op = [&](const RankOp& op) { sweep.add(op); }, .kernel = [&](const GpuInterval& k) { sweep.addKernel(k); }});
   if (!sweep.finish(row, windows)) {
     row.available = false;
     row.reason = kNoCommReason;
@@ -149,32 +138,42 @@ bool StepRule::matches(std::string_view name) const {
 ProcessOpSource opsFromModel(const RunModel& run) {
   auto refs = std::make_shared<const std::vector<std::vector<ProcessOp>>>(opsByProcess(run));
   auto keys = std::make_shared<const OpKeys>(run);
-  return [&run, refs, keys](size_t p, const std::function<void(const RankOp&)>& each) {
-    for (const ProcessOp& ref : (*refs)[p]) each(rankOp(run, ref, *keys));
+  return [&run, refs, keys](size_t p, const ProcessItems& each) {
+    for (const GpuInterval& kernel : timelineOf(run, p).compute) each.kernel(kernel);
+    for (const ProcessOp& ref : (*refs)[p]) each.op(rankOp(run, ref, *keys));
   };
 }
 
 ProcessOpSource opsFromFiles(const RunModel& run) {
-  return [&run](size_t p, const std::function<void(const RankOp&)>& each) {
+  return [&run](size_t p, const ProcessItems& each) {
     std::map<std::tuple<uint64_t, uint32_t, uint64_t, OpSide>, uint32_t> keys;  // dense, within the file
     std::string error;  // the loader has said what it could not read
     const ProcessInfo& process = run.processes[p];
-    readOwnOps(process.path, [&](const OwnOp& op) {
+    OwnRecordSinks sinks;
+    sinks.op = [&](const OwnOp& op) {
       if (!run.window.contains(process.utcOfCpu(op.cpu_start_ns))) return;
       const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
-      each(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side));
-    }, error);
+      each.op(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side));
+    };
+    const LinearMap& to_gpu = process.gpu_from_cupti;
+    if (to_gpu.valid && timelineOf(run, p).has_kernel_records) {
+      sinks.compute = [&](const GpuInterval& k) {
+        const auto gpu = [&](uint64_t t) { return static_cast<uint64_t>(to_gpu.apply(static_cast<double>(t))); };
+        each.kernel({gpu(k.start_ns), gpu(k.end_ns), 0, k.stream});
+      };
+    }
+    readOwnRecords(process.path, sinks, error);
   };
 }
 
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& source,
-                                       unsigned threads, ProgressLine* progress) {
+                                       unsigned threads, ProgressLine* progress, GapBusyTime* busy) {
   std::vector<OverlapRow> rows(run.processes.size());
   std::mutex progress_mutex;
   int done = 0;
   uint64_t bytes_done = 0;
   forEachProcess(run.processes.size(), threads, [&](size_t p) {
-    rows[p] = overlapOfProcess(run, p, source, rule);
+    rows[p] = overlapOfProcess(run, p, source, rule, nullptr, busy);
     if (progress == nullptr) return;
     std::lock_guard lock(progress_mutex);
     bytes_done += run.processes[p].file_bytes;

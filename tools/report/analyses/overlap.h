@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/analyses/gap_busy_time.h"
 #include "tools/report/analyses/overlap_sweep.h"
 #include "tools/report/load/progress_line.h"
 #include "tools/report/report.h"
@@ -37,11 +38,17 @@ class StepRule {
   std::regex pattern_;
 };
 
-// Calls each(op) for every op of one process, in file order: from the run held whole
-// (opsFromModel), or read back from the process's file (opsFromFiles), so that overlap never
-// needs the run's ops held, joined or not. Called from several threads at once, each with
-// its own process.
-using ProcessOpSource = std::function<void(size_t process, const std::function<void(const RankOp&)>& each)>;
+// What one process's pass is handed, in file order: its ops, and its compute kernels on its
+// GPU clock (none where it recorded none, or they cannot be placed on the GPU clock).
+struct ProcessItems {
+  std::function<void(const RankOp&)> op;
+  std::function<void(const GpuInterval&)> kernel;
+};
+// Calls items.op(op) for every op of one process and items.kernel(k) for each of its compute
+// kernels, in file order: from the run held whole (opsFromModel: kernels first), or read back
+// from the process's file (opsFromFiles), so that overlap never needs the run's ops or
+// kernels held, joined or not. Called from several threads at once, each with its own process.
+using ProcessOpSource = std::function<void(size_t process, const ProcessItems& items)>;
 ProcessOpSource opsFromModel(const RunModel& run);
 ProcessOpSource opsFromFiles(const RunModel& run);
 
@@ -49,9 +56,10 @@ ProcessOpSource opsFromFiles(const RunModel& run);
 // says why) but still carries comm_us and the steps' comm_us. The processes are taken on up
 // to `threads` threads, each sweeping one process's ops at a time (OverlapSweep: memory that
 // does not grow with the run).
-// progress, when given, counts the processes done and their files' bytes.
+// progress, when given, counts the processes done and their files' bytes. busy, when given,
+// is shown each process's compute union as it goes by (gap_busy_time.h).
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& ops,
-                                       unsigned threads = 1, ProgressLine* progress = nullptr);
+                                       unsigned threads = 1, ProgressLine* progress = nullptr, GapBusyTime* busy = nullptr);
 // From the run held whole.
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule = {});
 

@@ -18,10 +18,6 @@ auto reachingInto(const List& v, Window w) {
   auto last = std::partition_point(first, v.end(), [&](const GpuInterval& i) { return i.start_ns < w.end_ns; });
   return std::pair{first, last};
 }
-std::span<const GpuInterval> within(const std::vector<GpuInterval>& v, Window w) {
-  const auto [first, last] = reachingInto(v, w);
-  return {first, last};
-}
 
 uint64_t clippedLength(std::span<const GpuInterval> v, Window w) {
   uint64_t total = 0;
@@ -49,10 +45,10 @@ struct Coverage {
   uint64_t compute_only_ns = 0;
 };
 
-// Of window w, given its communication's length and the part of it under compute.
-Coverage coverageOf(uint64_t comm_ns, uint64_t overlapped_ns, const std::vector<GpuInterval>& compute, Window w) {
+// Of window w, given its communication's length, its compute's, and their overlap.
+Coverage coverageOf(uint64_t comm_ns, uint64_t overlapped_ns, uint64_t compute_ns, Window w) {
   Coverage cov{comm_ns, overlapped_ns, 0, 0};
-  const uint64_t busy = comm_ns + clippedLength(within(compute, w), w) - overlapped_ns;
+  const uint64_t busy = comm_ns + compute_ns - overlapped_ns;
   cov.idle_ns = w.end_ns - w.start_ns - busy;
   cov.compute_only_ns = busy - comm_ns;
   return cov;
@@ -82,14 +78,24 @@ void addTo(StepOverlap& sum, const StepOverlap& step) {
 
 }  // namespace
 
-OverlapSweep::OverlapSweep(const std::vector<GpuInterval>& compute, std::vector<StepWindow> nvtx_steps, bool available)
-    : compute_(compute),
+OverlapSweep::OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, ComputeUnion::Observer on_compute)
+    : compute_(std::move(on_compute)),
       available_(available),
       nvtx_(!nvtx_steps.empty()),
       source_(nvtx_ ? "nvtx" : "none"),
       program_order_(laterInProgram),
       start_order_(startsLater) {
   windows_.assign(nvtx_steps.begin(), nvtx_steps.end());
+  if (!available_) compute_.endOfInput();  // no kernel will be placed
+}
+
+void OverlapSweep::addKernel(const GpuInterval& kernel) {
+  const uint64_t final_before = compute_.finalBefore();
+  compute_.add(kernel);
+  if (compute_.finalBefore() == final_before) return;
+  if (!prefix_done_ && compute_.closed().size() >= kPrefixComputeIntervals) endPrefix();
+  advance();
+  compute_.dropEndingBy(computeNeededFrom());
 }
 
 void OverlapSweep::add(const RankOp& op) {
@@ -130,8 +136,24 @@ void OverlapSweep::release(const RankOp& op) {
   start_order_.push(GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0});
   if (start_order_.size() > kReorderOps) {
     addInterval(start_order_.popEarliest());
-    sumSteps(false);
+    advance();
   }
+}
+
+void OverlapSweep::advance() {
+  countOverlaps();
+  sumSteps(false);
+  countCompute();
+}
+
+uint64_t OverlapSweep::computeNeededFrom() const {
+  if (first_comm_ns_ == 0) return 0;  // compute_ns_ starts at the first communication kernel
+  uint64_t from = have_open_ ? open_.start_ns : UINT64_MAX;
+  if (uncounted_ > 0) from = std::min(from, unioned_[unioned_.size() - uncounted_].start_ns);
+  if (!windows_.empty()) from = std::min(from, windows_.front().start_ns);
+  if (have_pending_step_) from = std::min(from, pending_step_.start_ns);
+  from = std::min(from, open_step_.start_ns);
+  return from;
 }
 
 // A step runs from its first op's GPU start to the next step's (a kernel still running then
@@ -168,11 +190,27 @@ void OverlapSweep::addInterval(GpuInterval interval) {
 }
 
 void OverlapSweep::closeUnionInterval() {
-  const Window w{open_.start_ns, open_.end_ns};
-  comm_ns_ += w.end_ns - w.start_ns;
-  overlapped_ns_ += intersectionLength({&open_, 1}, within(compute_, w), w);
+  comm_ns_ += open_.end_ns - open_.start_ns;
   unioned_.push_back(open_);
+  ++uncounted_;
   have_open_ = false;
+}
+
+void OverlapSweep::countOverlaps() {
+  for (; uncounted_ > 0; --uncounted_) {
+    const GpuInterval& comm = unioned_[unioned_.size() - uncounted_];
+    if (comm.end_ns > compute_.finalBefore()) return;
+    const Window w{comm.start_ns, comm.end_ns};
+    compute_.within(w.start_ns, w.end_ns, compute_scratch_);
+    overlapped_ns_ += intersectionLength({&comm, 1}, compute_scratch_, w);
+  }
+}
+
+void OverlapSweep::countCompute() {
+  if (first_comm_ns_ == 0) return;
+  for (const GpuInterval& k : compute_.closedFrom(compute_counted_))
+    if (k.end_ns > first_comm_ns_) compute_ns_ += k.end_ns - std::max(k.start_ns, first_comm_ns_);
+  compute_counted_ = compute_.closedCount();
 }
 
 // A window's part of the union is final once every interval starting before its end has
@@ -180,7 +218,8 @@ void OverlapSweep::closeUnionInterval() {
 // end has come out (a later one can only extend the union past the window), or at the end
 // of the run.
 void OverlapSweep::sumSteps(bool at_end) {
-  while (!windows_.empty() && (at_end || last_start_ns_ >= windows_.front().end_ns)) {
+  while (!windows_.empty() && (at_end || last_start_ns_ >= windows_.front().end_ns) &&
+         windows_.front().end_ns <= compute_.finalBefore()) {
     sumStep(windows_.front());
     if (all_windows_ != nullptr) all_windows_->push_back(windows_.front());
     windows_.pop_front();
@@ -191,20 +230,21 @@ void OverlapSweep::sumSteps(bool at_end) {
   if (!windows_.empty()) keep_from = std::min(keep_from, windows_.front().start_ns);
   if (have_pending_step_) keep_from = std::min(keep_from, pending_step_.start_ns);
   keep_from = std::min(keep_from, open_step_.start_ns);
-  while (!unioned_.empty() && unioned_.front().end_ns <= keep_from) unioned_.pop_front();
+  while (unioned_.size() > uncounted_ && unioned_.front().end_ns <= keep_from) unioned_.pop_front();
 }
 
 void OverlapSweep::sumStep(const Window& w) {
   const auto [first, last] = reachingInto(unioned_, w);
   std::vector<GpuInterval> comm(first, last);
   if (have_open_ && open_.start_ns < w.end_ns && open_.end_ns > w.start_ns) comm.push_back(open_);
-  const std::span<const GpuInterval> compute = within(compute_, w);
+  compute_.within(w.start_ns, w.end_ns, compute_scratch_);
+  const std::vector<GpuInterval>& compute = compute_scratch_;
   const uint64_t comm_ns = clippedLength(comm, w);
   StepOverlap step;
   step.step = step.last_step = steps_;
   // Relative to the first communication kernel; NVTX steps may start before it.
   step.start_us = static_cast<double>(static_cast<int64_t>(w.start_ns - first_comm_ns_)) / 1e3;
-  fillFromCoverage(coverageOf(comm_ns, intersectionLength(comm, compute, w), compute_, w), available_, step);
+  fillFromCoverage(coverageOf(comm_ns, intersectionLength(comm, compute, w), clippedLength(compute, w), w), available_, step);
   if (steps_ == 0) first_step_us_ = step.start_us;
   last_step_us_ = step.start_us;
   ++steps_;
@@ -241,6 +281,7 @@ void OverlapSweep::keepStretch(const StepOverlap& step) {
 
 bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   all_windows_ = windows;
+  compute_.endOfInput();
   if (!prefix_done_) endPrefix();
   while (!program_order_.empty()) release(program_order_.popEarliest());
   if (steps_period_.period != 0) stepBoundary(true);
@@ -248,9 +289,16 @@ bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   if (!have_open_) return false;
   sumSteps(true);
   closeUnionInterval();
+  countOverlaps();
+  countCompute();
 
+  // compute_ns_ runs from the first communication kernel on; the part after the last one's
+  // end is still held (computeNeededFrom kept it).
+  uint64_t compute_after_ns = 0;
+  for (const GpuInterval& k : compute_.closed())
+    if (k.end_ns > last_comm_ns_) compute_after_ns += k.end_ns - std::max(k.start_ns, last_comm_ns_);
   const Window span{first_comm_ns_, last_comm_ns_};
-  fillFromCoverage(coverageOf(comm_ns_, overlapped_ns_, compute_, span), available_, row);
+  fillFromCoverage(coverageOf(comm_ns_, overlapped_ns_, compute_ns_ - compute_after_ns, span), available_, row);
   if (available_ && row.comm_us > 0) row.overlap_pct = 100.0 * row.overlapped_us / row.comm_us;
   row.step_source = steps_ > 0 ? source_ : "none";
   row.step_count = steps_;

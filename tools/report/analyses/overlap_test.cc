@@ -297,14 +297,14 @@ TEST(Overlap, ALongRunSweptInFileOrderGivesWhatProgramOrderGives) {
   static_assert(2 * kSteps > OverlapSweep::kPrefixOps);
   const RunModelBuilder b = steppedRank(kSteps, 7);
   const ProcessOpSource in_order = opsFromModel(b.run);
-  const ProcessOpSource shuffled = [&](size_t p, const std::function<void(const RankOp&)>& each) {
+  const ProcessOpSource shuffled = [&](size_t p, const ProcessItems& each) {
     std::vector<RankOp> ops;
-    in_order(p, [&](const RankOp& op) { ops.push_back(op); });
+    in_order(p, {.op = [&](const RankOp& op) { ops.push_back(op); }, .kernel = each.kernel});
     std::mt19937 rng(5);
     for (size_t block = 0; block < ops.size(); block += 256)
       std::shuffle(ops.begin() + static_cast<std::ptrdiff_t>(block),
                    ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), block + 256)), rng);
-    for (const RankOp& op : ops) each(op);
+    for (const RankOp& op : ops) each.op(op);
   };
   const OverlapRow a = computeOverlap(b.run, {}, in_order).at(0);
   const OverlapRow c = computeOverlap(b.run, {}, shuffled).at(0);
@@ -335,11 +335,11 @@ TEST(Overlap, ALongRunSweptInFileOrderGivesWhatProgramOrderGives) {
 TEST(Overlap, AnOpFarOutOfOrderIsCounted) {
   const RunModelBuilder b = steppedRank(40'000);  // 80,000 ops: past the prefix, which is sorted whole
   const ProcessOpSource in_order = opsFromModel(b.run);
-  const ProcessOpSource one_late = [&](size_t p, const std::function<void(const RankOp&)>& each) {
+  const ProcessOpSource one_late = [&](size_t p, const ProcessItems& each) {
     std::vector<RankOp> ops;
-    in_order(p, [&](const RankOp& op) { ops.push_back(op); });
+    in_order(p, {.op = [&](const RankOp& op) { ops.push_back(op); }, .kernel = each.kernel});
     std::rotate(ops.begin() + 100, ops.begin() + 101, ops.end());  // op 100 read last
-    for (const RankOp& op : ops) each(op);
+    for (const RankOp& op : ops) each.op(op);
   };
   const OverlapRow row = computeOverlap(b.run, {}, one_late).at(0);
   EXPECT_GE(row.out_of_order, 1u);
@@ -349,8 +349,10 @@ TEST(Overlap, AnOpFarOutOfOrderIsCounted) {
 
 // The swept whole-run figures against a direct computation: random kernels, some
 // overlapping each other and the compute, read in an order up to 512 places off, more of
-// them than the prefix and the reorder windows hold.
-TEST(Overlap, SweptFiguresEqualADirectComputationOnRandomKernels) {
+// them than the prefix and the reorder windows hold. The compute kernels come in the same
+// stream, each `kernel_lag` items after its time (CUPTI hands its buffers over late), and
+// shuffled within blocks too.
+void expectSweptFiguresEqualADirectComputation(size_t kernel_lag) {
   std::mt19937_64 rng(3);
   RunModelBuilder b({"a"});
   b.run.timelines[0].has_kernel_records = true;
@@ -363,14 +365,26 @@ TEST(Overlap, SweptFiguresEqualADirectComputationOnRandomKernels) {
                          .key = static_cast<uint32_t>(rng() % 7), .side = 0});
     if (rng() % 3 == 0) b.run.timelines[0].compute.push_back({t + rng() % 3'000, t + 3'000 + rng() % 9'000});
   }
-  std::vector<RankOp> file_order = ops;
+  struct Item {
+    bool is_op;
+    size_t index;
+  };
+  std::vector<Item> file_order;
+  for (size_t i = 0, k = 0; i < ops.size() || k < b.run.timelines[0].compute.size();) {
+    const auto& compute = b.run.timelines[0].compute;
+    const bool kernel_due = k < compute.size() && (i >= ops.size() || (i >= kernel_lag && compute[k].start_ns <= ops[i - kernel_lag].gpu_start_ns));
+    if (kernel_due) file_order.push_back({false, k++});
+    else file_order.push_back({true, i++});
+  }
   for (size_t block = 0; block < file_order.size(); block += 512)
     std::shuffle(file_order.begin() + static_cast<std::ptrdiff_t>(block),
                  file_order.begin() + static_cast<std::ptrdiff_t>(std::min(file_order.size(), block + 512)), rng);
-  const OverlapRow row =
-      computeOverlap(b.run, {}, [&](size_t, const std::function<void(const RankOp&)>& each) {
-        for (const RankOp& op : file_order) each(op);
-      }).at(0);
+  const OverlapRow row = computeOverlap(b.run, {}, [&](size_t, const ProcessItems& each) {
+                           for (const Item& item : file_order) {
+                             if (item.is_op) each.op(ops[item.index]);
+                             else each.kernel(b.run.timelines[0].compute[item.index]);
+                           }
+                         }).at(0);
 
   // Directly: the unions, their lengths and their intersection, over the span of the ops.
   const auto unionOf = [](std::vector<std::pair<uint64_t, uint64_t>> v) {
@@ -405,6 +419,9 @@ TEST(Overlap, SweptFiguresEqualADirectComputationOnRandomKernels) {
   EXPECT_DOUBLE_EQ(row.compute_only_us, static_cast<double>(compute_ns - both_ns) / 1e3);
   EXPECT_DOUBLE_EQ(row.idle_us, static_cast<double>(span_end - span_start - (comm_ns + compute_ns - both_ns)) / 1e3);
 }
+
+TEST(Overlap, SweptFiguresEqualADirectComputationOnRandomKernels) { expectSweptFiguresEqualADirectComputation(0); }
+TEST(Overlap, ComputeKernelsReadFarBehindTheOpsGiveTheSameFigures) { expectSweptFiguresEqualADirectComputation(20'000); }
 
 TEST(Overlap, PointToPointKernelsCountOnBothSides) {
   RunModelBuilder b({"a", "b"});

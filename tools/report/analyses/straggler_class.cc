@@ -1,5 +1,7 @@
 #include "tools/report/analyses/straggler_class.h"
 
+#include "tools/report/analyses/gap_busy_time.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -20,27 +22,6 @@ double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 bool heavierHash(const StragglerEvidence::LateArrival& a, const StragglerEvidence::LateArrival& b) { return a.hash < b.hash; }
 
-// Compute-kernel time of one process as disjoint intervals, to measure how busy a gap was.
-class BusyIntervals {
- public:
-  explicit BusyIntervals(const std::vector<GpuInterval>& sorted_by_start) {
-    for (const GpuInterval& k : sorted_by_start) {
-      if (!merged_.empty() && k.start_ns <= merged_.back().end_ns) merged_.back().end_ns = std::max(merged_.back().end_ns, k.end_ns);
-      else merged_.push_back(k);
-    }
-  }
-  uint64_t busyNs(uint64_t from, uint64_t to) const {
-    auto it = std::lower_bound(merged_.begin(), merged_.end(), from,
-                               [](const GpuInterval& k, uint64_t t) { return k.end_ns <= t; });
-    uint64_t busy = 0;
-    for (; it != merged_.end() && it->start_ns < to; ++it) busy += std::min(to, it->end_ns) - std::max(from, it->start_ns);
-    return busy;
-  }
-
- private:
-  std::vector<GpuInterval> merged_;
-};
-
 // What the ops a rank arrived last at say about its gaps, in microseconds.
 struct GapEvidence {
   SignedQuantileSketch excess_us;
@@ -55,17 +36,17 @@ struct GapEvidence {
 // The measures that need the clock maps, over a process's sampled late arrivals.
 class SampleMeasures {
  public:
-  explicit SampleMeasures(const RunModel& run) : run_(run), busy_(run.processes.size()) {}
+  SampleMeasures(const RunModel& run, const GapBusyTime& busy) : run_(run), busy_(busy) {}
 
   void add(size_t process, const StragglerEvidence::LateArrival& late, GapEvidence& e) {
     ++e.sampled;
     if (late.gap_ns == 0) return;
     const double gap_us = us(late.gap_ns);
-    const std::optional<double> busy = busyUs(process, late.gpu_start_ns, late.gap_ns);
+    const std::optional<double> busy = busy_.busyUs(process, late.gpu_start_ns, late.gap_ns);
     std::vector<double> peer_busy;
     bool peers_have_kernels = true;
     for (const StragglerEvidence::PeerGap& peer : late.peers) {
-      const std::optional<double> b = busyUs(static_cast<size_t>(peer.process), peer.gpu_start_ns, peer.gap_ns);
+      const std::optional<double> b = busy_.busyUs(static_cast<size_t>(peer.process), peer.gpu_start_ns, peer.gap_ns);
       peers_have_kernels = peers_have_kernels && b.has_value();
       if (b) peer_busy.push_back(*b);
     }
@@ -80,17 +61,8 @@ class SampleMeasures {
   }
 
  private:
-  // The compute-kernel time in the gap before an op; nullopt without kernel records.
-  std::optional<double> busyUs(size_t process, uint64_t start, uint64_t gap) {
-    if (gap == 0) return 0.0;
-    if (process >= busy_.size() || process >= run_.timelines.size() || !run_.timelines[process].has_kernel_records)
-      return std::nullopt;
-    if (!busy_[process]) busy_[process].emplace(run_.timelines[process].compute);
-    return us(busy_[process]->busyNs(start - gap, start));
-  }
-
   const RunModel& run_;
-  std::vector<std::optional<BusyIntervals>> busy_;  // per process, built when first asked
+  const GapBusyTime& busy_;
 };
 
 bool endsASlowLink(int rank, const std::vector<SlowLinkRow>& links) {
@@ -206,10 +178,11 @@ void StragglerEvidence::merge(const StragglerEvidence& other) {
 }
 
 std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const StragglerEvidence& evidence,
-                                                 const std::vector<int>& ranks, const std::vector<SlowLinkRow>& links) {
+                                                 const std::vector<int>& ranks, const std::vector<SlowLinkRow>& links,
+                                                 const GapBusyTime& busy) {
   std::map<int, StragglerClass> out;
   if (ranks.empty()) return out;
-  SampleMeasures measures(run);
+  SampleMeasures measures(run, busy);
   for (int rank : ranks) {
     GapEvidence e;
     for (size_t p = 0; p < evidence.processes().size() && p < run.processes.size(); ++p) {

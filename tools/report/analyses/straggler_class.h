@@ -13,7 +13,8 @@
 // the lateness go into quantile sketches (exact up to 4,096 distinct values); what needs the
 // clock maps fitted at the files' ends (compute kernels in the gap, when the CPU enqueued the
 // op) is kept for a sample of a process's late arrivals, the kSampled with the smallest hash,
-// with up to kPeersKept of its peers' gaps each, and measured at the end.
+// with up to kPeersKept of its peers' gaps each, and measured at the end: the compute time in
+// those gaps by overlap's pass over each process's kernels (gap_busy_time.h).
 #pragma once
 
 #include <cstdint>
@@ -85,8 +86,12 @@ struct StragglerClass {
   GapFigures figures;
 };
 
-// ranks: the flagged global ranks; links: the link verdicts of slow_links.h.
+class GapBusyTime;
+
+// ranks: the flagged global ranks; links: the link verdicts of slow_links.h; busy: the
+// compute time in their sampled gaps (gap_busy_time.h), asked for these ranks.
 std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const StragglerEvidence& evidence,
-                                                 const std::vector<int>& ranks, const std::vector<SlowLinkRow>& links);
+                                                 const std::vector<int>& ranks, const std::vector<SlowLinkRow>& links,
+                                                 const GapBusyTime& busy);
 
 }  // namespace commtrace::report

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "tools/report/format.h"
 #include "tools/report/analyses/lateness.h"
@@ -86,12 +87,24 @@ std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::stri
   return rows;
 }
 
-void classify(const RunModel& run, const StragglerEvidence& evidence, const std::vector<SlowLinkRow>& links,
-              std::vector<StragglerRow>& rows) {
+std::vector<int> flaggedOf(const std::vector<StragglerRow>& rows) {
   std::vector<int> flagged;
   for (const StragglerRow& row : rows)
     if (row.flagged) flagged.push_back(row.rank);
-  const std::map<int, StragglerClass> classes = classifyStragglers(run, evidence, flagged, links);
+  return flagged;
+}
+
+// busy: asked for these rows' flagged ranks; nullptr: measured here from the run's timelines.
+void classify(const RunModel& run, const StragglerEvidence& evidence, const GapBusyTime* busy,
+              const std::vector<SlowLinkRow>& links, std::vector<StragglerRow>& rows) {
+  const std::vector<int> flagged = flaggedOf(rows);
+  std::optional<GapBusyTime> from_timelines;
+  if (busy == nullptr) {
+    from_timelines.emplace(run, evidence, flagged);
+    from_timelines->answerFromTimelines(run);
+    busy = &*from_timelines;
+  }
+  const std::map<int, StragglerClass> classes = classifyStragglers(run, evidence, flagged, links, *busy);
   for (StragglerRow& row : rows) {
     const auto it = classes.find(row.rank);
     if (it == classes.end()) continue;
@@ -216,13 +229,17 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   return rankStragglers(run, clocks, {arrivals, collShapes(run), lateness, evidence});
 }
 
+std::vector<int> flaggedStragglers(const RunModel& run, const ArrivalTally& arrivals) {
+  return flaggedOf(rankRows(tally(run, arrivals), hostsByRank(run)));
+}
+
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const StragglerInputs& in) {
   const std::vector<std::string> hosts = hostsByRank(run);
   const Tallies t = tally(run, in.arrivals);
   StragglerReport report;
   report.links = slowLinks(run, in.shapes);
   report.ranks = rankRows(t, hosts);
-  classify(run, in.evidence, report.links, report.ranks);
+  classify(run, in.evidence, in.busy, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);
   report.comms = commRows(run, t);
   report.heatmap = latenessHeatmap(run, clocks, in.lateness);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/gap_busy_time.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/straggler_class.h"
@@ -63,12 +64,17 @@ class ArrivalTally : public JoinedOpSink {
 // What the stream gathered for the straggler tables: the arrivals, the collectives by shape
 // for the slow links (slow_links.h), the lateness for the heatmap (lateness_heatmap.h) and
 // the gaps that tell why a straggler was late (straggler_class.h).
+// busy: the compute time in the flagged ranks' gaps (gap_busy_time.h), asked for
+// flaggedStragglers(); nullptr: measured from the run's timelines (a run held whole).
 struct StragglerInputs {
   const ArrivalTally& arrivals;
   const CollShapeTally& shapes;
   const LatenessBins& lateness;
   const StragglerEvidence& evidence;
+  const GapBusyTime* busy = nullptr;
 };
+// The global ranks rankStragglers flags, before their class is known: what GapBusyTime asks about.
+std::vector<int> flaggedStragglers(const RunModel& run, const ArrivalTally& arrivals);
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const StragglerInputs& in);
 // The same over a run held whole (replayed).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks);

@@ -7,21 +7,64 @@
 // The offset is found by trying the differences between the first kernels' and the first
 // ops' ends and keeping the one most kernels agree with; matching then follows it through the
 // run, so drift (tens of ppm) does not lose the match on long runs.
+//
+// Both are matched as the file is read (KernelClockMatcher), in memory that does not grow
+// with the run: op ends are held from a little before the kernel being matched to the
+// latest read, kernels until the ops around them have been read (CUPTI hands its buffers
+// over later than the plugin's records come), and of the pairs a sample spread evenly over
+// the run (at most kKeptPairs) for the fit.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
+
+#include "tools/report/load/reorder_buffer.h"
 
 namespace commtrace::report {
 
 struct KernelClockMatch {
-  std::vector<std::pair<uint64_t, uint64_t>> pairs;  // (CUPTI ns, GPU ns), by CUPTI time
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;  // (CUPTI ns, GPU ns), by CUPTI time: every kept one
   uint64_t kernels = 0;                              // NCCL kernels offered
+  uint64_t matched = 0;                              // of them matched to an op (pairs holds a sample)
 };
 
-// nccl_kernel_ends: CUPTI end times of NCCL's kernels; op_ends: GPU end times of the ops the
-// plugin recorded in the same process. Both in any order.
+class KernelClockMatcher {
+ public:
+  static constexpr size_t kOpEndsBeforeKernels = 2048;  // the latest held while no NCCL kernel has come
+  static constexpr size_t kKeptPairs = 4096;
+
+  KernelClockMatcher();
+  // Until the first NCCL kernel comes only the latest kOpEndsBeforeKernels op ends are held
+  // (CUPTI may never be attached, or never see NCCL's kernels); from then on, those its
+  // first kernels may match.
+  void addOpEnd(uint64_t gpu_end_ns);           // in file order
+  void addKernelEnd(uint64_t cupti_end_ns);     // in file order
+  KernelClockMatch finish();
+
+ private:
+  using Order = ReorderBuffer<uint64_t, bool (*)(const uint64_t&, const uint64_t&)>;
+  void probe();
+  void releaseOp(uint64_t end);
+  void releaseKernel(uint64_t end);
+  void matchReady(bool at_end);
+  void keep(uint64_t kernel, uint64_t op);
+
+  bool probed_ = false;
+  std::vector<uint64_t> probe_kernels_, probe_ops_;  // held until the offset is chosen
+  Order op_order_, kernel_order_;
+  std::deque<uint64_t> ops_;      // op ends in order: the window kernels are matched in
+  std::deque<uint64_t> kernels_;  // kernel ends in order, waiting for the ops around them
+  uint64_t op_frontier_ = 0;      // every op end before it is in ops_
+  int64_t offset_ = 0;
+  uint64_t last_matched_ = 0;
+  size_t stride_ = 1;             // every stride_-th pair is kept
+  KernelClockMatch out_;
+};
+
+// The same over all of both at once: nccl_kernel_ends, CUPTI end times of NCCL's kernels;
+// op_ends, GPU end times of the ops the plugin recorded in the same process; either in any order.
 KernelClockMatch matchNcclKernels(std::vector<uint64_t> nccl_kernel_ends, std::vector<uint64_t> op_ends);
 
 }  // namespace commtrace::report

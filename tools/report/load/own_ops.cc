@@ -4,8 +4,11 @@
 
 namespace commtrace::report {
 
-bool readOwnRecords(const std::string& path, const std::function<void(const OwnOp&)>& each,
-                    const std::function<void(const PhaseSpan&, std::string_view name)>& phase, std::string& error) {
+bool isComputeKernel(const KernelActivityRecord& k, std::string_view name) {
+  return k.activity == 1 && k.end_ns > k.start_ns && !name.starts_with("nccl");
+}
+
+bool readOwnRecords(const std::string& path, const OwnRecordSinks& sinks, std::string& error) {
   TraceReader reader;
   if (!reader.open(path, error)) return false;
   DecodedChunk chunk;
@@ -13,14 +16,17 @@ bool readOwnRecords(const std::string& path, const std::function<void(const OwnO
     for (const RecordSlot& slot : chunk.records) {
       if (slot.kind == RecordKind::kColl) {
         const CollRecord& c = slot.payload.coll;
-        each({c.comm_id, c.func, OpSide::kCollective, c.bytes, c.op_index, c.cpu_start_ns, c.gpu_start_ns, c.gpu_end_ns});
+        if (sinks.op) sinks.op({c.comm_id, c.func, OpSide::kCollective, c.bytes, c.op_index, c.cpu_start_ns, c.gpu_start_ns, c.gpu_end_ns});
       } else if (slot.kind == RecordKind::kP2p) {
         const P2pRecord& p = slot.payload.p2p;
         const OpSide side = reader.str(p.func) == "Recv" ? OpSide::kRecv : OpSide::kSend;
-        each({p.comm_id, p.parent_func, side, p.bytes, p.op_index, p.cpu_start_ns, p.gpu_start_ns, p.gpu_end_ns});
-      } else if (slot.kind == RecordKind::kPhaseRange && phase) {
+        if (sinks.op) sinks.op({p.comm_id, p.parent_func, side, p.bytes, p.op_index, p.cpu_start_ns, p.gpu_start_ns, p.gpu_end_ns});
+      } else if (slot.kind == RecordKind::kPhaseRange && sinks.phase) {
         const PhaseRangeRecord& r = slot.payload.phase_range;
-        phase({0, r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader.str(r.name));
+        sinks.phase({0, r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader.str(r.name));
+      } else if (slot.kind == RecordKind::kKernelActivity && sinks.compute) {
+        const KernelActivityRecord& k = slot.payload.kernel_activity;
+        if (isComputeKernel(k, reader.str(k.name))) sinks.compute({k.start_ns, k.end_ns, 0, k.stream_id});
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/record.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -28,14 +29,21 @@ struct OwnOp {
   uint64_t gpu_end_ns = 0;
 };
 
-// Calls op(...) for every op record of the trace file at path and, when given, phase(span,
-// name) for every NVTX range record (span.name left 0), in file order. false, with the
-// reader's "commtrace: ..." message, when the file cannot be read at all; a damaged file is
-// read as far as it goes.
-bool readOwnRecords(const std::string& path, const std::function<void(const OwnOp&)>& op,
-                    const std::function<void(const PhaseSpan&, std::string_view name)>& phase, std::string& error);
-inline bool readOwnOps(const std::string& path, const std::function<void(const OwnOp&)>& each, std::string& error) {
-  return readOwnRecords(path, each, nullptr, error);
-}
+// A compute kernel: a kernel (not a memcpy or memset: those run on copy engines, not on the
+// SMs that would hide communication) with a duration, and not NCCL's ("ncclDevKernel_*",
+// "ncclKernel_*").
+bool isComputeKernel(const KernelActivityRecord& k, std::string_view name);
+
+// What readOwnRecords hands on; each may be empty.
+struct OwnRecordSinks {
+  std::function<void(const OwnOp&)> op;
+  std::function<void(const PhaseSpan&, std::string_view name)> phase;  // an NVTX range (span.name left 0)
+  std::function<void(const GpuInterval&)> compute;  // a compute kernel on the CUPTI clock (name left 0)
+};
+
+// Hands on every op record of the trace file at path, and its NVTX ranges and compute kernels
+// where asked, in file order. false, with the reader's "commtrace: ..." message, when the file
+// cannot be read at all; a damaged file is read as far as it goes.
+bool readOwnRecords(const std::string& path, const OwnRecordSinks& sinks, std::string& error);
 
 }  // namespace commtrace::report

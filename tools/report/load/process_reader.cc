@@ -7,6 +7,7 @@
 
 #include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/linear_fit.h"
+#include "tools/report/load/own_ops.h"
 
 namespace commtrace::report {
 namespace {
@@ -106,7 +107,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       break;
     }
     case RecordKind::kKernelActivity:
-      addCompute(slot.payload.kernel_activity);
+      addKernel(slot.payload.kernel_activity);
       break;
     case RecordKind::kPhaseRange: {
       const PhaseRangeRecord& r = slot.payload.phase_range;
@@ -132,10 +133,9 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
   }
 }
 
-// Compute is every kernel that is not NCCL's ("ncclDevKernel_*", "ncclKernel_*"). Memcpys
-// and memsets run on copy engines, not on the SMs that would hide communication, so they
-// are not compute here.
-void ProcessReader::addCompute(const KernelActivityRecord& k) {
+// Every kernel, memcpy and memset is tallied by name; compute kernels (isComputeKernel) are
+// counted, and kept where the run is held whole; NCCL's kernel ends tie CUPTI's clock to the GPU's.
+void ProcessReader::addKernel(const KernelActivityRecord& k) {
   const uint64_t duration = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
   const NameId kernel = name(k.name);
   KernelTally& tally = kernel_tally_.try_emplace(kernel, KernelTally{.name = kernel, .activity = k.activity}).first->second;
@@ -144,18 +144,19 @@ void ProcessReader::addCompute(const KernelActivityRecord& k) {
   tally.max_ns = std::max(tally.max_ns, duration);
   if (k.activity != 1) return;
   has_kernel_records_ = true;
-  if (duration == 0) return;
-  if (reader_.str(k.name).starts_with("nccl")) nccl_kernel_ends_.push_back(k.end_ns);
-  else compute_cupti_.push_back({k.start_ns, k.end_ns, kernel, k.stream_id});
+  const std::string_view text = reader_.str(k.name);
+  if (isComputeKernel(k, text)) {
+    ++compute_kernels_;
+    if (keep_compute_) compute_cupti_.push_back({k.start_ns, k.end_ns, kernel, k.stream_id});
+  } else if (duration != 0) {
+    clock_match_.addKernelEnd(k.end_ns);
+  }
 }
 
 void ProcessReader::noteGpuTimes(const MemberView& v) {
   if (v.gpu_start_ns != 0 && (first_gpu_ns_ == 0 || v.gpu_start_ns < first_gpu_ns_)) first_gpu_ns_ = v.gpu_start_ns;
   last_gpu_ns_ = std::max(last_gpu_ns_, v.gpu_end_ns);
-  if (v.gpu_end_ns == 0) return;
-  if (!has_kernel_records_ && op_gpu_ends_.size() >= 2 * kOpEndsBeforeKernels)
-    op_gpu_ends_.erase(op_gpu_ends_.begin(), op_gpu_ends_.end() - kOpEndsBeforeKernels);
-  op_gpu_ends_.push_back(v.gpu_end_ns);
+  if (v.gpu_end_ns != 0) clock_match_.addOpEnd(v.gpu_end_ns);
 }
 
 uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const { return cpuToUtc(cpu_ns, utcMinusCpu(reader_.header())); }
@@ -184,10 +185,10 @@ void describeProcess(const trace::v1::FileHeader& h, const std::string& path, Pr
 // GPU's through NCCL's kernels, and the CPU's through CUPTI's.
 void ProcessReader::mapClocks(ProcessInfo& info) {
   info.gpu_from_cupti = fitClockMap(cupti_gpu_samples_);
-  if (!info.gpu_from_cupti.valid && !nccl_kernel_ends_.empty()) {
-    const KernelClockMatch match = matchNcclKernels(std::move(nccl_kernel_ends_), std::move(op_gpu_ends_));
+  const KernelClockMatch match = clock_match_.finish();
+  if (!info.gpu_from_cupti.valid && match.kernels != 0) {
     info.gpu_from_cupti = fitClockMap(match.pairs);
-    info.cupti_match = {match.kernels, match.pairs.size(), rmsResidual(match.pairs, info.gpu_from_cupti)};
+    info.cupti_match = {match.kernels, match.matched, rmsResidual(match.pairs, info.gpu_from_cupti)};
   }
   info.gpu_from_cpu = fitClockMap(cpu_gpu_samples_);
   if (!info.gpu_from_cpu.valid && info.gpu_from_cupti.valid && !cpu_cupti_samples_.empty()) {
@@ -237,7 +238,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
       timeline.compute.push_back({to_gpu(k.start_ns), to_gpu(k.end_ns), k.name, k.stream});
     }
   } else {
-    timeline.unmapped_kernels = compute_cupti_.size();
+    timeline.unmapped_kernels = compute_kernels_;
   }
   std::sort(timeline.compute.begin(), timeline.compute.end(),
             [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });

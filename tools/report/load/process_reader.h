@@ -16,6 +16,7 @@
 
 #include "sink/reader.h"
 #include "tools/report/load/gpu_gaps.h"
+#include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/phase_keeper.h"
 #include "tools/report/run_model.h"
 #include "tools/trace_tally.h"
@@ -97,12 +98,19 @@ struct ProcessReadOptions {
   // the step range (--step-range; empty: the default rule).
   bool keep_all_phases = true;
   std::function<bool(std::string_view)> step_range;
+  // Compute kernels: kept in the timeline, or only counted (the report's overlap pass reads
+  // them from the file again).
+  bool keep_compute = true;
 };
 
 class ProcessReader {
  public:
   ProcessReader(SharedNames& names, int process, const ProcessReadOptions& options)
-      : names_(names), process_(process), window_(options.window), phases_(options.keep_all_phases, options.step_range) {}
+      : names_(names),
+        process_(process),
+        window_(options.window),
+        keep_compute_(options.keep_compute),
+        phases_(options.keep_all_phases, options.step_range) {}
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
   bool open(const std::string& path, std::string& error);
@@ -118,7 +126,7 @@ class ProcessReader {
  private:
   NameId name(StringId id);
   void project(const RecordSlot& slot, RecordBatch& batch);
-  void addCompute(const KernelActivityRecord& k);
+  void addKernel(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
   void mapClocks(ProcessInfo& info);
   uint64_t utcOf(uint64_t cpu_ns) const;
@@ -126,6 +134,7 @@ class ProcessReader {
   SharedNames& names_;
   const int process_;
   const TimeWindow& window_;
+  const bool keep_compute_;
   TraceReader reader_;
   tools::TraceTally tally_;
   std::vector<NameId> name_of_;  // reader string id -> run NameId (kUnset until first seen)
@@ -137,14 +146,11 @@ class ProcessReader {
   uint64_t last_cpu_ns_ = 0;  // the latest CPU time of an op read so far
   std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
   std::vector<std::pair<uint64_t, uint64_t>> cpu_cupti_samples_;  // the flusher's (monotonic, CUPTI) readings
-  std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock
+  uint64_t compute_kernels_ = 0;
+  std::vector<GpuInterval> compute_cupti_;  // compute kernels on the CUPTI clock, where kept
   std::unordered_map<NameId, KernelTally> kernel_tally_;
-  std::vector<uint64_t> nccl_kernel_ends_;  // NCCL's kernels, CUPTI clock
-  // The plugin's ops, GPU clock, to match NCCL's kernels against: all of them once CUPTI's
-  // kernel records have begun, the latest kOpEndsBeforeKernels until then (CUPTI may never
-  // have been attached, and this would grow with the run).
-  static constexpr size_t kOpEndsBeforeKernels = 2048;
-  std::vector<uint64_t> op_gpu_ends_;
+  // NCCL's kernels (CUPTI clock) matched to the plugin's ops (GPU clock) as they are read.
+  KernelClockMatcher clock_match_;
   GpuGapTracker gaps_;
   bool has_kernel_records_ = false;
   PhaseKeeper phases_;

@@ -358,7 +358,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
   TimeWindowFilter window(run, sinks);
   OpJoiner joiner(run, std::move(identities), run.window.set() ? static_cast<JoinedOpSink&>(window) : sinks);
-  readAndJoin(chosen, total_bytes, {run.window, options.keep_all_phases, options.step_range}, joiner, run, progress);
+  readAndJoin(chosen, total_bytes, {run.window, options.keep_all_phases, options.step_range, options.keep_compute}, joiner, run, progress);
   progress.done();
   joiner.finish();
   return true;

@@ -37,6 +37,10 @@ struct LoadOptions {
   // rule), so that the run's memory grows with its steps and not with every range.
   bool keep_all_phases = true;
   std::function<bool(std::string_view)> step_range;
+  // false: timelines' compute stays empty (its kernels counted), for a caller that reads each
+  // process's kernels from its file again (the report's overlap pass): the run's memory then
+  // does not grow with its kernels.
+  bool keep_compute = true;
 };
 
 inline constexpr const char* kAllJobs = "all";

@@ -113,15 +113,18 @@ bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps,
   PhaseKeeper phases(false, step_range);
   const bool read = readOwnRecords(
       path,
-      [&](const OwnOp& op) {
-        if (op.cpu_start_ns == 0) out.cpu_times = false;
-        const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
-        finder.add({.issue_ns = op.cpu_start_ns, .op_index = op.op_index, .key = key, .side = static_cast<uint8_t>(op.side)});
-      },
-      [&](PhaseSpan span, std::string_view name) {
-        span.name = names.intern(name);
-        phases.add(span, name);
-      },
+      {.op =
+           [&](const OwnOp& op) {
+             if (op.cpu_start_ns == 0) out.cpu_times = false;
+             const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
+             finder.add({.issue_ns = op.cpu_start_ns, .op_index = op.op_index, .key = key, .side = static_cast<uint8_t>(op.side)});
+           },
+       .phase =
+           [&](PhaseSpan span, std::string_view name) {
+             span.name = names.intern(name);
+             phases.add(span, name);
+           },
+       .compute = {}},
       error);
   finder.finish();
   const std::vector<PhaseSpan> ranges = stepRanges(phases.take(), names, step_range);
