@@ -4,6 +4,8 @@
 #   ddp-64x100k   64 ranks on one world communicator, 100,000 bucketed AllReduce each
 #   ddp-64x1M     the same, 10x longer (peak RSS should stay within 10 % of the above)
 #   mixed-1024x10k 1,024 ranks, world + per-node tp + cross-node dp communicators, sends
+#   cupti-8x50k   8 DDP ranks with CUPTI: 16 compute kernels per collective (6.4 M kernels)
+#   cupti-8x200k  the same, 4x longer (peak RSS should not grow with the kernels)
 # Runs are written by `commtrace-synth --run-dir` in chunks as the library's flusher cuts
 # them (every 200 ms of a rank's clock); FLUSH_MS=0 writes one chunk per 16,384 records
 # instead, the reader's worst case.
@@ -11,7 +13,7 @@
 #   bench/report_targets.sh [BUILD_DIR] [WORK_DIR]
 #
 # BUILD_DIR (default build) needs bin/commtrace-synth and bin/commtrace. WORK_DIR (default
-# /tmp/commtrace-report-targets) keeps the runs between invocations (~0.8 GB in all).
+# /tmp/commtrace-report-targets) keeps the runs between invocations (~3 GB in all).
 # ONLY="ddp-64x100k" picks some. Prints one line per run: its files' size, wall, CPU
 # (user + system, all threads) and peak RSS.
 set -euo pipefail
@@ -20,7 +22,7 @@ source "$(dirname "$0")/report_timing.sh"
 build=${1:-build}
 work=${2:-/tmp/commtrace-report-targets}
 flush_ms=${FLUSH_MS:-200}
-only=${ONLY:-"ddp-64x100k ddp-64x1M mixed-1024x10k"}
+only=${ONLY:-"ddp-64x100k ddp-64x1M mixed-1024x10k cupti-8x50k cupti-8x200k"}
 
 for tool in "$build/bin/commtrace-synth" "$build/bin/commtrace" /usr/bin/time; do
   [[ -x $tool ]] || { echo "commtrace: $tool not found; build it first (make -C $build commtrace_synth commtrace_cli)" >&2; exit 2; }
@@ -30,12 +32,14 @@ declare -A args=(
   [ddp-64x100k]="--shape ddp --ranks 64 --collectives 100000"
   [ddp-64x1M]="--shape ddp --ranks 64 --collectives 1000000"
   [mixed-1024x10k]="--shape mixed --ranks 1024 --collectives 10000"
+  [cupti-8x50k]="--shape ddp --ranks 8 --collectives 50000 --kernels 16"
+  [cupti-8x200k]="--shape ddp --ranks 8 --collectives 200000 --kernels 16"
 )
 
 mkdir -p "$work"
 printf '%-16s %9s %8s %7s %12s\n' run disk_MB wall_s cpu_s peak_RSS_MB
 for name in $only; do
-  [[ -n ${args[$name]:-} ]] || { echo "commtrace: no run named $name (ddp-64x100k, ddp-64x1M, mixed-1024x10k)" >&2; exit 2; }
+  [[ -n ${args[$name]:-} ]] || { echo "commtrace: no run named $name (${!args[*]})" >&2; exit 2; }
   dir="$work/$name-flush$flush_ms"
   if [[ ! -d $dir ]]; then
     # shellcheck disable=SC2086  # the arguments are words
