@@ -459,7 +459,9 @@ TEST(ReportGroundTruth, TheReportReadingKernelsFromTheFilesAgainEqualsTheRunHeld
     const StragglerRow &a = whole.stragglers.ranks[i], &b = r.stragglers.ranks[i];
     EXPECT_EQ(std::tie(a.rank, a.flagged, a.cls, a.evidence), std::tie(b.rank, b.flagged, b.cls, b.evidence));
     EXPECT_DOUBLE_EQ(a.confidence, b.confidence) << a.rank;
-    if (!std::isnan(a.compute_share)) EXPECT_DOUBLE_EQ(a.compute_share, b.compute_share) << a.rank;
+    if (!std::isnan(a.compute_share)) {
+      EXPECT_DOUBLE_EQ(a.compute_share, b.compute_share) << a.rank;
+    }
   }
 }
 

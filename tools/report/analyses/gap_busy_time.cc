@@ -26,7 +26,7 @@ void GapBusyTime::ask(size_t process, uint64_t start, uint64_t gap) {
   longest_[process] = std::max(longest_[process], gap);
 }
 
-ComputeUnion::Observer GapBusyTime::observer(size_t process) {
+IntervalUnion::Observer GapBusyTime::observer(size_t process) {
   followed_[process] = 1;
   return [this, process](const GpuInterval& interval) { answer(process, interval); };
 }
@@ -46,7 +46,7 @@ void GapBusyTime::answerFromTimelines(const RunModel& run) {
   for (size_t p = 0; p < run.timelines.size() && p < queries_.size(); ++p) {
     const ProcessTimeline& t = run.timelines[p];
     if (!t.has_kernel_records || t.unmapped_kernels != 0) continue;
-    ComputeUnion compute(observer(p));
+    IntervalUnion compute(observer(p));
     for (const GpuInterval& k : t.compute) compute.add(k);
     compute.endOfInput();
   }

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "tools/report/analyses/compute_union.h"
+#include "tools/report/analyses/interval_union.h"
 #include "tools/report/analyses/straggler_class.h"
 #include "tools/report/run_model.h"
 
@@ -22,9 +22,9 @@ class GapBusyTime {
   // their peers'.
   GapBusyTime(const RunModel& run, const StragglerEvidence& evidence, const std::vector<int>& ranks);
 
-  // What process p's compute union is shown to (ComputeUnion::Observer), for a pass in which
+  // What process p's compute union is shown to (IntervalUnion::Observer), for a pass in which
   // its kernels are placed on its GPU clock. Passes of different processes may run at once.
-  ComputeUnion::Observer observer(size_t process);
+  IntervalUnion::Observer observer(size_t process);
   // Answers from the run's timelines, for a run held whole with its compute kept.
   void answerFromTimelines(const RunModel& run);
 

@@ -106,7 +106,7 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const ProcessOpSource
   row.clock_matched = match.matched;
   row.clock_residual_us = match.residual_rms_ns / 1e3;
 
-  ComputeUnion::Observer on_compute;
+  IntervalUnion::Observer on_compute;
   if (busy != nullptr && row.available) on_compute = busy->observer(p);
   OverlapSweep sweep(nvtxSteps(run.processes[p], timeline, run.names, rule), row.available, std::move(on_compute));
   source(p, {.op = [&](const RankOp& op) { sweep.add(op); }, .kernel = [&](const GpuInterval& k) { sweep.addKernel(k); }});

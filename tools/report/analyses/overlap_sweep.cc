@@ -9,16 +9,6 @@ namespace {
 
 using Window = StepWindow;
 
-bool startsLater(const GpuInterval& a, const GpuInterval& b) { return a.start_ns > b.start_ns; }
-
-// The intervals of a sorted, disjoint list that reach into w.
-template <class List>
-auto reachingInto(const List& v, Window w) {
-  auto first = std::partition_point(v.begin(), v.end(), [&](const GpuInterval& i) { return i.end_ns <= w.start_ns; });
-  auto last = std::partition_point(first, v.end(), [&](const GpuInterval& i) { return i.start_ns < w.end_ns; });
-  return std::pair{first, last};
-}
-
 uint64_t clippedLength(std::span<const GpuInterval> v, Window w) {
   uint64_t total = 0;
   for (const GpuInterval& i : v) total += std::min(i.end_ns, w.end_ns) - std::max(i.start_ns, w.start_ns);
@@ -78,13 +68,12 @@ void addTo(StepOverlap& sum, const StepOverlap& step) {
 
 }  // namespace
 
-OverlapSweep::OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, ComputeUnion::Observer on_compute)
+OverlapSweep::OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, IntervalUnion::Observer on_compute)
     : compute_(std::move(on_compute)),
       available_(available),
       nvtx_(!nvtx_steps.empty()),
       source_(nvtx_ ? "nvtx" : "none"),
-      program_order_(laterInProgram),
-      start_order_(startsLater) {
+      program_order_(laterInProgram) {
   windows_.assign(nvtx_steps.begin(), nvtx_steps.end());
   if (!available_) compute_.endOfInput();  // no kernel will be placed
 }
@@ -133,11 +122,9 @@ void OverlapSweep::release(const RankOp& op) {
     open_step_.start_ns = std::min(open_step_.start_ns, op.gpu_start_ns);
     open_step_.max_end_ns = std::max(open_step_.max_end_ns, op.gpu_end_ns);
   }
-  start_order_.push(GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0});
-  if (start_order_.size() > kReorderOps) {
-    addInterval(start_order_.popEarliest());
-    advance();
-  }
+  const uint64_t final_before = comm_.finalBefore();
+  comm_.add(GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0});
+  if (comm_.finalBefore() != final_before) advance();
 }
 
 void OverlapSweep::advance() {
@@ -147,9 +134,8 @@ void OverlapSweep::advance() {
 }
 
 uint64_t OverlapSweep::computeNeededFrom() const {
-  if (first_comm_ns_ == 0) return 0;  // compute_ns_ starts at the first communication kernel
-  uint64_t from = have_open_ ? open_.start_ns : UINT64_MAX;
-  if (uncounted_ > 0) from = std::min(from, unioned_[unioned_.size() - uncounted_].start_ns);
+  if (comm_.firstStart() == 0) return 0;  // compute_ns_ starts at the first communication kernel
+  uint64_t from = std::min(comm_.closedBefore(), uncountedFrom());
   if (!windows_.empty()) from = std::min(from, windows_.front().start_ns);
   if (have_pending_step_) from = std::min(from, pending_step_.start_ns);
   from = std::min(from, open_step_.start_ns);
@@ -169,47 +155,27 @@ void OverlapSweep::stepBoundary(bool at_end) {
   if (at_end && have_pending_step_) windows_.push_back({pending_step_.start_ns, pending_step_.max_end_ns});
 }
 
-void OverlapSweep::addInterval(GpuInterval interval) {
-  if (first_comm_ns_ == 0) first_comm_ns_ = interval.start_ns;
-  last_comm_ns_ = std::max(last_comm_ns_, interval.end_ns);
-  last_start_ns_ = std::max(last_start_ns_, interval.start_ns);
-  // One that came more than kReorderOps out of start order loses its part before the
-  // union's last interval (what came before that is summed already).
-  if (have_open_ && interval.start_ns < open_.start_ns) {
-    ++out_of_order_;
-    if (interval.end_ns <= open_.start_ns) return;
-    interval.start_ns = open_.start_ns;
-  }
-  if (have_open_ && interval.start_ns <= open_.end_ns) {
-    open_.end_ns = std::max(open_.end_ns, interval.end_ns);
-    return;
-  }
-  if (have_open_) closeUnionInterval();
-  open_ = interval;
-  have_open_ = true;
-}
-
-void OverlapSweep::closeUnionInterval() {
-  comm_ns_ += open_.end_ns - open_.start_ns;
-  unioned_.push_back(open_);
-  ++uncounted_;
-  have_open_ = false;
+uint64_t OverlapSweep::uncountedFrom() const {
+  const std::span<const GpuInterval> uncounted = comm_.closedFrom(comm_counted_);
+  return uncounted.empty() ? UINT64_MAX : uncounted.front().start_ns;
 }
 
 void OverlapSweep::countOverlaps() {
-  for (; uncounted_ > 0; --uncounted_) {
-    const GpuInterval& comm = unioned_[unioned_.size() - uncounted_];
+  for (const GpuInterval& comm : comm_.closedFrom(comm_counted_)) {
     if (comm.end_ns > compute_.finalBefore()) return;
     const Window w{comm.start_ns, comm.end_ns};
+    comm_ns_ += w.end_ns - w.start_ns;
     compute_.within(w.start_ns, w.end_ns, compute_scratch_);
     overlapped_ns_ += intersectionLength({&comm, 1}, compute_scratch_, w);
+    ++comm_counted_;
   }
 }
 
 void OverlapSweep::countCompute() {
-  if (first_comm_ns_ == 0) return;
+  const uint64_t first_comm = comm_.firstStart();
+  if (first_comm == 0) return;
   for (const GpuInterval& k : compute_.closedFrom(compute_counted_))
-    if (k.end_ns > first_comm_ns_) compute_ns_ += k.end_ns - std::max(k.start_ns, first_comm_ns_);
+    if (k.end_ns > first_comm) compute_ns_ += k.end_ns - std::max(k.start_ns, first_comm);
   compute_counted_ = compute_.closedCount();
 }
 
@@ -218,7 +184,7 @@ void OverlapSweep::countCompute() {
 // end has come out (a later one can only extend the union past the window), or at the end
 // of the run.
 void OverlapSweep::sumSteps(bool at_end) {
-  while (!windows_.empty() && (at_end || last_start_ns_ >= windows_.front().end_ns) &&
+  while (!windows_.empty() && (at_end || comm_.finalBefore() >= windows_.front().end_ns) &&
          windows_.front().end_ns <= compute_.finalBefore()) {
     sumStep(windows_.front());
     if (all_windows_ != nullptr) all_windows_->push_back(windows_.front());
@@ -230,27 +196,27 @@ void OverlapSweep::sumSteps(bool at_end) {
   if (!windows_.empty()) keep_from = std::min(keep_from, windows_.front().start_ns);
   if (have_pending_step_) keep_from = std::min(keep_from, pending_step_.start_ns);
   keep_from = std::min(keep_from, open_step_.start_ns);
-  while (unioned_.size() > uncounted_ && unioned_.front().end_ns <= keep_from) unioned_.pop_front();
+  comm_.dropEndingBy(std::min(keep_from, uncountedFrom()));
 }
 
 void OverlapSweep::sumStep(const Window& w) {
-  const auto [first, last] = reachingInto(unioned_, w);
-  std::vector<GpuInterval> comm(first, last);
-  if (have_open_ && open_.start_ns < w.end_ns && open_.end_ns > w.start_ns) comm.push_back(open_);
+  comm_.within(w.start_ns, w.end_ns, comm_scratch_);
+  const std::vector<GpuInterval>& comm = comm_scratch_;
   compute_.within(w.start_ns, w.end_ns, compute_scratch_);
   const std::vector<GpuInterval>& compute = compute_scratch_;
   const uint64_t comm_ns = clippedLength(comm, w);
   StepOverlap step;
   step.step = step.last_step = steps_;
   // Relative to the first communication kernel; NVTX steps may start before it.
-  step.start_us = static_cast<double>(static_cast<int64_t>(w.start_ns - first_comm_ns_)) / 1e3;
+  const uint64_t first_comm = comm_.firstStart();
+  step.start_us = static_cast<double>(static_cast<int64_t>(w.start_ns - first_comm)) / 1e3;
   fillFromCoverage(coverageOf(comm_ns, intersectionLength(comm, compute, w), clippedLength(compute, w), w), available_, step);
   if (steps_ == 0) first_step_us_ = step.start_us;
   last_step_us_ = step.start_us;
   ++steps_;
   if (available_ && step.exposed_us > most_exposed_us_) {
     most_exposed_us_ = step.exposed_us;
-    const auto rel = [&](uint64_t t) { return static_cast<double>(static_cast<int64_t>(t - first_comm_ns_)) / 1e3; };
+    const auto rel = [&](uint64_t t) { return static_cast<double>(static_cast<int64_t>(t - first_comm)) / 1e3; };
     most_exposed_ = StepTimeline{.step = step.step, .start_us = rel(w.start_ns), .end_us = rel(w.end_ns), .comm = {}, .compute = {}};
     for (const GpuInterval& i : comm) most_exposed_.comm.emplace_back(rel(std::max(i.start_ns, w.start_ns)), rel(std::min(i.end_ns, w.end_ns)));
     for (const GpuInterval& i : compute)
@@ -285,26 +251,25 @@ bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   if (!prefix_done_) endPrefix();
   while (!program_order_.empty()) release(program_order_.popEarliest());
   if (steps_period_.period != 0) stepBoundary(true);
-  while (!start_order_.empty()) addInterval(start_order_.popEarliest());
-  if (!have_open_) return false;
+  comm_.endOfInput();
+  if (comm_.closedCount() == 0) return false;
   sumSteps(true);
-  closeUnionInterval();
   countOverlaps();
   countCompute();
 
   // compute_ns_ runs from the first communication kernel on; the part after the last one's
   // end is still held (computeNeededFrom kept it).
   uint64_t compute_after_ns = 0;
+  const Window span{comm_.firstStart(), comm_.lastEnd()};
   for (const GpuInterval& k : compute_.closed())
-    if (k.end_ns > last_comm_ns_) compute_after_ns += k.end_ns - std::max(k.start_ns, last_comm_ns_);
-  const Window span{first_comm_ns_, last_comm_ns_};
+    if (k.end_ns > span.end_ns) compute_after_ns += k.end_ns - std::max(k.start_ns, span.end_ns);
   fillFromCoverage(coverageOf(comm_ns_, overlapped_ns_, compute_ns_ - compute_after_ns, span), available_, row);
   if (available_ && row.comm_us > 0) row.overlap_pct = 100.0 * row.overlapped_us / row.comm_us;
   row.step_source = steps_ > 0 ? source_ : "none";
   row.step_count = steps_;
   if (steps_ >= 2) row.mean_step_us = (last_step_us_ - first_step_us_) / static_cast<double>(steps_ - 1);
   row.steps = std::move(stretches_);
-  row.out_of_order = out_of_order_;
+  row.out_of_order = out_of_order_ + comm_.outOfOrder();
   if (available_ && steps_ > 0) row.most_exposed_step = std::move(most_exposed_);
   return true;
 }

@@ -8,7 +8,7 @@
 // key): it repeats from step to step. Ops come from the file in roughly that order (records
 // are written as ops complete, thread by thread); kReorderOps of them are held to put them
 // back in it. GPU intervals are merged into the union in start order the same way. The
-// compute kernels come from the same file (ComputeUnion): an interval's overlap, and a step,
+// compute kernels come from the same file (IntervalUnion): an interval's overlap, and a step,
 // is summed once both unions are final past its end; CUPTI delivers kernels late, so up to
 // a few flush periods of communication intervals and windows wait for them.
 #pragma once
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/report/analyses/compute_union.h"
+#include "tools/report/analyses/interval_union.h"
 #include "tools/report/load/reorder_buffer.h"
 #include "tools/report/load/step_pattern.h"
 #include "tools/report/report.h"
@@ -46,12 +46,12 @@ class OverlapSweep {
   // nvtx_steps: its steps from NVTX ranges, sorted; empty: steps are inferred from its ops.
   // available: whether compute was recorded and placed on the GPU clock (else only
   // communication time is summed, and kernels are ignored).
-  // on_compute: sees each interval of the compute union as it is final (ComputeUnion).
-  OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, ComputeUnion::Observer on_compute = {});
+  // on_compute: sees each interval of the compute union as it is final (IntervalUnion).
+  OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, IntervalUnion::Observer on_compute = {});
 
   void add(const RankOp& op);               // in file order
   void addKernel(const GpuInterval& kernel);  // a compute kernel on the GPU clock, in file order
-  const ComputeUnion& compute() const { return compute_; }
+  const IntervalUnion& compute() const { return compute_; }
   // The row's figures (comm_us ... steps, step_source, most_exposed_step); false when the
   // process had no timed communication kernel (the row is then left as it was). `windows`,
   // when given, receives every step's window.
@@ -66,17 +66,16 @@ class OverlapSweep {
   void endPrefix();
   void release(const RankOp& op);   // the next op in program order
   void stepBoundary(bool at_end);   // an inferred step's ops are all released
-  void addInterval(GpuInterval interval);  // the next GPU interval in start order
-  void closeUnionInterval();
   void advance();                   // after more of the compute union is final
   uint64_t computeNeededFrom() const;  // the compute union before this is needed no more
+  uint64_t uncountedFrom() const;   // the start of comm_'s first closed interval not counted yet
   void countOverlaps();             // of closed union intervals whose compute is final
   void countCompute();              // compute intervals newly closed, from the first communication on
   void sumSteps(bool at_end);       // the windows whose part of the union is final
   void sumStep(const StepWindow& w);
   void keepStretch(const StepOverlap& step);
 
-  ComputeUnion compute_;
+  IntervalUnion compute_;
   std::vector<GpuInterval> compute_scratch_;  // compute reaching into the window at hand
   const bool available_;
   const bool nvtx_;
@@ -94,15 +93,11 @@ class OverlapSweep {
   bool have_pending_step_ = false;
   OpenStep pending_step_;           // kept, its end waits for the next kept step's start
 
-  ReorderBuffer<GpuInterval, bool (*)(const GpuInterval&, const GpuInterval&)> start_order_;
-  bool have_open_ = false;
-  GpuInterval open_{};              // the union's last interval, still growing
-  std::deque<GpuInterval> unioned_; // closed union intervals the waiting windows may need
-  size_t uncounted_ = 0;            // the last of them, whose overlap with compute is not final yet
+  IntervalUnion comm_;              // of the communication kernels, held while windows may need it
+  std::vector<GpuInterval> comm_scratch_;  // communication reaching into the window at hand
+  uint64_t comm_counted_ = 0;       // comm_'s closed intervals counted into comm_ns_ and overlapped_ns_
   uint64_t compute_counted_ = 0;    // compute union intervals counted into compute_ns_
   uint64_t compute_ns_ = 0;         // compute from the first communication kernel's start on
-  uint64_t first_comm_ns_ = 0, last_comm_ns_ = 0;
-  uint64_t last_start_ns_ = 0;      // of the latest interval merged
   uint64_t comm_ns_ = 0, overlapped_ns_ = 0;
 
   std::deque<StepWindow> windows_;  // waiting to be summed, in order

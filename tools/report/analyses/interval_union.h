@@ -1,11 +1,12 @@
-// One process's compute kernels, merged into disjoint intervals on its GPU clock as they are
-// read from its file, held only while a reader still needs them: overlap's sweep and the
-// straggler class's busy-time queries follow it through the run, and neither needs the
-// process's kernels held whole.
+// The union of one process's GPU intervals (its communication kernels, or its compute
+// kernels), merged into disjoint intervals on its GPU clock as they are read from its file
+// and held only while a reader still needs them: overlap's sweep and the straggler class's
+// busy-time queries follow it through the run, and neither needs the intervals held whole.
 //
-// Kernels come from CUPTI's buffers in roughly start order (stream by stream, buffer by
-// buffer); kReorderKernels of them are held to restore it. Once a kernel has come out in
-// start order, no later one starts before it, so the union is final before its start.
+// Intervals come in roughly start order (ops as they complete, thread by thread; CUPTI's
+// kernels stream by stream, buffer by buffer); kReorder of them are held to restore it. Once
+// one has come out in start order, no later one starts before it, so the union is final
+// before its start.
 #pragma once
 
 #include <cstdint>
@@ -19,16 +20,16 @@
 
 namespace commtrace::report {
 
-class ComputeUnion {
+class IntervalUnion {
  public:
-  static constexpr size_t kReorderKernels = kProgramReorderOps;
+  static constexpr size_t kReorder = kProgramReorderOps;
 
   // Called with each union interval as it closes (is final), in start order.
   using Observer = std::function<void(const GpuInterval&)>;
-  explicit ComputeUnion(Observer on_closed = {});
+  explicit IntervalUnion(Observer on_closed = {});
 
-  void add(const GpuInterval& kernel);  // in file order; empty intervals are ignored
-  void endOfInput();                    // every kernel is in: the whole union is final
+  void add(const GpuInterval& interval);  // in file order; empty intervals are ignored
+  void endOfInput();                      // every interval is in: the whole union is final
   bool ended() const { return final_before_ == UINT64_MAX; }
 
   // The union is final for times before this (UINT64_MAX after endOfInput).
@@ -45,13 +46,16 @@ class ComputeUnion {
   void within(uint64_t from, uint64_t to, std::vector<GpuInterval>& out) const;
   // Closed intervals ending at or before t are needed no more.
   void dropEndingBy(uint64_t t);
-  // Kernels that came too far out of start order to be merged whole (their part before the
-  // union's last interval was lost).
+
+  // The start of the first interval merged and the latest end of any (0: none yet).
+  uint64_t firstStart() const { return first_start_; }
+  uint64_t lastEnd() const { return last_end_; }
+  // Intervals that came more than kReorder out of start order; each lost its part before
+  // the union's growing last interval (what came before that may be summed already).
   uint64_t outOfOrder() const { return out_of_order_; }
 
  private:
-  void merge(GpuInterval kernel);
-
+  void merge(GpuInterval interval);
   void close();
 
   Observer on_closed_;
@@ -59,6 +63,7 @@ class ComputeUnion {
   bool have_open_ = false;
   GpuInterval open_{};
   uint64_t final_before_ = 0;
+  uint64_t first_start_ = 0, last_end_ = 0;
   std::vector<GpuInterval> closed_;  // [begin_, end) still held
   size_t begin_ = 0;
   uint64_t dropped_ = 0;

@@ -1,7 +1,7 @@
 // The compute union as overlap's sweep follows it: kernels merged into final intervals in
 // start order, what is final when, kernels far out of order, and memory that stays bounded
 // over a long run while the sweep drops what it no longer needs.
-#include "tools/report/analyses/compute_union.h"
+#include "tools/report/analyses/interval_union.h"
 
 #include <gtest/gtest.h>
 
@@ -21,9 +21,9 @@ std::vector<std::pair<uint64_t, uint64_t>> spans(std::span<const GpuInterval> v)
   return out;
 }
 
-TEST(ComputeUnion, MergesOverlappingAndTouchingKernelsAndIgnoresEmptyOnes) {
+TEST(IntervalUnion, MergesOverlappingAndTouchingKernelsAndIgnoresEmptyOnes) {
   std::vector<std::pair<uint64_t, uint64_t>> seen;
-  ComputeUnion u([&](const GpuInterval& i) { seen.emplace_back(i.start_ns, i.end_ns); });
+  IntervalUnion u([&](const GpuInterval& i) { seen.emplace_back(i.start_ns, i.end_ns); });
   for (const GpuInterval& k : {kernel(10, 20), kernel(15, 30), kernel(30, 35), kernel(40, 40), kernel(50, 60)}) u.add(k);
   EXPECT_EQ(u.finalBefore(), 0u) << "held for reordering: nothing final yet";
   u.endOfInput();
@@ -41,9 +41,9 @@ TEST(ComputeUnion, MergesOverlappingAndTouchingKernelsAndIgnoresEmptyOnes) {
 
 // Past the reorder window, the union is final before the latest kernel merged, and the
 // growing interval is counted as what it is so far.
-TEST(ComputeUnion, IsFinalBeforeTheLatestKernelMerged) {
-  ComputeUnion u;
-  const uint64_t n = ComputeUnion::kReorderKernels + 3;
+TEST(IntervalUnion, IsFinalBeforeTheLatestKernelMerged) {
+  IntervalUnion u;
+  const uint64_t n = IntervalUnion::kReorder + 3;
   for (uint64_t i = 0; i < n; ++i) u.add(kernel(100 * i, 100 * i + 50));
   EXPECT_EQ(u.finalBefore(), 200u) << "three kernels merged, the third at 200";
   EXPECT_EQ(u.closedBefore(), 200u) << "the third is the growing interval";
@@ -57,9 +57,9 @@ TEST(ComputeUnion, IsFinalBeforeTheLatestKernelMerged) {
   EXPECT_EQ(u.outOfOrder(), 0u);
 }
 
-TEST(ComputeUnion, AKernelFarOutOfOrderLosesItsPartBeforeTheFinalUnion) {
-  ComputeUnion u;
-  const uint64_t n = ComputeUnion::kReorderKernels + 10;
+TEST(IntervalUnion, AKernelFarOutOfOrderLosesItsPartBeforeTheFinalUnion) {
+  IntervalUnion u;
+  const uint64_t n = IntervalUnion::kReorder + 10;
   for (uint64_t i = 0; i < n; ++i) u.add(kernel(100 * (i + 1), 100 * (i + 1) + 10));
   u.add(kernel(50, 60));     // before everything final: lost
   u.add(kernel(950, 1200));  // reaches past the final part: its tail kept
@@ -99,12 +99,14 @@ size_t mostComputeHeld(int steps, int kernels_per_step = 1) {
   OverlapRow row;
   EXPECT_TRUE(sweep.finish(row));
   EXPECT_EQ(row.step_count, steps);
-  if (kernels_per_step == 1) EXPECT_NEAR(row.overlapped_us, 2.0 * steps, 1e-6) << "2 us of each step's AllGather under compute";
+  if (kernels_per_step == 1) {
+    EXPECT_NEAR(row.overlapped_us, 2.0 * steps, 1e-6) << "2 us of each step's AllGather under compute";
+  }
   EXPECT_EQ(row.step_source, "inferred");
   return most;
 }
 
-TEST(ComputeUnion, HeldIntervalsDoNotGrowWithTheRun) {
+TEST(IntervalUnion, HeldIntervalsDoNotGrowWithTheRun) {
   const size_t short_run = mostComputeHeld(40'000);
   const size_t long_run = mostComputeHeld(400'000);
   EXPECT_GT(short_run, 0u);
@@ -114,7 +116,7 @@ TEST(ComputeUnion, HeldIntervalsDoNotGrowWithTheRun) {
 
 // 64 kernels per step: the prefix ends early, and what is held (the kernels of the ops the
 // reorder windows hold) does not grow with the run either.
-TEST(ComputeUnion, ManyKernelsPerStepAreNotHeldForTheWholePrefix) {
+TEST(IntervalUnion, ManyKernelsPerStepAreNotHeldForTheWholePrefix) {
   const size_t short_run = mostComputeHeld(40'000, 64);  // 80,000 ops: past the 65,536-op prefix
   const size_t long_run = mostComputeHeld(100'000, 64);
   EXPECT_LE(long_run, short_run + 64);
