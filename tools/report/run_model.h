@@ -48,6 +48,8 @@ struct LinearMap {
   double intercept = 0.0;
   bool valid = false;  // false: no samples; do not map
   double apply(double x) const { return slope * x + intercept; }
+  // A clock reading mapped, as a reading of the other clock (0 where it would fall before 0).
+  uint64_t mapNs(uint64_t t) const { return static_cast<uint64_t>(std::max(0.0, apply(static_cast<double>(t)))); }
 };
 
 // A CPU time (the process's CLOCK_MONOTONIC) as CLOCK_REALTIME, given their difference when

@@ -77,9 +77,8 @@ std::vector<Window> nvtxSteps(const ProcessInfo& process, const ProcessTimeline&
   std::function<bool(std::string_view)> step_range;
   if (rule.set()) step_range = [&](std::string_view name) { return rule.matches(name); };
   std::vector<Window> steps;
-  auto toGpu = [&](uint64_t cpu_ns) { return static_cast<uint64_t>(std::max(0.0, process.gpu_from_cpu.apply(static_cast<double>(cpu_ns)))); };
   for (const PhaseSpan& ph : stepRanges(timeline.phases, names, step_range)) {
-    const Window w{toGpu(ph.cpu_start_ns), toGpu(ph.cpu_end_ns)};
+    const Window w{process.gpu_from_cpu.mapNs(ph.cpu_start_ns), process.gpu_from_cpu.mapNs(ph.cpu_end_ns)};
     if (w.end_ns > w.start_ns) steps.push_back(w);
   }
   return steps;
@@ -157,10 +156,7 @@ ProcessOpSource opsFromFiles(const RunModel& run) {
     };
     const LinearMap& to_gpu = process.gpu_from_cupti;
     if (to_gpu.valid && timelineOf(run, p).has_kernel_records) {
-      sinks.compute = [&](const GpuInterval& k) {
-        const auto gpu = [&](uint64_t t) { return static_cast<uint64_t>(to_gpu.apply(static_cast<double>(t))); };
-        each.kernel({gpu(k.start_ns), gpu(k.end_ns), 0, k.stream});
-      };
+      sinks.compute = [&](const GpuInterval& k) { each.kernel({to_gpu.mapNs(k.start_ns), to_gpu.mapNs(k.end_ns), 0, k.stream}); };
     }
     readOwnRecords(process.path, sinks, error);
   };

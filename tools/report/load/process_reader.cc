@@ -194,7 +194,7 @@ void ProcessReader::mapClocks(ProcessInfo& info) {
   if (!info.gpu_from_cpu.valid && info.gpu_from_cupti.valid && !cpu_cupti_samples_.empty()) {
     std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu;
     for (const auto& [cpu, cupti] : cpu_cupti_samples_) {
-      cpu_gpu.emplace_back(cpu, static_cast<uint64_t>(info.gpu_from_cupti.apply(static_cast<double>(cupti))));
+      cpu_gpu.emplace_back(cpu, info.gpu_from_cupti.mapNs(cupti));
     }
     info.gpu_from_cpu = fitClockMap(cpu_gpu);
   }
@@ -233,10 +233,8 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });
   if (info.gpu_from_cupti.valid) {
-    for (const GpuInterval& k : compute_cupti_) {
-      const auto to_gpu = [&](uint64_t t) { return static_cast<uint64_t>(info.gpu_from_cupti.apply(static_cast<double>(t))); };
-      timeline.compute.push_back({to_gpu(k.start_ns), to_gpu(k.end_ns), k.name, k.stream});
-    }
+    for (const GpuInterval& k : compute_cupti_)
+      timeline.compute.push_back({info.gpu_from_cupti.mapNs(k.start_ns), info.gpu_from_cupti.mapNs(k.end_ns), k.name, k.stream});
   } else {
     timeline.unmapped_kernels = compute_kernels_;
   }

@@ -42,21 +42,20 @@ void expectWithinBound(const QuantileSketch& sketch, const std::vector<double>& 
   }
 }
 
-std::vector<double> uniform(size_t n, double lo, double hi, uint32_t seed) {
+// n values drawn from dist, seeded.
+template <class Distribution>
+std::vector<double> drawn(size_t n, uint32_t seed, Distribution dist) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
   std::vector<double> values(n);
-  for (double& value : values) value = dist(rng);
+  for (double& value : values) value = static_cast<double>(dist(rng));
   return values;
 }
 
-std::vector<double> logNormal(size_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::lognormal_distribution<double> dist(10, 2);
-  std::vector<double> values(n);
-  for (double& value : values) value = dist(rng);
-  return values;
+std::vector<double> uniform(size_t n, double lo, double hi, uint32_t seed) {
+  return drawn(n, seed, std::uniform_real_distribution<double>(lo, hi));
 }
+
+std::vector<double> logNormal(size_t n, uint32_t seed) { return drawn(n, seed, std::lognormal_distribution<double>(10, 2)); }
 
 // Two clusters four decades apart, like intra- and inter-node transfer times.
 std::vector<double> bimodal(size_t n, uint32_t seed) {
@@ -70,13 +69,7 @@ std::vector<double> bimodal(size_t n, uint32_t seed) {
 }
 
 // Values 0 .. 4: duplicates, zeros among them.
-std::vector<double> smallIntegers(size_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> dist(0, 4);
-  std::vector<double> values(n);
-  for (double& value : values) value = dist(rng);
-  return values;
-}
+std::vector<double> smallIntegers(size_t n, uint32_t seed) { return drawn(n, seed, std::uniform_int_distribution<int>(0, 4)); }
 
 std::vector<double> concat(std::initializer_list<const std::vector<double>*> parts) {
   std::vector<double> all;

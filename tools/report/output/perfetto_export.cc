@@ -42,7 +42,7 @@ uint64_t earliestGpuNs(const RunModel& run, size_t p) {
   const ProcessTimeline& t = run.timelines[p];
   if (!t.compute.empty()) keep(t.compute.front().start_ns);
   const LinearMap& gpu_from_cpu = run.processes[p].gpu_from_cpu;
-  if (!t.phases.empty() && gpu_from_cpu.valid) keep(static_cast<uint64_t>(std::max(0.0, gpu_from_cpu.apply(static_cast<double>(t.phases.front().cpu_start_ns)))));
+  if (!t.phases.empty() && gpu_from_cpu.valid) keep(gpu_from_cpu.mapNs(t.phases.front().cpu_start_ns));
   return earliest;
 }
 
@@ -215,9 +215,8 @@ class TraceWriter {
         slices.push_back({t.compute[i].start_ns, t.compute[i].end_ns, Slice::Kind::kCompute, t.compute[i].stream, {}, i});
     const LinearMap& gpu_from_cpu = run_.processes[p].gpu_from_cpu;
     if (!gpu_from_cpu.valid) return slices;  // NVTX ranges are on the CPU clock: no place on the GPU timeline
-    auto toGpu = [&](uint64_t cpu_ns) { return static_cast<uint64_t>(std::max(0.0, gpu_from_cpu.apply(static_cast<double>(cpu_ns)))); };
     for (uint32_t i = 0; i < t.phases.size(); ++i) {
-      const uint64_t start = toGpu(t.phases[i].cpu_start_ns), end = toGpu(t.phases[i].cpu_end_ns);
+      const uint64_t start = gpu_from_cpu.mapNs(t.phases[i].cpu_start_ns), end = gpu_from_cpu.mapNs(t.phases[i].cpu_end_ns);
       if (end > start) slices.push_back({start, end, Slice::Kind::kPhase, 0, {}, i});
     }
     return slices;
