@@ -133,14 +133,17 @@ void OpJoiner::handOn(uint32_t open) {
 bool OpJoiner::addColl(const CollRow& row) {
   const Place* place = placeOf(row.view.process, row.comm_id);
   if (place == nullptr) return false;
-  uint32_t& slot = row.graph_captured ? instances_.byOpIndex(place->comm, row.op_index)
-                                      : instances_.bySeq(place->comm, row.func, row.seq);
-  if (slot == kClosed) {
+  const InstanceIndex::Key key = row.graph_captured ? InstanceIndex::Key{place->comm, InstanceIndex::kByOpIndex, row.op_index}
+                                                    : InstanceIndex::Key{place->comm, row.func, row.seq};
+  uint32_t open = instances_.find(key);
+  if (open == InstanceIndex::kClosed) {
     ++duplicates_[static_cast<size_t>(row.view.process)];
     return true;
   }
-  if (slot == InstanceIndex::kNone) slot = openInstance(row, place->comm);
-  const uint32_t open = slot;
+  if (open == InstanceIndex::kNone) {
+    open = openInstance(row, place->comm);
+    instances_.store(key, open);
+  }
   OpenColl& o = open_colls_[open];
   fillMissing(o.instance, row);
   MemberView& seat = o.seats[static_cast<uint32_t>(place->rank)];
@@ -151,7 +154,7 @@ bool OpJoiner::addColl(const CollRow& row) {
   seat = row.view;
   seat.comm_rank = place->rank;
   if (++o.filled == o.instance.n_members) {
-    slot = kClosed;
+    instances_.close(key);
     handOn(open);
   }
   return true;

@@ -75,9 +75,6 @@ class OpJoiner {
                                    (uint64_t{k.comm} << 48));
     }
   };
-  // An instance slot of the index: kNone (never seen), an open instance, or kClosed (handed
-  // on whole: a further record for it repeats one already read).
-  static constexpr uint32_t kClosed = InstanceIndex::kNone - 1;
 
   uint32_t commFor(int process, uint64_t comm_id);
   void addCommInfo(int process, const CommInfoRow& info);
@@ -100,7 +97,7 @@ class OpJoiner {
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> comm_index_;  // (restart, comm id) -> comm
   std::vector<std::vector<Place>> places_;                        // per process
   std::vector<size_t> last_place_;                                // per process: the last hit
-  InstanceIndex instances_;                 // -> index into open_colls_, or kClosed
+  InstanceIndex instances_;                 // -> index into open_colls_
   std::vector<OpenColl> open_colls_;        // slots, reused through free_colls_
   std::vector<uint32_t> free_colls_;
   std::unordered_map<P2pKey, P2pTransfer, P2pKeyHash> open_transfers_;  // one side seen so far
