@@ -4,6 +4,8 @@
 #   ddp-64x100k   64 ranks on one world communicator, 100,000 bucketed AllReduce each
 #   ddp-64x1M     the same, 10x longer (peak RSS should stay within 10 % of the above)
 #   mixed-1024x10k 1,024 ranks, world + per-node tp + cross-node dp communicators, sends
+#   mixed-64x100k 64 ranks of that shape, 100,000 collectives each (320k sends/receives)
+#   mixed-64x1M   the same, 10x longer (peak RSS should not grow with the sends either)
 #   cupti-8x50k   8 DDP ranks with CUPTI: 16 compute kernels per collective (6.4 M kernels)
 #   cupti-8x200k  the same, 4x longer (peak RSS should not grow with the kernels)
 # Runs are written by `commtrace-synth --run-dir` in chunks as the library's flusher cuts
@@ -32,6 +34,8 @@ declare -A args=(
   [ddp-64x100k]="--shape ddp --ranks 64 --collectives 100000"
   [ddp-64x1M]="--shape ddp --ranks 64 --collectives 1000000"
   [mixed-1024x10k]="--shape mixed --ranks 1024 --collectives 10000"
+  [mixed-64x100k]="--shape mixed --ranks 64 --collectives 100000"
+  [mixed-64x1M]="--shape mixed --ranks 64 --collectives 1000000"
   [cupti-8x50k]="--shape ddp --ranks 8 --collectives 50000 --kernels 16"
   [cupti-8x200k]="--shape ddp --ranks 8 --collectives 200000 --kernels 16"
 )

@@ -35,7 +35,7 @@ bool load(const Options& options, RunModel& run, std::ostream& err, report::Join
                            .progress = showProgress(options.progress),
                            .job = options.job,
                            .stream = stream,
-                           .keep_collectives = stream == nullptr,
+                           .keep_ops = stream == nullptr,
                            .window = window,
                            .keep_all_phases = steps == nullptr,
                            .step_range = {},

@@ -192,23 +192,23 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
                    const StreamedAnalyses& streamed, ProgressLine* progress) {
   Report report;
   const std::vector<uint64_t> instances = streamed.shapes.instancesPerComm(run.comms.size());
-  report.run = summarizeRun(run, instances);
+  report.run = summarizeRun(run, instances, streamed.transfer_gaps.transfers());
   report.clocks = clocks.summary;
   report.communicators = communicatorRows(run, instances);
   report.bandwidth = streamed.bandwidth.rows(run);
   report.bandwidth_series = bandwidthSeries(run, clocks, streamed.bandwidth_series);
-  report.matrix = communicationMatrix(run, streamed.shapes);
+  report.matrix = communicationMatrix(run, streamed.shapes, streamed.transfer_cells);
   // Overlap follows each process through its whole run: from its file, one process per
   // thread at a time, where the loader did not keep the collectives; on the way it measures
   // the compute in the flagged stragglers' gaps.
   GapBusyTime busy(run, streamed.evidence, flaggedStragglers(run, streamed.arrivals));
-  report.overlap = run.collectives_kept ? computeOverlap(run, step_rule, opsFromModel(run), 1, nullptr, &busy)
+  report.overlap = run.ops_kept ? computeOverlap(run, step_rule, opsFromModel(run), 1, nullptr, &busy)
                                         : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress, &busy);
   report.kernels = kernelBreakdown(run);
-  report.peer_waits = peerWaits(run, report.overlap);
+  report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.lateness, streamed.evidence, &busy});
-  report.mismatches = findMismatches(run, streamed.gaps, report.mismatches_total);
+  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, streamed.evidence, &busy});
+  report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total);
 
   addEmptyWindowFinding(report.run, report.findings);
   addStragglerFinding(report.stragglers, report.findings);

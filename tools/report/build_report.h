@@ -5,8 +5,10 @@
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/bandwidth_series.h"
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
+#include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/report.h"
@@ -18,7 +20,9 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  StreamedAnalyses() : OpFanout({&bandwidth, &bandwidth_series, &arrivals, &shapes, &gaps, &anchors, &lateness, &evidence}) {}
+  StreamedAnalyses()
+      : OpFanout({&bandwidth, &bandwidth_series, &arrivals, &shapes, &transfer_cells, &gaps, &transfer_gaps, &peer_waits,
+                  &anchors, &lateness, &evidence}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
@@ -26,7 +30,10 @@ class StreamedAnalyses : public OpFanout {
   BandwidthSeriesTally bandwidth_series;
   ArrivalTally arrivals;
   CollShapeTally shapes;
+  TransferCellTally transfer_cells;
   CollGapTally gaps;
+  TransferGapTally transfer_gaps;
+  PeerWaitTally peer_waits;
   AnchorSample anchors;  // for alignClocks(run, anchors)
   LatenessBins lateness;
   StragglerEvidence evidence;

@@ -22,7 +22,7 @@ Report reportOf(const std::string& dir) {
   RunModel run;
   StreamedAnalyses streamed;
   std::ostringstream err;
-  EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed, .keep_collectives = false}, run, err)) << err.str();
+  EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed, .keep_ops = false}, run, err)) << err.str();
   EXPECT_EQ(err.str(), "");
   return buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
 }

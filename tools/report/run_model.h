@@ -36,6 +36,11 @@ class NamePool {
   static const nccl::FuncInfo* ncclFunc(NameId id) {
     return id >= 1 && id <= nccl::kFuncCount ? &nccl::kFuncs[id - 1] : nullptr;
   }
+  // AlltoAll, Gather, Scatter: a transfer of such a func is a piece of a call (p2p_calls.h).
+  static bool isCallPiece(NameId func) {
+    const nccl::FuncInfo* f = ncclFunc(func);
+    return f != nullptr && f->shape == nccl::FuncShape::kPieces;
+  }
 
  private:
   std::vector<std::string> names_;
@@ -240,9 +245,11 @@ struct RunModel {
   std::vector<ProcessInfo> processes;
   std::vector<ProcessTimeline> timelines;  // parallel to processes
   std::vector<Communicator> comms;
-  // Empty when the loader streamed the collectives to the analyses without keeping them
-  // (LoadOptions::keep_collectives): what reads them then reads the stream or the files.
-  bool collectives_kept = true;
+  // False when the loader streamed the collectives and plain transfers to the analyses
+  // without keeping them (LoadOptions::keep_ops): collectives and members are then empty and
+  // transfers holds only the pieces of AlltoAll, Gather and Scatter calls; what reads the
+  // rest reads the stream or the files.
+  bool ops_kept = true;
   std::vector<CollInstance> collectives;  // sorted by (comm, op_index)
   std::vector<MemberView> members;
   std::vector<P2pTransfer> transfers;     // sorted by (comm, op_index)

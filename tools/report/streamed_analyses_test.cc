@@ -125,17 +125,22 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   expectSameBandwidth(rows, replayed.bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run, fed.anchors);
   expectSameClocks(clocks, alignClocks(run));
-  const StragglerReport stragglers = rankStragglers(run, clocks, {fed.arrivals, fed.shapes, fed.lateness, fed.evidence});
+  const StragglerReport stragglers = rankStragglers(run, clocks, {fed.arrivals, fed.shapes, fed.transfer_cells, fed.lateness, fed.evidence});
   ASSERT_FALSE(stragglers.ranks.empty());
   EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
   ASSERT_FALSE(stragglers.links.empty());
-  expectSameStragglers(stragglers, rankStragglers(run, clocks, {replayed.arrivals, replayed.shapes, replayed.lateness, replayed.evidence}));
-  const CommMatrix matrix = communicationMatrix(run, fed.shapes);
+  expectSameStragglers(stragglers, rankStragglers(run, clocks, {replayed.arrivals, replayed.shapes, replayed.transfer_cells, replayed.lateness, replayed.evidence}));
+  const CommMatrix matrix = communicationMatrix(run, fed.shapes, fed.transfer_cells);
   ASSERT_GT(matrix.slices.size(), 1u);
-  expectSameMatrix(matrix, communicationMatrix(run, replayed.shapes));
+  expectSameMatrix(matrix, communicationMatrix(run, replayed.shapes, replayed.transfer_cells));
+  expectSameMatrix(matrix, communicationMatrix(run));
   std::vector<uint64_t> instances(run.comms.size(), 0);
   for (const CollInstance& c : run.collectives) ++instances[c.comm];
   EXPECT_EQ(fed.shapes.instancesPerComm(run.comms.size()), instances);
+  ASSERT_FALSE(run.transfers.empty());
+  EXPECT_EQ(fed.transfer_gaps.transfers(), run.transfers.size());
+  EXPECT_FALSE(fed.transfer_cells.cells().empty());
+  EXPECT_EQ(fed.peer_waits.pairs(), replayed.peer_waits.pairs());
 }
 
 TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
@@ -155,7 +160,10 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   shards[0].bandwidth.merge(shards[1].bandwidth);
   shards[0].arrivals.merge(shards[1].arrivals);
   shards[0].shapes.merge(shards[1].shapes);
+  shards[0].transfer_cells.merge(shards[1].transfer_cells);
   shards[0].gaps.merge(shards[1].gaps);
+  shards[0].transfer_gaps.merge(shards[1].transfer_gaps);
+  shards[0].peer_waits.merge(shards[1].peer_waits);
   shards[0].anchors.merge(shards[1].anchors);
   shards[0].lateness.merge(shards[1].lateness);
   shards[0].evidence.merge(shards[1].evidence);
@@ -163,9 +171,13 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run);
-  expectSameStragglers(rankStragglers(run, clocks, {whole.arrivals, whole.shapes, whole.lateness, whole.evidence}),
-                       rankStragglers(run, clocks, {shards[0].arrivals, shards[0].shapes, shards[0].lateness, shards[0].evidence}));
-  expectSameMatrix(communicationMatrix(run, whole.shapes), communicationMatrix(run, shards[0].shapes));
+  expectSameStragglers(rankStragglers(run, clocks, {whole.arrivals, whole.shapes, whole.transfer_cells, whole.lateness, whole.evidence}),
+                       rankStragglers(run, clocks, {shards[0].arrivals, shards[0].shapes, shards[0].transfer_cells, shards[0].lateness, shards[0].evidence}));
+  expectSameMatrix(communicationMatrix(run, whole.shapes, whole.transfer_cells),
+                   communicationMatrix(run, shards[0].shapes, shards[0].transfer_cells));
+  EXPECT_EQ(whole.transfer_gaps.transfers(), shards[0].transfer_gaps.transfers());
+  ASSERT_FALSE(whole.peer_waits.pairs().empty());
+  EXPECT_EQ(whole.peer_waits.pairs(), shards[0].peer_waits.pairs());
 }
 
 void expectSameMismatches(const std::vector<MismatchRow>& a, uint64_t a_total, const std::vector<MismatchRow>& b, uint64_t b_total) {
@@ -185,7 +197,7 @@ TEST(StreamedAnalyses, MismatchesOfARankWithoutAFileAreTheSameFedAnyWay) {
   StreamedAnalyses fed;
   const RunModel run = loadSyntheticRun(dir.path() + "/run", fed, true);
   uint64_t fed_total = 0, replayed_total = 0, sharded_total = 0;
-  const std::vector<MismatchRow> rows = findMismatches(run, fed.gaps, fed_total);
+  const std::vector<MismatchRow> rows = findMismatches(run, fed.gaps, fed.transfer_gaps, fed_total);
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows.front().kind, "file ends");
   const std::vector<MismatchRow> replayed = findMismatches(run, replayed_total);
@@ -197,7 +209,10 @@ TEST(StreamedAnalyses, MismatchesOfARankWithoutAFileAreTheSameFedAnyWay) {
     shards[i % 2].collective(c, {run.membersOf(c), c.n_members});
   }
   shards[0].merge(shards[1]);
-  const std::vector<MismatchRow> sharded = findMismatches(run, shards[0], sharded_total);
+  TransferGapTally transfer_shards[2];
+  for (size_t i = 0; i < run.transfers.size(); ++i) transfer_shards[i % 2].transfer(run.transfers[i]);
+  transfer_shards[0].merge(transfer_shards[1]);
+  const std::vector<MismatchRow> sharded = findMismatches(run, shards[0], transfer_shards[0], sharded_total);
   expectSameMismatches(rows, fed_total, sharded, sharded_total);
 }
 
@@ -241,11 +256,14 @@ TEST(StreamedAnalyses, TheReportWithoutTheCollectivesKeptEqualsTheReportOverTheR
   RunModel streamed_run;
   StreamedAnalyses streamed;
   std::ostringstream err;
-  ASSERT_TRUE(loadRun({.paths = {dir.path() + "/run"}, .stream = &streamed, .keep_collectives = false}, streamed_run, err)) << err.str();
-  EXPECT_FALSE(streamed_run.collectives_kept);
+  ASSERT_TRUE(loadRun({.paths = {dir.path() + "/run"}, .stream = &streamed, .keep_ops = false}, streamed_run, err)) << err.str();
+  EXPECT_FALSE(streamed_run.ops_kept);
   EXPECT_TRUE(streamed_run.collectives.empty());
   EXPECT_TRUE(streamed_run.members.empty());
-  EXPECT_EQ(streamed_run.transfers.size(), whole.transfers.size());
+  // Plain sends and receives are streamed too; only the pieces of AlltoAll/Gather/Scatter
+  // calls (none here) stay for grouping.
+  ASSERT_FALSE(whole.transfers.empty());
+  EXPECT_TRUE(streamed_run.transfers.empty());
   std::ostringstream actual;
   writeText(buildReport(streamed_run, alignClocks(streamed_run, streamed.anchors), {}, streamed), actual);
   EXPECT_NE(expected.str().find("Straggler: rank"), std::string::npos);

@@ -101,8 +101,7 @@ void BandwidthTally::collective(const CollInstance& c, std::span<const MemberVie
 }
 
 void BandwidthTally::transfer(const P2pTransfer& t) {
-  const nccl::FuncInfo* func = NamePool::ncclFunc(t.func);
-  if (func != nullptr && func->shape == nccl::FuncShape::kPieces) return;  // counted with its call in rows()
+  if (NamePool::isCallPiece(t.func)) return;  // counted with its call in rows()
   addOp(groups_, {t.comm, t.func, 0, 0, 0}, t.bytes, 2, true, transferNs(t));
 }
 

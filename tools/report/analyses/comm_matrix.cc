@@ -107,18 +107,21 @@ class MatrixBuilder {
     }
   }
 
-  // Each transfer with its transfer time (transferTimes: a call's pieces take the call's).
-  void addTransfers() {
-    const std::vector<uint64_t> times = transferTimes(run_);
-    for (size_t i = 0; i < run_.transfers.size(); ++i) addTransfer(run_.transfers[i], times[i]);
-  }
-
-  void addTransfer(const P2pTransfer& t, uint64_t ns) {
-    if (t.bytes == 0) {
-      ++unsized_ops_;
-      return;
+  // The plain transfers from their cells; the calls' pieces from the run, each with its
+  // call's transfer time (transferTimes).
+  void addTransfers(const TransferCellTally& cells) {
+    for (const auto& [cell, sums] : cells.cells()) {
+      if (NamePool::isCallPiece(cell.func)) continue;
+      unsized_ops_ += sums.unsized;
+      if (sums.bytes != 0) add(cell.comm, cell.func, cell.src, cell.dst, {sums.bytes, sums.bytes, sums.timed_bytes, sums.time_ns});
     }
-    add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, {t.bytes, t.bytes, ns != 0 ? t.bytes : 0, ns});
+    const std::vector<uint64_t> times = transferTimes(run_);
+    for (size_t i = 0; i < run_.transfers.size(); ++i) {
+      const P2pTransfer& t = run_.transfers[i];
+      if (!NamePool::isCallPiece(t.func)) continue;
+      if (t.bytes == 0) ++unsized_ops_;
+      else add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, {t.bytes, t.bytes, times[i] != 0 ? t.bytes : 0, times[i]});
+    }
   }
 
   CommMatrix finish() {
@@ -188,12 +191,14 @@ class MatrixBuilder {
 
 }  // namespace
 
-CommMatrix communicationMatrix(const RunModel& run) { return communicationMatrix(run, collShapes(run)); }
+CommMatrix communicationMatrix(const RunModel& run) {
+  return communicationMatrix(run, collShapes(run), transferCells(run));
+}
 
-CommMatrix communicationMatrix(const RunModel& run, const CollShapeTally& shapes) {
+CommMatrix communicationMatrix(const RunModel& run, const CollShapeTally& shapes, const TransferCellTally& transfers) {
   MatrixBuilder builder(run);
   builder.addCollectives(shapes);
-  builder.addTransfers();
+  builder.addTransfers(transfers);
   return builder.finish();
 }
 

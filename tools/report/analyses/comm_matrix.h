@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -12,8 +13,9 @@ namespace commtrace::report {
 // A cell's time is the summed transfer time (op_metrics.h) of the ops that crossed it.
 // Ops whose size was not recorded add nothing, and ranks whose global rank is unknown have
 // no row; CommMatrix::model says how many of either there were.
-// shapes: the run's collectives summed by shape (coll_shapes.h), as the stream fed them.
-CommMatrix communicationMatrix(const RunModel& run, const CollShapeTally& shapes);
+// shapes and transfers: the run's collectives summed by shape (coll_shapes.h) and its
+// transfers by cell (transfer_cells.h), as the stream fed them.
+CommMatrix communicationMatrix(const RunModel& run, const CollShapeTally& shapes, const TransferCellTally& transfers);
 // The same for a run held whole.
 CommMatrix communicationMatrix(const RunModel& run);
 

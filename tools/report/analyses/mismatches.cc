@@ -32,6 +32,12 @@ bool unfinished(const MemberView& m, bool others_have_gpu_ends) {
   return m.gpu_start_ns != 0 || (m.cpu_start_ns != 0 && others_have_gpu_ends);
 }
 
+// A transfer a side of which is missing or unfinished: all MismatchFinder looks at.
+bool hasGap(const P2pTransfer& t) {
+  return t.send.process < 0 || t.recv.process < 0 || unfinished(t.send, t.recv.gpu_end_ns != 0) ||
+         unfinished(t.recv, t.send.gpu_end_ns != 0);
+}
+
 class MismatchFinder {
  public:
   explicit MismatchFinder(const RunModel& run) : run_(run) {}
@@ -49,15 +55,9 @@ class MismatchFinder {
     for (const CollGapTally::Gap* g : gaps) collective(*g, tally);
   }
 
-  void transfers() {
-    // (comm, sender, receiver, side) -> the last transfer index that side recorded
-    std::map<std::tuple<uint32_t, int, int, bool>, uint64_t> last_recorded;
-    for (const P2pTransfer& t : run_.transfers) {
-      if (t.send.process >= 0) last_recorded[{t.comm, t.send.comm_rank, t.recv.comm_rank, true}] = t.op_index;
-      if (t.recv.process >= 0) last_recorded[{t.comm, t.send.comm_rank, t.recv.comm_rank, false}] = t.op_index;
-    }
-    for (const P2pTransfer& t : run_.transfers)
-      for (const bool send : {true, false}) transferSide(t, send, last_recorded);
+  void transfers(const TransferGapTally& tally) {
+    for (const P2pTransfer& t : tally.gaps())
+      for (const bool send : {true, false}) transferSide(t, send, tally);
   }
 
   // The file ends first (one per rank and communicator, so few), then the rest up to the cap.
@@ -115,8 +115,7 @@ class MismatchFinder {
     keep(std::move(row));
   }
 
-  void transferSide(const P2pTransfer& t, bool send,
-                    const std::map<std::tuple<uint32_t, int, int, bool>, uint64_t>& last_recorded) {
+  void transferSide(const P2pTransfer& t, bool send, const TransferGapTally& tally) {
     const Communicator& comm = run_.comms[t.comm];
     const MemberView& side = send ? t.send : t.recv;
     const MemberView& other = send ? t.recv : t.send;
@@ -130,8 +129,7 @@ class MismatchFinder {
     }
     if (side.process >= 0) return;
     if (!hasFile(comm, side.comm_rank)) return fileEnds(t.comm, t.func, t.op_index, side.comm_rank, kNoFileForSeat);
-    const auto last = last_recorded.find({t.comm, t.send.comm_rank, t.recv.comm_rank, send});
-    if (last != last_recorded.end() && last->second > t.op_index) {
+    if (tally.lastRecordedPlusOne(t.comm, t.send.comm_rank, t.recv.comm_rank, send) > t.op_index + 1) {
       MismatchRow row = rowFor(t.comm, t.func, t.op_index, "missing");
       setRanks(comm, {side.comm_rank}, row);
       row.detail = what + " never recorded although later ones were";
@@ -210,16 +208,63 @@ uint64_t CollGapTally::lastRecordedPlusOne(uint32_t comm, int comm_rank) const {
   return last_plus_one_[comm][static_cast<size_t>(comm_rank)];
 }
 
-std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total) {
-  CollGapTally gaps;
-  replayRun(run, gaps);
-  return findMismatches(run, gaps, total);
+void TransferGapTally::transfer(const P2pTransfer& t) {
+  ++transfers_;
+  for (const bool send : {true, false}) {
+    if ((send ? t.send : t.recv).process < 0) continue;
+    uint64_t& last = last_plus_one_[{t.comm, t.send.comm_rank, t.recv.comm_rank, send}];
+    last = std::max(last, t.op_index + 1);
+  }
+  if (hasGap(t)) gaps_.push_back(t);
 }
 
-std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& gaps, uint64_t& total) {
+void TransferGapTally::finish(std::span<const uint32_t> new_index) {
+  std::map<Side, uint64_t> renumbered_last;
+  for (const auto& [side, last] : last_plus_one_) {
+    Side s = side;
+    std::get<0>(s) = renumbered(new_index, std::get<0>(side));
+    renumbered_last[s] = last;
+  }
+  last_plus_one_ = std::move(renumbered_last);
+  for (P2pTransfer& t : gaps_) t.comm = renumbered(new_index, t.comm);
+  sortGaps();
+}
+
+void TransferGapTally::merge(const TransferGapTally& other) {
+  transfers_ += other.transfers_;
+  for (const auto& [side, theirs] : other.last_plus_one_) {
+    uint64_t& last = last_plus_one_[side];
+    last = std::max(last, theirs);
+  }
+  gaps_.insert(gaps_.end(), other.gaps_.begin(), other.gaps_.end());
+  sortGaps();
+}
+
+void TransferGapTally::sortGaps() {
+  std::sort(gaps_.begin(), gaps_.end(), [](const P2pTransfer& a, const P2pTransfer& b) {
+    return std::tie(a.comm, a.op_index, a.send.comm_rank, a.recv.comm_rank) <
+           std::tie(b.comm, b.op_index, b.send.comm_rank, b.recv.comm_rank);
+  });
+}
+
+uint64_t TransferGapTally::lastRecordedPlusOne(uint32_t comm, int sender, int receiver, bool send) const {
+  const auto it = last_plus_one_.find({comm, sender, receiver, send});
+  return it == last_plus_one_.end() ? 0 : it->second;
+}
+
+std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total) {
+  CollGapTally collectives;
+  TransferGapTally transfers;
+  OpFanout both({&collectives, &transfers});
+  replayRun(run, both);
+  return findMismatches(run, collectives, transfers, total);
+}
+
+std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& collectives,
+                                        const TransferGapTally& transfers, uint64_t& total) {
   MismatchFinder finder(run);
-  finder.collectives(gaps);
-  finder.transfers();
+  finder.collectives(collectives);
+  finder.transfers(transfers);
   return finder.finish(total);
 }
 

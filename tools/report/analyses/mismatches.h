@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <span>
 #include <vector>
 
@@ -52,7 +54,35 @@ class CollGapTally : public JoinedOpSink {
   std::vector<Gap> gaps_;
 };
 
-std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& gaps, uint64_t& total);
+// The transfers' part, kept as they stream by: each (communicator, sender, receiver) side's
+// last recorded transfer index, and the transfers with a side missing or unfinished (none
+// in a healthy run). Counts every transfer handed on.
+class TransferGapTally : public JoinedOpSink {
+ public:
+  void collective(const CollInstance&, std::span<const MemberView>) override {}
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override;
+  // Adds another tally of the same run (finished, or both not yet): a shard's.
+  void merge(const TransferGapTally& other);
+
+  uint64_t transfers() const { return transfers_; }
+  // Sorted by (communicator, transfer index, sender, receiver) once finished.
+  const std::vector<P2pTransfer>& gaps() const { return gaps_; }
+  // The last transfer index of (comm, sender, receiver) the sender's side (send) or the
+  // receiver's recorded, plus one; 0 when it recorded none.
+  uint64_t lastRecordedPlusOne(uint32_t comm, int sender, int receiver, bool send) const;
+
+ private:
+  using Side = std::tuple<uint32_t, int, int, bool>;  // (comm, sender, receiver, the sender's side)
+  void sortGaps();
+
+  uint64_t transfers_ = 0;
+  std::map<Side, uint64_t> last_plus_one_;
+  std::vector<P2pTransfer> gaps_;
+};
+
+std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& collectives,
+                                        const TransferGapTally& transfers, uint64_t& total);
 // The same for a run held whole.
 std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total);
 

@@ -34,7 +34,7 @@ std::map<PieceKey, std::vector<Piece>> piecesByRank(const RunModel& run) {
   std::map<PieceKey, std::vector<Piece>> out;
   for (uint32_t i = 0; i < run.transfers.size(); ++i) {
     const P2pTransfer& t = run.transfers[i];
-    if (!isCallPiece(run.name(t.func)) || t.send.comm_rank == t.recv.comm_rank) continue;
+    if (!NamePool::isCallPiece(t.func) || t.send.comm_rank == t.recv.comm_rank) continue;
     const bool sent = t.send.process >= 0;
     if (sent) out[{t.comm, t.func, t.send.comm_rank}].push_back({&t.send, true, t.recv.comm_rank, t.bytes, i, true});
     if (t.recv.process >= 0)
@@ -110,8 +110,6 @@ P2pCall& callAt(const RunModel& run, std::map<CallKey, P2pCall>& calls, const Ca
 }
 
 }  // namespace
-
-bool isCallPiece(std::string_view func) { return callFuncOf(func) != nullptr; }
 
 std::vector<P2pCall> p2pCalls(const RunModel& run) {
   std::map<CallKey, P2pCall> calls;

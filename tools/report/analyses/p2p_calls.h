@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "tools/report/run_model.h"
@@ -41,9 +40,6 @@ struct P2pCall {
   // grouping, or the receiver's where the send was not recorded).
   std::vector<uint32_t> pieces;
 };
-
-// True for the API funcs whose transfers are pieces of a call: AlltoAll, Gather, Scatter.
-bool isCallPiece(std::string_view func);
 
 // Every call of those funcs, sorted by (comm, func, index).
 std::vector<P2pCall> p2pCalls(const RunModel& run);

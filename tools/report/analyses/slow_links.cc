@@ -45,12 +45,10 @@ class LinkCollector {
     }
   }
 
-  void addTransfers() {
-    for (const P2pTransfer& t : run_.transfers) {
-      const uint64_t ns = transferNs(t);
-      if (ns != 0 && t.bytes >= kMinLinkBytes)
-        add(t.comm, t.send.comm_rank, t.recv.comm_rank, gbPerS(static_cast<double>(t.bytes), ns), 1, true);
-    }
+  // Each pair's timed transfers of at least kMinLinkBytes: the best of them is the fastest's.
+  void addTransfers(const TransferCellTally& transfers) {
+    for (const auto& [cell, sums] : transfers.cells())
+      if (sums.link_ops != 0) add(cell.comm, cell.src, cell.dst, sums.best_gbs, sums.link_ops, true);
   }
 
   // (a, b) with a < b -> samples
@@ -95,12 +93,12 @@ void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) 
 
 }  // namespace
 
-std::vector<SlowLinkRow> slowLinks(const RunModel& run) { return slowLinks(run, collShapes(run)); }
+std::vector<SlowLinkRow> slowLinks(const RunModel& run) { return slowLinks(run, collShapes(run), transferCells(run)); }
 
-std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes) {
+std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes, const TransferCellTally& transfers) {
   LinkCollector collector(run);
   collector.addCollectives(shapes);
-  collector.addTransfers();
+  collector.addTransfers(transfers);
   const std::vector<std::string> hosts = hostsByRank(run);
   std::vector<SlowLinkRow> rows;
   std::vector<const LinkSamples*> samples;

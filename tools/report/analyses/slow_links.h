@@ -6,14 +6,12 @@
 #include <vector>
 
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
 
-// Ops that move less than this over a pair are latency-bound and say nothing about the
-// link's bandwidth (a 4-byte AllReduce, the pieces of a small AlltoAll).
-constexpr uint64_t kMinLinkBytes = 1 << 20;
 // A link is flagged when even its best op stayed below this fraction of its kind's median:
 // the best of many ops is immune to one-off contention, so a link that never reached half
 // of what its peers typically reach is slow every time it is used.
@@ -28,8 +26,9 @@ constexpr size_t kMaxLinkRows = 100;
 // collectives that also cross a slower pair inherits their bandwidth: taking the best op
 // clears every pair that some faster op crossed. Sorted: flagged first, then by the ratio
 // to the kind's median, lowest first.
-// shapes: the run's collectives summed by shape (coll_shapes.h), as the stream fed them.
-std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes);
+// shapes and transfers: the run's collectives summed by shape (coll_shapes.h) and its
+// transfers by cell (transfer_cells.h; kMinLinkBytes is there), as the stream fed them.
+std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes, const TransferCellTally& transfers);
 // The same for a run held whole.
 std::vector<SlowLinkRow> slowLinks(const RunModel& run);
 

@@ -226,7 +226,7 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   StragglerEvidence evidence;
   OpFanout all({&arrivals, &lateness, &evidence});
   replayRun(run, all);
-  return rankStragglers(run, clocks, {arrivals, collShapes(run), lateness, evidence});
+  return rankStragglers(run, clocks, {arrivals, collShapes(run), transferCells(run), lateness, evidence});
 }
 
 std::vector<int> flaggedStragglers(const RunModel& run, const ArrivalTally& arrivals) {
@@ -237,7 +237,7 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   const std::vector<std::string> hosts = hostsByRank(run);
   const Tallies t = tally(run, in.arrivals);
   StragglerReport report;
-  report.links = slowLinks(run, in.shapes);
+  report.links = slowLinks(run, in.shapes, in.transfers);
   report.ranks = rankRows(t, hosts);
   classify(run, in.evidence, in.busy, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);

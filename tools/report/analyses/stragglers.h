@@ -8,6 +8,7 @@
 #include "tools/report/analyses/gap_busy_time.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
+#include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/analyses/straggler_class.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
@@ -69,6 +70,7 @@ class ArrivalTally : public JoinedOpSink {
 struct StragglerInputs {
   const ArrivalTally& arrivals;
   const CollShapeTally& shapes;
+  const TransferCellTally& transfers;
   const LatenessBins& lateness;
   const StragglerEvidence& evidence;
   const GapBusyTime* busy = nullptr;

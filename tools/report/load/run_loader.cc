@@ -220,7 +220,7 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
       bytes_done += done.file_bytes;
       ++files_done;
       keepFile(done, run);
-      if (!reserved && run.collectives_kept) reserveMembers(run, coll_rows, bytes_done, total_bytes);
+      if (!reserved && run.ops_kept) reserveMembers(run, coll_rows, bytes_done, total_bytes);
       reserved = true;
     }
     progress.update(files_done, bytes_done);
@@ -354,7 +354,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run.timelines.resize(run.processes.size());
   if (!resolveRunWindow(options.window, options.step_range, run, err)) return false;
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
-  RunModelSink model(run, options.keep_collectives);
+  RunModelSink model(run, options.keep_ops);
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
   TimeWindowFilter window(run, sinks);
   OpJoiner joiner(run, std::move(identities), run.window.set() ? static_cast<JoinedOpSink&>(window) : sinks);

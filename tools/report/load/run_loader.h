@@ -26,10 +26,12 @@ struct LoadOptions {
   // Also hands every op to this sink the moment it is joined (op_stream.h), so that the
   // analyses fed this way never need the run's ops held whole.
   JoinedOpSink* stream = nullptr;
-  // false: run.collectives and run.members stay empty (RunModel::collectives_kept), for a
-  // caller whose analyses all take the collectives from `stream`: the run's memory then does
-  // not grow with its collectives. Transfers are kept either way.
-  bool keep_collectives = true;
+  // false: run.collectives, run.members and the plain sends and receives of run.transfers
+  // stay empty (RunModel::ops_kept), for a caller whose analyses all take them from
+  // `stream`: the run's memory then does not grow with its ops. The pieces of AlltoAll,
+  // Gather and Scatter calls are kept either way (p2p_calls.h groups them per rank in issue
+  // order).
+  bool keep_ops = true;
   // Only the ops that started in this window (report --from/--to); see time_window.h.
   TimeWindowSpec window;
   // NVTX ranges: all of them (the export draws them), or only those that can be steps

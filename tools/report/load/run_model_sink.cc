@@ -6,13 +6,15 @@
 namespace commtrace::report {
 
 void RunModelSink::collective(const CollInstance& instance, std::span<const MemberView> members) {
-  if (!keep_collectives_) return;
+  if (!keep_ops_) return;
   CollInstance& c = run_.collectives.emplace_back(instance);
   c.first_member = static_cast<uint32_t>(run_.members.size());
   run_.members.insert(run_.members.end(), members.begin(), members.end());
 }
 
-void RunModelSink::transfer(const P2pTransfer& transfer) { run_.transfers.push_back(transfer); }
+void RunModelSink::transfer(const P2pTransfer& transfer) {
+  if (keep_ops_ || NamePool::isCallPiece(transfer.func)) run_.transfers.push_back(transfer);
+}
 
 void RunModelSink::finish(std::span<const uint32_t> new_index) {
   for (CollInstance& c : run_.collectives) c.comm = new_index[c.comm];

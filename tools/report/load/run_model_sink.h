@@ -10,9 +10,9 @@ namespace commtrace::report {
 
 class RunModelSink : public JoinedOpSink {
  public:
-  // keep_collectives false: transfers only (LoadOptions::keep_collectives).
-  RunModelSink(RunModel& run, bool keep_collectives) : run_(run), keep_collectives_(keep_collectives) {
-    run.collectives_kept = keep_collectives;
+  // keep_ops false: the pieces of AlltoAll, Gather and Scatter calls only (LoadOptions::keep_ops).
+  RunModelSink(RunModel& run, bool keep_ops) : run_(run), keep_ops_(keep_ops) {
+    run.ops_kept = keep_ops;
   }
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
@@ -23,7 +23,7 @@ class RunModelSink : public JoinedOpSink {
   void sortOps();
 
   RunModel& run_;
-  const bool keep_collectives_;
+  const bool keep_ops_;
 };
 
 }  // namespace commtrace::report

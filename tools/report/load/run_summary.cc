@@ -16,11 +16,11 @@ std::vector<uint64_t> instancesPerComm(const RunModel& run) {
 
 }  // namespace
 
-RunSummary summarizeRun(const RunModel& run) { return summarizeRun(run, instancesPerComm(run)); }
+RunSummary summarizeRun(const RunModel& run) { return summarizeRun(run, instancesPerComm(run), run.transfers.size()); }
 
 std::vector<CommunicatorRow> communicatorRows(const RunModel& run) { return communicatorRows(run, instancesPerComm(run)); }
 
-RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances) {
+RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances, uint64_t transfers) {
   RunSummary s;
   s.dir = run.dir;
   std::set<int> ranks;
@@ -56,7 +56,7 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
   s.hosts = static_cast<int>(hosts.size());
   s.communicators = static_cast<int>(run.comms.size());
   for (uint64_t n : instances) s.collective_instances += n;
-  s.p2p_transfers = run.transfers.size();
+  s.p2p_transfers = transfers;
   s.ops = s.collective_instances + s.p2p_transfers;
   s.files = static_cast<int>(run.processes.size() + run.skipped_files.size());
   s.missing_ranks = run.missing_ranks;

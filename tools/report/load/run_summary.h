@@ -13,7 +13,7 @@ namespace commtrace::report {
 
 // instances: collective instances per communicator (indexed as run.comms), as the stream
 // counted them; the overloads without it count run.collectives.
-RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances);
+RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances, uint64_t transfers);
 RunSummary summarizeRun(const RunModel& run);
 
 // In the run's communicator order (restart generation, then id).

@@ -37,7 +37,7 @@ Report reportOf(const std::string& dir, const TimeWindowSpec& window) {
   RunModel run;
   StreamedAnalyses streamed;
   std::ostringstream err;
-  EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed, .keep_collectives = false, .window = window}, run, err)) << err.str();
+  EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed, .keep_ops = false, .window = window}, run, err)) << err.str();
   return buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
 }
 

@@ -1,0 +1,55 @@
+#include "tools/report/analyses/transfer_cells.h"
+
+#include <algorithm>
+
+#include "tools/report/analyses/op_metrics.h"
+#include "tools/report/load/op_stream.h"
+
+namespace commtrace::report {
+
+void TransferCellTally::Sums::merge(const Sums& other) {
+  unsized += other.unsized;
+  bytes += other.bytes;
+  timed_bytes += other.timed_bytes;
+  time_ns += other.time_ns;
+  link_ops += other.link_ops;
+  best_gbs = std::max(best_gbs, other.best_gbs);
+}
+
+void TransferCellTally::transfer(const P2pTransfer& t) {
+  Sums& sums = cells_[{t.comm, t.func, t.send.comm_rank, t.recv.comm_rank}];
+  if (t.bytes == 0) {
+    ++sums.unsized;
+    return;
+  }
+  const uint64_t ns = transferNs(t);
+  sums.bytes += t.bytes;
+  if (ns == 0) return;
+  sums.timed_bytes += t.bytes;
+  sums.time_ns += ns;
+  if (t.bytes < kMinLinkBytes) return;
+  ++sums.link_ops;
+  sums.best_gbs = std::max(sums.best_gbs, gbPerS(static_cast<double>(t.bytes), ns));
+}
+
+void TransferCellTally::finish(std::span<const uint32_t> new_index) {
+  std::map<Cell, Sums> renumbered_cells;
+  for (const auto& [cell, sums] : cells_) {
+    Cell c = cell;
+    c.comm = renumbered(new_index, cell.comm);
+    renumbered_cells[c] = sums;
+  }
+  cells_ = std::move(renumbered_cells);
+}
+
+void TransferCellTally::merge(const TransferCellTally& other) {
+  for (const auto& [cell, sums] : other.cells_) cells_[cell].merge(sums);
+}
+
+TransferCellTally transferCells(const RunModel& run) {
+  TransferCellTally cells;
+  replayRun(run, cells);
+  return cells;
+}
+
+}  // namespace commtrace::report

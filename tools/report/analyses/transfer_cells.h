@@ -1,0 +1,57 @@
+// Point-to-point transfers summed as they stream by, per (communicator, func, sender,
+// receiver): what the communication matrix and the slow-link analysis take from them, so
+// that a pipeline-parallel run's transfers are never held. The transfers' counterpart of
+// coll_shapes.h.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <span>
+
+#include "tools/report/load/op_joiner.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// Ops that move less than this over a pair are latency-bound and say nothing about the
+// link's bandwidth (a 4-byte AllReduce, the pieces of a small AlltoAll).
+constexpr uint64_t kMinLinkBytes = 1 << 20;
+
+class TransferCellTally : public JoinedOpSink {
+ public:
+  struct Cell {
+    uint32_t comm = 0;
+    NameId func = 0;
+    int32_t src = 0, dst = 0;  // comm ranks
+    auto operator<=>(const Cell&) const = default;
+  };
+  // Transfer times are each transfer's own (op_metrics.h); the pieces of an AlltoAll, Gather
+  // or Scatter call take their call's in the matrix, which groups them from the run.
+  struct Sums {
+    uint64_t unsized = 0;      // transfers of unrecorded size (in no sum below)
+    uint64_t bytes = 0;
+    uint64_t timed_bytes = 0;  // of the transfers that had a transfer time
+    uint64_t time_ns = 0;
+    uint64_t link_ops = 0;     // timed transfers of at least kMinLinkBytes
+    double best_gbs = 0;       // the fastest of those
+    void merge(const Sums& other);
+    bool operator==(const Sums&) const = default;
+  };
+
+  void collective(const CollInstance&, std::span<const MemberView>) override {}
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override;
+  // Adds another tally of the same run (finished, or both not yet): a shard's.
+  void merge(const TransferCellTally& other);
+
+  const std::map<Cell, Sums>& cells() const { return cells_; }
+
+ private:
+  std::map<Cell, Sums> cells_;
+};
+
+// The transfers of a run held whole, summed by cell.
+TransferCellTally transferCells(const RunModel& run);
+
+}  // namespace commtrace::report
