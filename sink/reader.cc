@@ -11,20 +11,20 @@
 #include <unordered_map>
 #include <utility>
 
-#include <google/protobuf/reflection.h>
-
 #include "sink/frame.h"
 #include "sink/schema.h"
 #include "sink/wire.h"
 
 namespace commtrace {
 
-namespace pb = google::protobuf;
 using schema::Codec;
 using schema::Column;
 
 struct TraceReader::StringIndex {
-  std::unordered_map<std::string, StringId> ids;
+  struct Hash : std::hash<std::string_view> {
+    using is_transparent = void;
+  };
+  std::unordered_map<std::string, StringId, Hash, std::equal_to<>> ids;
 };
 
 struct TraceReader::Frame {
@@ -48,29 +48,6 @@ bool preadFully(int fd, void* buf, size_t n, uint64_t offset) {
   return true;
 }
 
-// A repeated field's values, widened to uint64. Indexed Get, one virtual call per value:
-// RepeatedFieldRef's iterator makes three.
-template <class T>
-std::vector<uint64_t> widened(const pb::Message& m, const pb::FieldDescriptor* f) {
-  const pb::RepeatedFieldRef<T> field = m.GetReflection()->GetRepeatedFieldRef<T>(m, f);
-  std::vector<uint64_t> out(static_cast<size_t>(field.size()));
-  for (int i = 0; i < field.size(); ++i) out[static_cast<size_t>(i)] = static_cast<uint64_t>(field.Get(i));
-  return out;
-}
-
-// A repeated integer column of a table message, widened to uint64 (sint64 arrives already
-// zigzag-decoded by libprotobuf).
-std::vector<uint64_t> columnValues(const pb::Message& m, uint32_t number) {
-  const pb::FieldDescriptor* f = m.GetDescriptor()->FindFieldByNumber(static_cast<int>(number));
-  if (f == nullptr || !f->is_repeated()) return {};
-  switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_UINT32: return widened<uint32_t>(m, f);
-    case pb::FieldDescriptor::CPPTYPE_UINT64: return widened<uint64_t>(m, f);
-    case pb::FieldDescriptor::CPPTYPE_INT64: return widened<int64_t>(m, f);
-    default: return {};
-  }
-}
-
 // The index of the row column with proto field `number`; t.columns.size() if none.
 size_t rowColumnIndex(const schema::Table& t, uint32_t number) {
   size_t index = 0;
@@ -79,77 +56,67 @@ size_t rowColumnIndex(const schema::Table& t, uint32_t number) {
 }
 
 // Expands the table's SparseColumn entries into full columns. false if one is malformed.
-bool applySparse(const pb::Message& table, const schema::Table& t, size_t rows,
-                 std::vector<std::vector<uint64_t>>& columns, std::string& why) {
-  const pb::FieldDescriptor* f = table.GetDescriptor()->FindFieldByNumber(static_cast<int>(schema::kSparseField));
-  if (f == nullptr) return true;
-  const pb::Reflection* r = table.GetReflection();
-  for (int e = 0; e < r->FieldSize(table, f); ++e) {
-    const auto& sparse = static_cast<const trace::v1::SparseColumn&>(r->GetRepeatedMessage(table, f, e));
-    const size_t index = rowColumnIndex(t, sparse.field());
-    if (index == t.columns.size() || !columns[index].empty() || sparse.rows_size() != sparse.values_size()) {
-      why = std::string(t.name) + " has a malformed sparse column " + std::to_string(sparse.field());
+bool applySparse(const WireTable& table, const schema::Table& t, size_t rows, std::vector<std::vector<uint64_t>>& columns,
+                 std::string& why) {
+  for (size_t e = 0; e < table.sparse_count; ++e) {
+    const WireTable::Sparse& sparse = table.sparse[e];
+    const size_t index = rowColumnIndex(t, sparse.field);
+    if (index == t.columns.size() || !columns[index].empty() || sparse.rows.size() != sparse.values.size()) {
+      why = std::string(t.name) + " has a malformed sparse column " + std::to_string(sparse.field);
       return false;
     }
     const bool zigzag = t.columns[index].codec == Codec::kDelta || t.columns[index].codec == Codec::kSigned;
     columns[index].assign(rows, 0);
     uint64_t row = 0;
-    for (int k = 0; k < sparse.rows_size(); ++k) {
-      row += sparse.rows(k);
+    for (size_t k = 0; k < sparse.rows.size(); ++k) {
+      row += sparse.rows[k];
       if (row >= rows) {
-        why = std::string(t.name) + " sparse column " + std::to_string(sparse.field()) + " points past the last row";
+        why = std::string(t.name) + " sparse column " + std::to_string(sparse.field) + " points past the last row";
         return false;
       }
-      columns[index][row] = zigzag ? wire::unzigzag(sparse.values(k)) : sparse.values(k);
+      columns[index][row] = zigzag ? wire::unzigzag(sparse.values[k]) : sparse.values[k];
     }
   }
   return true;
 }
 
 // Multiplies back the columns listed in the table's ColumnScale entries.
-bool applyScale(const pb::Message& table, const schema::Table& t, std::vector<std::vector<uint64_t>>& columns,
+bool applyScale(const WireTable& table, const schema::Table& t, std::vector<std::vector<uint64_t>>& columns,
                 std::string& why) {
-  const pb::FieldDescriptor* f = table.GetDescriptor()->FindFieldByNumber(static_cast<int>(schema::kScaleField));
-  if (f == nullptr) return true;
-  const pb::Reflection* r = table.GetReflection();
-  for (int e = 0; e < r->FieldSize(table, f); ++e) {
-    const auto& scale = static_cast<const trace::v1::ColumnScale&>(r->GetRepeatedMessage(table, f, e));
-    const size_t index = rowColumnIndex(t, scale.field());
-    if (index == t.columns.size() || scale.shift() > 63) {
-      why = std::string(t.name) + " has a malformed scale for column " + std::to_string(scale.field());
+  for (const auto& [field, shift] : table.scales) {
+    const size_t index = rowColumnIndex(t, field);
+    if (index == t.columns.size() || shift > 63) {
+      why = std::string(t.name) + " has a malformed scale for column " + std::to_string(field);
       return false;
     }
-    for (uint64_t& v : columns[index]) v <<= scale.shift();
+    for (uint64_t& v : columns[index]) v <<= shift;
   }
   return true;
 }
 
-// One table of one chunk, its columns expanded: a row column holds a value per row, a
-// shape column one per shape. A table without shape columns has one implicit shape that
-// every row uses.
+// One table of one chunk, its columns expanded (in the chunk's WireTable): a row column
+// holds a value per row, a shape column one per shape. A table without shape columns has
+// one implicit shape that every row uses.
 struct TableColumns {
-  std::vector<std::vector<uint64_t>> values;  // per column
-  std::vector<uint64_t> row_shape;            // per row; empty without shape columns
+  const std::vector<std::vector<uint64_t>>& values;  // per column
+  const std::vector<uint64_t>& row_shape;            // per row; empty without shape columns
   size_t rows = 0;
   size_t shapes = 1;
 };
 
-// Reads the table's columns and undoes sparse storage and scaling. false if the columns
-// disagree in length or point outside the table.
-bool readColumns(const pb::Message& table, const schema::Table& t, TableColumns& out, std::string& why) {
+// Undoes sparse storage and scaling in the table's columns, and says how many rows and
+// shapes it has. false if the columns disagree in length or point outside the table.
+bool expandColumns(WireTable& table, const schema::Table& t, size_t& rows_out, size_t& shapes_out, std::string& why) {
   const size_t n_columns = t.columns.size();
-  out.values.resize(n_columns);
-  for (size_t i = 0; i < n_columns; ++i) out.values[i] = columnValues(table, t.columns[i].number);
-  auto& columns = out.values;
+  auto& columns = table.columns;
   const bool shaped = t.has_shape();
-  if (shaped) out.row_shape = columnValues(table, schema::kShapeField);
-  const size_t rows = shaped ? out.row_shape.size() : columns[0].size();
+  const size_t rows = shaped ? table.row_shape.size() : columns[0].size();
   if (shaped && !applySparse(table, t, rows, columns, why)) return false;
   if (!applyScale(table, t, columns, why)) return false;
   // As many shapes as rows refer to; shape columns left out are all zeros. The writer makes
   // a shape only for a row, so more shapes than rows is damage (and would cost memory).
   size_t shapes = shaped ? 0 : 1;
-  for (uint64_t s : out.row_shape) shapes = std::max<size_t>(shapes, s + 1);
+  for (uint64_t s : table.row_shape) shapes = std::max<size_t>(shapes, s + 1);
   if (shaped && shapes > rows) {
     why = std::string(t.name) + " has " + std::to_string(shapes) + " shapes for " + std::to_string(rows) + " rows";
     return false;
@@ -167,8 +134,8 @@ bool readColumns(const pb::Message& table, const schema::Table& t, TableColumns&
       return false;
     }
   }
-  out.rows = rows;
-  out.shapes = shapes;
+  rows_out = rows;
+  shapes_out = shapes;
   return true;
 }
 
@@ -310,10 +277,13 @@ void TraceReader::report(uint64_t offset, const std::string& what) {
   issues_.push_back({offset, "commtrace: " + path_ + ": offset " + std::to_string(offset) + ": " + what});
 }
 
-StringId TraceReader::fileString(const std::string& s) {
-  auto [it, inserted] = string_index_->ids.try_emplace(s, static_cast<StringId>(strings_.size()));
-  if (inserted) strings_.push_back(s);
-  return it->second;
+StringId TraceReader::fileString(std::string_view s) {
+  const auto found = string_index_->ids.find(s);
+  if (found != string_index_->ids.end()) return found->second;
+  const auto id = static_cast<StringId>(strings_.size());
+  strings_.emplace_back(s);
+  string_index_->ids.emplace(std::string(s), id);
+  return id;
 }
 
 std::string_view TraceReader::str(StringId id) const {
@@ -441,16 +411,16 @@ bool TraceReader::next(DecodedChunk& chunk) {
       report(at, "unexpected frame type; skipped");
       continue;
     }
-    trace::v1::Chunk& message = chunk.message;
-    if (!message.ParseFromArray(f.payload.data(), static_cast<int>(f.payload.size()))) {
+    WireChunk& wire = chunk.wire;
+    if (!parseChunk(f.payload, wire)) {
       report(at, "chunk does not parse; skipped");
       continue;
     }
     chunk.offset = at;
-    chunk.index = message.index();
-    last_chunk_closing_ = message.closing();
+    chunk.index = wire.index;
+    last_chunk_closing_ = wire.closing;
     chunk.records.clear();
-    if (!decodeChunk(message, chunk, why)) {
+    if (!decodeChunk(wire, chunk, why)) {
       report(at, "chunk is inconsistent (" + why + "); skipped");
       continue;
     }
@@ -459,18 +429,18 @@ bool TraceReader::next(DecodedChunk& chunk) {
   return false;
 }
 
-bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why) {
+bool TraceReader::decodeChunk(WireChunk& chunk, DecodedChunk& out, std::string& why) {
   // The string table continues from the previous chunk unless it starts afresh here; a
   // chunk that fails to decode leaves it as it was.
   // A lost chunk that added no strings costs only itself.
-  const uint64_t before = chunk.strings_before();
-  if (before != 0 && (!have_table_ || chunk.strings_since() != table_since_ || string_table_.size() != before)) {
+  const uint64_t before = chunk.strings_before;
+  if (before != 0 && (!have_table_ || chunk.strings_since != table_since_ || string_table_.size() != before)) {
     why = "its names are in an earlier chunk that is missing";
     return false;
   }
   std::vector<StringId> previous_table;
   if (before == 0) previous_table.swap(string_table_);
-  for (const std::string& s : chunk.strings()) string_table_.push_back(fileString(s));
+  for (const std::string_view s : chunk.strings) string_table_.push_back(fileString(s));
   if (!decodeTables(chunk, out, why)) {
     if (before == 0) string_table_.swap(previous_table);
     else string_table_.resize(before);
@@ -478,21 +448,21 @@ bool TraceReader::decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, 
   }
   if (before == 0) {
     have_table_ = true;
-    table_since_ = chunk.index();
+    table_since_ = chunk.index;
   }
   return true;
 }
 
-bool TraceReader::decodeTables(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why) {
+bool TraceReader::decodeTables(WireChunk& chunk, DecodedChunk& out, std::string& why) {
   const std::vector<StringId>& file_id_of_local = string_table_;
-
-  const pb::Reflection* reflection = chunk.GetReflection();
-  for (const schema::Table& t : schema::allTables()) {
-    const pb::FieldDescriptor* field = chunk.GetDescriptor()->FindFieldByNumber(static_cast<int>(t.chunk_field));
-    if (field == nullptr || !reflection->HasField(chunk, field)) continue;
-    TableColumns columns;
+  const std::span<const schema::Table> tables = schema::allTables();
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const schema::Table& t = tables[i];
+    WireTable& wire = chunk.tables[i];
+    if (!wire.present) continue;
+    TableColumns columns{wire.columns, wire.row_shape};
     ShapeTable shapes;
-    if (!readColumns(reflection->GetMessage(chunk, field), t, columns, why) ||
+    if (!expandColumns(wire, t, columns.rows, columns.shapes, why) ||
         !buildShapes(t, columns, file_id_of_local, shapes, why) ||
         !decodeRows(t, columns, shapes, file_id_of_local, out.records, why)) {
       return false;

@@ -1,7 +1,8 @@
 // Reads a trace file back, chunk by chunk, without loading it whole. Every frame's CRC is
 // checked; a damaged or truncated frame is reported with the file and offset and skipped,
 // and reading resumes at the next intact frame. Parses with libprotobuf (tools only: the
-// capture library never links this).
+// capture library never links this): the header as a message, chunks with its wire-format
+// reader (chunk_wire.h).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "sink/chunk_wire.h"
 #include "sink/commtrace.pb.h"
 
 namespace commtrace {
@@ -26,11 +28,10 @@ struct DecodedChunk {
   std::vector<RecordSlot> records;  // string fields hold TraceReader string ids
 
   // next()'s scratch, kept with the decoded records so that one reader thread's chunks
-  // reuse one frame buffer and one parsed message (their repeated fields keep their
-  // capacity): a fresh message per chunk was a few dozen allocations, per 200 ms chunk of
-  // every process.
+  // reuse one frame buffer and one set of column buffers (they keep their capacity): fresh
+  // ones per chunk were a few dozen allocations, per 200 ms chunk of every process.
   std::vector<uint8_t> frame_bytes;
-  trace::v1::Chunk message;
+  WireChunk wire;
 };
 
 class TraceReader {
@@ -71,9 +72,9 @@ class TraceReader {
   struct Frame;
   bool readFrameAt(uint64_t offset, Frame& frame, std::string& why);
   uint64_t findNextFrame(uint64_t from);
-  bool decodeChunk(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why);
-  bool decodeTables(const trace::v1::Chunk& chunk, DecodedChunk& out, std::string& why);
-  StringId fileString(const std::string& s);
+  bool decodeChunk(WireChunk& chunk, DecodedChunk& out, std::string& why);
+  bool decodeTables(WireChunk& chunk, DecodedChunk& out, std::string& why);
+  StringId fileString(std::string_view s);
   void report(uint64_t offset, const std::string& what);
 
   int fd_ = -1;
