@@ -17,6 +17,9 @@
 //                      P = 200 is the number for the README, 100 and 1000 show how chunk
 //                      size moves it; T is the GPU timer's tick in ns (1024, or 1). The file is read back with the reader and must hold
 //                      every record pushed.
+//   BM_ReadBack        one core: TraceReader::next over a file of 200 chunks of 500 FsdpStream
+//                      collectives (about a 200 ms chunk's worth each), frames read, CRCs
+//                      checked, chunks parsed and decoded into RecordSlots; ns_per_record.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -113,6 +116,54 @@ void encodeBench(benchmark::State& state) {
       static_cast<double>(bytes) / static_cast<double>(state.iterations() * uint64_t{chunk});
   removeRunFiles();
 }
+
+// A file of `chunks` chunks of `per_chunk` slots each; its path.
+std::string writeReadBackFile(size_t chunks, uint32_t per_chunk, std::string& error) {
+  const auto& slots = fsdpSlots();
+  ChunkEncoder encoder(StringTable::global());
+  wire::Bytes payload, framed;
+  TraceFile file;
+  FileHeaderFields header;
+  header.host = "bench";
+  header.pid = getpid();
+  if (!file.create(g_run_dir, header, error)) return "";
+  size_t next = 0;
+  for (size_t c = 0; c < chunks; ++c) {
+    for (uint32_t i = 0; i < per_chunk; ++i) encoder.add(slots[(next + i) % slots.size()]);
+    next += per_chunk;
+    encoder.finish(c, false, payload);
+    framed.clear();
+    frame::append(framed, frame::Type::kChunk, 0, payload);
+    if (!file.append(framed, error)) return "";
+  }
+  return file.path();
+}
+
+void BM_ReadBack(benchmark::State& state) {
+  constexpr size_t kChunks = 200;
+  constexpr uint32_t kPerChunk = 500;
+  std::string error;
+  const std::string path = writeReadBackFile(kChunks, kPerChunk, error);
+  if (path.empty()) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  uint64_t records = 0;
+  DecodedChunk chunk;
+  for (auto _ : state) {
+    TraceReader reader;
+    if (!reader.open(path, error)) {
+      state.SkipWithError(error.c_str());
+      break;
+    }
+    while (reader.next(chunk)) records += chunk.records.size();
+  }
+  if (records != state.iterations() * kChunks * kPerChunk) state.SkipWithError("records lost in reading back");
+  state.SetItemsProcessed(static_cast<int64_t>(records));
+  state.counters["ns_per_record"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  removeRunFiles();
+}
+BENCHMARK(BM_ReadBack)->Unit(benchmark::kMillisecond);
 
 void BM_EncodeWrite(benchmark::State& state) { encodeBench<true>(state); }
 void BM_EncodeOnly(benchmark::State& state) { encodeBench<false>(state); }

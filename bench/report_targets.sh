@@ -24,7 +24,7 @@ source "$(dirname "$0")/report_timing.sh"
 build=${1:-build}
 work=${2:-/tmp/commtrace-report-targets}
 flush_ms=${FLUSH_MS:-200}
-only=${ONLY:-"ddp-64x100k ddp-64x1M mixed-1024x10k cupti-8x50k cupti-8x200k"}
+only=${ONLY:-"ddp-64x100k ddp-64x1M mixed-1024x10k mixed-64x100k mixed-64x1M cupti-8x50k cupti-8x200k"}
 
 for tool in "$build/bin/commtrace-synth" "$build/bin/commtrace" /usr/bin/time; do
   [[ -x $tool ]] || { echo "commtrace: $tool not found; build it first (make -C $build commtrace_synth commtrace_cli)" >&2; exit 2; }
