@@ -182,6 +182,27 @@ void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
 
 }  // namespace
 
+void StreamedAnalyses::merge(const StreamedAnalyses& other) {
+  bandwidth.merge(other.bandwidth);
+  bandwidth_series.merge(other.bandwidth_series);
+  arrivals.merge(other.arrivals);
+  shapes.merge(other.shapes);
+  transfer_cells.merge(other.transfer_cells);
+  gaps.merge(other.gaps);
+  transfer_gaps.merge(other.transfer_gaps);
+  peer_waits.merge(other.peer_waits);
+  anchors.merge(other.anchors);
+  lateness.merge(other.lateness);
+  evidence.merge(other.evidence);
+}
+
+std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {
+  auto copy = std::make_unique<StreamedAnalyses>();
+  copy->merge(*this);
+  copy->finish({});  // no new numbering: each communicator keeps its index
+  return copy;
+}
+
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule) {
   StreamedAnalyses streamed;
   replayRun(run, streamed);

@@ -2,6 +2,8 @@
 // reading a run and printing it.
 #pragma once
 
+#include <memory>
+
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/bandwidth_series.h"
 #include "tools/report/analyses/coll_shapes.h"
@@ -25,6 +27,14 @@ class StreamedAnalyses : public OpFanout {
                   &anchors, &lateness, &evidence}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
+
+  // Adds another's state: a shard of the same run (another set of files, another machine),
+  // both finished or both not yet.
+  void merge(const StreamedAnalyses& other);
+  // What the analyses hold so far, while ops are still coming (a live run): a finished copy,
+  // communicators numbered as first seen (the joiner's order until its finish()). This one
+  // goes on taking ops.
+  std::unique_ptr<StreamedAnalyses> snapshot() const;
 
   BandwidthTally bandwidth;
   BandwidthSeriesTally bandwidth_series;

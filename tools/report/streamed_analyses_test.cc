@@ -157,16 +157,7 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   std::vector<uint32_t> identity(run.comms.size());
   for (uint32_t c = 0; c < identity.size(); ++c) identity[c] = c;
   for (StreamedAnalyses& shard : shards) shard.finish(identity);
-  shards[0].bandwidth.merge(shards[1].bandwidth);
-  shards[0].arrivals.merge(shards[1].arrivals);
-  shards[0].shapes.merge(shards[1].shapes);
-  shards[0].transfer_cells.merge(shards[1].transfer_cells);
-  shards[0].gaps.merge(shards[1].gaps);
-  shards[0].transfer_gaps.merge(shards[1].transfer_gaps);
-  shards[0].peer_waits.merge(shards[1].peer_waits);
-  shards[0].anchors.merge(shards[1].anchors);
-  shards[0].lateness.merge(shards[1].lateness);
-  shards[0].evidence.merge(shards[1].evidence);
+  shards[0].merge(shards[1]);
   expectSameClocks(alignClocks(run, whole.anchors), alignClocks(run, shards[0].anchors));
 
   expectSameBandwidth(whole.bandwidth.rows(run), shards[0].bandwidth.rows(run));
@@ -178,6 +169,52 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   EXPECT_EQ(whole.transfer_gaps.transfers(), shards[0].transfer_gaps.transfers());
   ASSERT_FALSE(whole.peer_waits.pairs().empty());
   EXPECT_EQ(whole.peer_waits.pairs(), shards[0].peer_waits.pairs());
+}
+
+// Feeds the run's collectives and transfers in [from, to) of each (a fraction of the run).
+void feed(const RunModel& run, double from, double to, JoinedOpSink& sink) {
+  const auto range = [&](size_t n) { return std::make_pair(static_cast<size_t>(from * n), static_cast<size_t>(to * n)); };
+  const auto [c0, c1] = range(run.collectives.size());
+  for (size_t i = c0; i < c1; ++i) sink.collective(run.collectives[i], {run.membersOf(run.collectives[i]), run.collectives[i].n_members});
+  const auto [t0, t1] = range(run.transfers.size());
+  for (size_t i = t0; i < t1; ++i) sink.transfer(run.transfers[i]);
+}
+
+// A live view: a snapshot taken while ops still come says what the ops fed so far say, and
+// the stream goes on to the same end as one never looked at.
+TEST(StreamedAnalyses, ASnapshotMidStreamIsThePrefixAndTheStreamGoesOn) {
+  testutil::TempDir dir;
+  StreamedAnalyses unused;
+  const RunModel run = loadSyntheticRun(dir.path() + "/run", unused);
+  StreamedAnalyses live, prefix, whole;
+  feed(run, 0, 0.4, live);
+  feed(run, 0, 0.4, prefix);
+  prefix.finish({});
+  const std::unique_ptr<StreamedAnalyses> snap = live.snapshot();
+  const std::vector<BandwidthRow> rows = snap->bandwidth.rows(run);
+  ASSERT_FALSE(rows.empty());
+  expectSameBandwidth(rows, prefix.bandwidth.rows(run));
+  expectSameMatrix(communicationMatrix(run, snap->shapes, snap->transfer_cells),
+                   communicationMatrix(run, prefix.shapes, prefix.transfer_cells));
+  const ClockAlignment clocks = alignClocks(run, snap->anchors);
+  expectSameStragglers(rankStragglers(run, clocks, {snap->arrivals, snap->shapes, snap->transfer_cells, snap->lateness, snap->evidence}),
+                       rankStragglers(run, clocks, {prefix.arrivals, prefix.shapes, prefix.transfer_cells, prefix.lateness, prefix.evidence}));
+  EXPECT_EQ(snap->transfer_gaps.transfers(), prefix.transfer_gaps.transfers());
+  EXPECT_LT(snap->transfer_gaps.transfers(), run.transfers.size());
+
+  feed(run, 0.4, 1, live);
+  live.finish({});
+  feed(run, 0, 1, whole);
+  whole.finish({});
+  expectSameBandwidth(live.bandwidth.rows(run), whole.bandwidth.rows(run));
+  const auto total = [](const std::vector<BandwidthRow>& r) {
+    uint64_t n = 0;
+    for (const BandwidthRow& row : r) n += row.count;
+    return n;
+  };
+  EXPECT_GT(total(live.bandwidth.rows(run)), total(rows));
+  expectSameMatrix(communicationMatrix(run, live.shapes, live.transfer_cells), communicationMatrix(run, whole.shapes, whole.transfer_cells));
+  EXPECT_EQ(live.transfer_gaps.transfers(), run.transfers.size());
 }
 
 void expectSameMismatches(const std::vector<MismatchRow>& a, uint64_t a_total, const std::vector<MismatchRow>& b, uint64_t b_total) {
