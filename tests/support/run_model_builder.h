@@ -73,6 +73,7 @@ class RunModelBuilder {
                            uint64_t op_index = 0) {
     report::P2pTransfer t;
     t.comm = comm;
+    t.comm_size = run.comms[comm].size;
     t.func = run.names.intern(func);
     t.datatype = run.names.intern("ncclInt8");
     t.bytes = t.count = bytes;

@@ -22,25 +22,32 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
+  // The call joiner comes first: its finish() hands the last calls to the tallies before
+  // theirs renumbers the communicators.
   StreamedAnalyses()
-      : OpFanout({&bandwidth, &bandwidth_series, &arrivals, &shapes, &transfer_cells, &gaps, &transfer_gaps, &peer_waits,
-                  &anchors, &lateness, &evidence}) {}
+      : OpFanout({&calls, &bandwidth, &bandwidth_series, &arrivals, &shapes, &transfer_cells, &gaps, &transfer_gaps,
+                  &peer_waits, &anchors, &lateness, &evidence}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
   // Adds another's state: a shard of the same run (another set of files, another machine),
-  // both finished or both not yet.
+  // both finished or both not yet. The calls of AlltoAll, Gather and Scatter are grouped
+  // within a shard: a shard holds every piece of the calls it holds (shard by communicator).
   void merge(const StreamedAnalyses& other);
   // What the analyses hold so far, while ops are still coming (a live run): a finished copy,
-  // communicators numbered as first seen (the joiner's order until its finish()). This one
-  // goes on taking ops.
+  // communicators numbered as first seen (the joiner's order until its finish()), without
+  // the calls of pieces still being grouped. This one goes on taking ops.
   std::unique_ptr<StreamedAnalyses> snapshot() const;
 
   BandwidthTally bandwidth;
+  TransferCellTally transfer_cells;
+  P2pCallJoiner calls{[this](const P2pCall& call) {
+    bandwidth.call(call);
+    transfer_cells.call(call);
+  }};
   BandwidthSeriesTally bandwidth_series;
   ArrivalTally arrivals;
   CollShapeTally shapes;
-  TransferCellTally transfer_cells;
   CollGapTally gaps;
   TransferGapTally transfer_gaps;
   PeerWaitTally peer_waits;

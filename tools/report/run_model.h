@@ -178,6 +178,7 @@ struct P2pTransfer {
   uint64_t count = 0;
   uint64_t bytes = 0;
   uint8_t n_channels = 0;
+  int32_t comm_size = 0;  // its communicator's members (a call's pieces need it: p2p_calls.h)
   MemberView send;
   MemberView recv;
 };

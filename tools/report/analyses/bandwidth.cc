@@ -101,7 +101,7 @@ void BandwidthTally::collective(const CollInstance& c, std::span<const MemberVie
 }
 
 void BandwidthTally::transfer(const P2pTransfer& t) {
-  if (NamePool::isCallPiece(t.func)) return;  // counted with its call in rows()
+  if (NamePool::isCallPiece(t.func)) return;  // counted with its call
   addOp(groups_, {t.comm, t.func, 0, 0, 0}, t.bytes, 2, true, transferNs(t));
 }
 
@@ -119,12 +119,13 @@ void BandwidthTally::merge(const BandwidthTally& other) {
   for (const auto& [key, samples] : other.groups_) groups_[key].merge(samples);
 }
 
+void BandwidthTally::call(const P2pCall& call) {
+  addOp(groups_, {call.comm, call.func, 0, 0, 0}, call.bytes, static_cast<int>(call.members.size()), true, transferNs(call));
+}
+
 std::vector<BandwidthRow> BandwidthTally::rows(const RunModel& run) const {
-  std::map<Key, Samples> groups = groups_;
-  for (const P2pCall& call : p2pCalls(run))
-    addOp(groups, {call.comm, call.func, 0, 0, 0}, call.bytes, static_cast<int>(call.members.size()), true, transferNs(call));
   std::vector<std::pair<uint32_t, BandwidthRow>> rows;
-  for (const auto& [key, samples] : groups) rows.emplace_back(key.comm, rowOf(run, key, samples));
+  for (const auto& [key, samples] : groups_) rows.emplace_back(key.comm, rowOf(run, key, samples));
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first, a.second.func, a.second.bytes, a.second.algo, a.second.proto) <
            std::tie(b.first, b.second.func, b.second.bytes, b.second.algo, b.second.proto);
@@ -137,7 +138,9 @@ std::vector<BandwidthRow> BandwidthTally::rows(const RunModel& run) const {
 
 std::vector<BandwidthRow> bandwidthTable(const RunModel& run) {
   BandwidthTally tally;
-  replayRun(run, tally);
+  P2pCallJoiner calls([&](const P2pCall& c) { tally.call(c); });
+  OpFanout both({&calls, &tally});  // the calls first: their finish() hands on the last ones
+  replayRun(run, both);
   return tally.rows(run);
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/quantile_sketch.h"
 #include "tools/report/report.h"
@@ -26,10 +27,11 @@ class BandwidthTally : public JoinedOpSink {
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
   void finish(std::span<const uint32_t> new_index) override;
+  // An AlltoAll, Gather or Scatter call, as P2pCallJoiner hands it on (its pieces' transfers
+  // count nothing themselves), before finish().
+  void call(const P2pCall& call);
   // Adds another tally of the same run (finished, or both not yet): a shard's.
   void merge(const BandwidthTally& other);
-  // The rows, the calls of AlltoAll, Gather and Scatter taken from run.transfers (they are
-  // grouped per rank in issue order, which needs the whole run).
   std::vector<BandwidthRow> rows(const RunModel& run) const;
 
   struct Key {

@@ -107,20 +107,11 @@ class MatrixBuilder {
     }
   }
 
-  // The plain transfers from their cells; the calls' pieces from the run, each with its
-  // call's transfer time (transferTimes).
+  // Each transfer cell (a call's pieces with their call's transfer time).
   void addTransfers(const TransferCellTally& cells) {
     for (const auto& [cell, sums] : cells.cells()) {
-      if (NamePool::isCallPiece(cell.func)) continue;
       unsized_ops_ += sums.unsized;
       if (sums.bytes != 0) add(cell.comm, cell.func, cell.src, cell.dst, {sums.bytes, sums.bytes, sums.timed_bytes, sums.time_ns});
-    }
-    const std::vector<uint64_t> times = transferTimes(run_);
-    for (size_t i = 0; i < run_.transfers.size(); ++i) {
-      const P2pTransfer& t = run_.transfers[i];
-      if (!NamePool::isCallPiece(t.func)) continue;
-      if (t.bytes == 0) ++unsized_ops_;
-      else add(t.comm, t.func, t.send.comm_rank, t.recv.comm_rank, {t.bytes, t.bytes, times[i] != 0 ? t.bytes : 0, times[i]});
     }
   }
 

@@ -1,6 +1,8 @@
 #include "tools/report/analyses/op_metrics.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace commtrace::report {
 
@@ -27,12 +29,17 @@ uint64_t transferNs(const P2pTransfer& t) {
 std::vector<uint64_t> transferTimes(const RunModel& run) {
   std::vector<uint64_t> times;
   times.reserve(run.transfers.size());
-  for (const P2pTransfer& t : run.transfers) times.push_back(transferNs(t));
+  std::map<std::tuple<uint32_t, uint64_t, int32_t, int32_t>, size_t> index;  // (comm, op index, src, dst)
+  for (size_t i = 0; i < run.transfers.size(); ++i) {
+    const P2pTransfer& t = run.transfers[i];
+    times.push_back(transferNs(t));
+    if (NamePool::isCallPiece(t.func)) index.emplace(std::make_tuple(t.comm, t.op_index, t.send.comm_rank, t.recv.comm_rank), i);
+  }
   for (const P2pCall& call : p2pCalls(run)) {
     const uint64_t ns = transferNs(call);
-    for (uint32_t piece : call.pieces) {
-      const P2pTransfer& t = run.transfers[piece];
-      if (t.send.comm_rank != t.recv.comm_rank) times[piece] = ns;
+    for (const P2pCall::Piece& p : call.pieces) {
+      const auto it = index.find({call.comm, p.op_index, p.src, p.dst});
+      if (it != index.end()) times[it->second] = ns;
     }
   }
   return times;

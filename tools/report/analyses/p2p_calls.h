@@ -16,12 +16,24 @@
 // func, rank), and the k-th call on every member is one instance: NCCL requires the members
 // of a communicator to issue its calls in the same order. A piece to the rank itself (a local
 // copy, if NCCL records one) is left out. Lost pieces (dropped records) can end a call early
-// or late on that rank only; a rank without a file has no part.
+// or late on that rank only; a rank without a file has no part. Pieces issued at the same
+// instant are taken in (op index, peer, direction) order.
+//
+// Streamed (P2pCallJoiner): pieces arrive as their transfers are joined, close to issue
+// order (the files are read in step); each rank's are put back in issue order in a window of
+// kPieceHorizonNs of its own clock (at most kMaxHeldPieces), and a call is handed on once
+// every rank that has pieces of its (communicator, func) is past it, or at the end. What is
+// held is the calls still open and the pieces in the windows, not the run's pieces.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
 #include <vector>
 
+#include "tools/report/load/op_joiner.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -36,12 +48,42 @@ struct P2pCall {
   // to the last piece end (pieces without GPU times left out); process -1 where the rank
   // recorded no piece of this call.
   std::vector<MemberView> members;
-  // The call's pieces: indices into RunModel::transfers, each once (assigned by the sender's
-  // grouping, or the receiver's where the send was not recorded).
-  std::vector<uint32_t> pieces;
+  // The call's pieces, each once (assigned by the sender's grouping, or the receiver's where
+  // the send was not recorded).
+  struct Piece {
+    int32_t src = 0, dst = 0;  // comm ranks
+    uint64_t op_index = 0;     // the transfer's (P2pTransfer::op_index)
+    uint64_t bytes = 0;
+  };
+  std::vector<Piece> pieces;
 };
 
-// Every call of those funcs, sorted by (comm, func, index).
+// Groups the pieces of AlltoAll, Gather and Scatter calls as their transfers stream by, and
+// hands each call to on_call once complete (above); finish() hands on the rest, under the
+// communicator numbering the ops came with (the consumers' finish() renumbers).
+class P2pCallJoiner : public JoinedOpSink {
+ public:
+  static constexpr uint64_t kPieceHorizonNs = 2'000'000'000;  // 10 flush periods at the default 200 ms
+  static constexpr size_t kMaxHeldPieces = 65'536;            // per rank and (communicator, func)
+
+  using OnCall = std::function<void(const P2pCall&)>;
+  explicit P2pCallJoiner(OnCall on_call);
+  ~P2pCallJoiner() override;
+  P2pCallJoiner(const P2pCallJoiner&) = delete;
+  P2pCallJoiner& operator=(const P2pCallJoiner&) = delete;
+
+  void collective(const CollInstance&, std::span<const MemberView>) override {}
+  void transfer(const P2pTransfer& transfer) override;
+  void finish(std::span<const uint32_t> new_index) override;
+
+  struct Group;  // one (communicator, func)
+
+ private:
+  OnCall on_call_;
+  std::map<std::pair<uint32_t, NameId>, std::unique_ptr<Group>> groups_;
+};
+
+// Every call of those funcs in a run held whole, sorted by (comm, func, index).
 std::vector<P2pCall> p2pCalls(const RunModel& run);
 
 }  // namespace commtrace::report

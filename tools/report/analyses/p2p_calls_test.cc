@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "tests/support/run_model_builder.h"
 #include "tools/report/analyses/op_metrics.h"
@@ -124,6 +125,46 @@ TEST(P2pCalls, PlainSendsAndPiecesToSelfAreNoPartOfACall) {
   const std::vector<P2pCall> calls = p2pCalls(b.run);
   ASSERT_EQ(calls.size(), 2u);
   expectSpan(calls[1].members[0], 2000, 2600);
+}
+
+// A long AlltoAll run fed as the loader would (transfers out of issue order within a few
+// calls of each other): the same calls as fed in order, and each call handed on while the
+// run is still being fed, so that what the joiner holds does not grow with the run.
+TEST(P2pCalls, StreamedCallsAreHandedOnAsTheRunGoesAndEqualThoseInOrder) {
+  RunModelBuilder b({"h", "h", "h", "h"});
+  const uint32_t comm = b.comm({0, 1, 2, 3}, "ep");
+  constexpr uint64_t kCalls = 5000, kPeriodNs = 1'000'000;  // 5 s of calls, past the joiner's horizon
+  for (uint64_t k = 0; k < kCalls; ++k) {
+    const uint64_t t = k * kPeriodNs + 1000;
+    b.alltoall(comm, 1 << 20, {{t, t + 5000 + k % 7}, {t + 100, t + 5000}, {t + 200, t + 5000}, {t + 300, t + 5000}});
+  }
+  for (P2pTransfer& t : b.run.transfers) {  // issued just before their kernels, 1 ms apart
+    t.send.cpu_start_ns = t.send.gpu_start_ns - 50;
+    t.recv.cpu_start_ns = t.recv.gpu_start_ns - 50;
+  }
+  const std::vector<P2pCall> in_order = p2pCalls(b.run);
+  ASSERT_EQ(in_order.size(), kCalls);
+
+  std::vector<P2pTransfer> shuffled = b.run.transfers;
+  std::mt19937_64 rng(7);
+  for (size_t at = 0; at < shuffled.size(); at += 60) {  // 60 transfers: 5 calls' pieces
+    std::shuffle(shuffled.begin() + static_cast<std::ptrdiff_t>(at), shuffled.begin() + static_cast<std::ptrdiff_t>(std::min(at + 60, shuffled.size())), rng);
+  }
+  std::vector<P2pCall> streamed;
+  uint64_t handed_on_while_feeding = 0;
+  P2pCallJoiner joiner([&](const P2pCall& c) { streamed.push_back(c); });
+  for (const P2pTransfer& t : shuffled) joiner.transfer(t);
+  handed_on_while_feeding = streamed.size();
+  joiner.finish({});
+  EXPECT_GE(handed_on_while_feeding, kCalls / 2) << "calls more than the horizon (2 of the 5 s) behind the newest piece are handed on";
+  ASSERT_EQ(streamed.size(), kCalls);
+  std::sort(streamed.begin(), streamed.end(), [](const P2pCall& a, const P2pCall& c) { return a.index < c.index; });
+  for (uint64_t k = 0; k < kCalls; ++k) {
+    EXPECT_EQ(streamed[k].index, k);
+    EXPECT_EQ(streamed[k].pieces.size(), 12u) << k;
+    EXPECT_EQ(transferNs(streamed[k]), transferNs(in_order[k])) << k;
+    for (int r = 0; r < 4; ++r) expectSpan(streamed[k].members[r], in_order[k].members[r].gpu_start_ns, in_order[k].members[r].gpu_end_ns);
+  }
 }
 
 }  // namespace

@@ -16,20 +16,34 @@ void TransferCellTally::Sums::merge(const Sums& other) {
   best_gbs = std::max(best_gbs, other.best_gbs);
 }
 
-void TransferCellTally::transfer(const P2pTransfer& t) {
-  Sums& sums = cells_[{t.comm, t.func, t.send.comm_rank, t.recv.comm_rank}];
-  if (t.bytes == 0) {
+namespace {
+
+void addBytes(TransferCellTally::Sums& sums, uint64_t bytes, uint64_t ns) {
+  if (bytes == 0) {
     ++sums.unsized;
     return;
   }
-  const uint64_t ns = transferNs(t);
-  sums.bytes += t.bytes;
+  sums.bytes += bytes;
   if (ns == 0) return;
-  sums.timed_bytes += t.bytes;
+  sums.timed_bytes += bytes;
   sums.time_ns += ns;
-  if (t.bytes < kMinLinkBytes) return;
+}
+
+}  // namespace
+
+void TransferCellTally::transfer(const P2pTransfer& t) {
+  Sums& sums = cells_[{t.comm, t.func, t.send.comm_rank, t.recv.comm_rank}];
+  const uint64_t ns = transferNs(t);
+  // A call's piece (not one to itself) is summed with its call's time in call().
+  if (!NamePool::isCallPiece(t.func) || t.send.comm_rank == t.recv.comm_rank) addBytes(sums, t.bytes, ns);
+  if (ns == 0 || t.bytes < kMinLinkBytes) return;
   ++sums.link_ops;
   sums.best_gbs = std::max(sums.best_gbs, gbPerS(static_cast<double>(t.bytes), ns));
+}
+
+void TransferCellTally::call(const P2pCall& c) {
+  const uint64_t ns = transferNs(c);
+  for (const P2pCall::Piece& p : c.pieces) addBytes(cells_[{c.comm, c.func, p.src, p.dst}], p.bytes, ns);
 }
 
 void TransferCellTally::finish(std::span<const uint32_t> new_index) {
@@ -48,7 +62,9 @@ void TransferCellTally::merge(const TransferCellTally& other) {
 
 TransferCellTally transferCells(const RunModel& run) {
   TransferCellTally cells;
-  replayRun(run, cells);
+  P2pCallJoiner calls([&](const P2pCall& c) { cells.call(c); });
+  OpFanout both({&calls, &cells});  // the calls first: their finish() hands on the last ones
+  replayRun(run, both);
   return cells;
 }
 

@@ -1,7 +1,7 @@
 // Point-to-point transfers summed as they stream by, per (communicator, func, sender,
 // receiver): what the communication matrix and the slow-link analysis take from them, so
-// that a pipeline-parallel run's transfers are never held. The transfers' counterpart of
-// coll_shapes.h.
+// that a pipeline- or expert-parallel run's transfers are never held. The transfers'
+// counterpart of coll_shapes.h.
 #pragma once
 
 #include <compare>
@@ -9,6 +9,7 @@
 #include <map>
 #include <span>
 
+#include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/run_model.h"
 
@@ -26,8 +27,10 @@ class TransferCellTally : public JoinedOpSink {
     int32_t src = 0, dst = 0;  // comm ranks
     auto operator<=>(const Cell&) const = default;
   };
-  // Transfer times are each transfer's own (op_metrics.h); the pieces of an AlltoAll, Gather
-  // or Scatter call take their call's in the matrix, which groups them from the run.
+  // A transfer's time is its own (op_metrics.h), but a piece of an AlltoAll, Gather or
+  // Scatter call takes its call's in the sums the matrix reads (its own span includes
+  // waiting for the call's other ranks): those come from call(). The link figures take each
+  // transfer's own.
   struct Sums {
     uint64_t unsized = 0;      // transfers of unrecorded size (in no sum below)
     uint64_t bytes = 0;
@@ -42,6 +45,8 @@ class TransferCellTally : public JoinedOpSink {
   void collective(const CollInstance&, std::span<const MemberView>) override {}
   void transfer(const P2pTransfer& transfer) override;
   void finish(std::span<const uint32_t> new_index) override;
+  // A call's pieces, as P2pCallJoiner hands the call on, before finish().
+  void call(const P2pCall& call);
   // Adds another tally of the same run (finished, or both not yet): a shard's.
   void merge(const TransferCellTally& other);
 

@@ -169,6 +169,7 @@ bool OpJoiner::addP2p(const P2pRow& row) {
   P2pTransfer& t = it->second;
   if (inserted) {
     t.comm = place->comm;
+    t.comm_size = run_.comms[place->comm].size;
     t.func = row.api_func;
     t.op_index = row.op_index;
     t.send.comm_rank = key.src;

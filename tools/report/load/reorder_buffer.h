@@ -31,6 +31,7 @@ class ReorderBuffer {
     slot(at) = item;
     ++size_;
   }
+  const T& earliest() const { return ring_[head_]; }
   T popEarliest() {
     T earliest = ring_[head_];
     head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;

@@ -13,7 +13,7 @@ void RunModelSink::collective(const CollInstance& instance, std::span<const Memb
 }
 
 void RunModelSink::transfer(const P2pTransfer& transfer) {
-  if (keep_ops_ || NamePool::isCallPiece(transfer.func)) run_.transfers.push_back(transfer);
+  if (keep_ops_) run_.transfers.push_back(transfer);
 }
 
 void RunModelSink::finish(std::span<const uint32_t> new_index) {

@@ -10,7 +10,7 @@ namespace commtrace::report {
 
 class RunModelSink : public JoinedOpSink {
  public:
-  // keep_ops false: the pieces of AlltoAll, Gather and Scatter calls only (LoadOptions::keep_ops).
+  // keep_ops false: the communicators only (LoadOptions::keep_ops).
   RunModelSink(RunModel& run, bool keep_ops) : run_(run), keep_ops_(keep_ops) {
     run.ops_kept = keep_ops;
   }
