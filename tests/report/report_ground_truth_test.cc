@@ -26,6 +26,7 @@
 #include "tools/report/load/stats.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/build_report.h"
+#include "tools/report/evidence_words.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/output/json_report.h"
@@ -82,8 +83,8 @@ void expectPlantedVerdict(const StragglerReport& r, const std::string& what) {
   ASSERT_FALSE(r.ranks.empty()) << what;
   const StragglerRow& top = r.ranks.front();
   EXPECT_EQ(top.rank, 6) << what;
-  EXPECT_TRUE(top.flagged) << what << ": " << top.evidence;
-  EXPECT_EQ(top.cls, "compute") << what << ": " << top.evidence;
+  EXPECT_TRUE(top.flagged) << what << ": " << evidenceWords(top);
+  EXPECT_EQ(top.cls, "compute") << what << ": " << evidenceWords(top);
   // The evidence's figures say what its words say: last far more often than chance, a
   // longer GPU gap before its late ops, most of the extra time its compute kernels.
   EXPECT_GT(top.late_fraction, 2 * top.chance_fraction) << what;
@@ -92,17 +93,17 @@ void expectPlantedVerdict(const StragglerReport& r, const std::string& what) {
   EXPECT_GT(top.gap_ops, 0u) << what;
   EXPECT_GT(top.gap_us_p50, top.peer_gap_us_p50) << what;
   EXPECT_GT(top.gap_excess_us_p50, 0.5 * top.late_lateness_us_p50) << what;
-  EXPECT_GE(top.compute_share, 0.5) << what << ": " << top.evidence;
+  EXPECT_GE(top.compute_share, 0.5) << what << ": " << evidenceWords(top);
   for (size_t i = 1; i < r.ranks.size(); ++i) {
-    EXPECT_FALSE(r.ranks[i].flagged) << what << ": " << r.ranks[i].evidence;
+    EXPECT_FALSE(r.ranks[i].flagged) << what << ": " << evidenceWords(r.ranks[i]);
     EXPECT_EQ(r.ranks[i].gap_ops, 0u) << "only flagged ranks are classified";
     EXPECT_TRUE(std::isnan(r.ranks[i].compute_share));
   }
   ASSERT_FALSE(r.links.empty()) << what;
   EXPECT_EQ(std::make_pair(r.links.front().a, r.links.front().b), std::make_pair(3, 7)) << what;
-  EXPECT_TRUE(r.links.front().flagged) << what << ": " << r.links.front().evidence;
+  EXPECT_TRUE(r.links.front().flagged) << what << ": " << evidenceWords(r.links.front());
   EXPECT_TRUE(r.links.front().inter_host) << what;
-  for (size_t i = 1; i < r.links.size(); ++i) EXPECT_FALSE(r.links[i].flagged) << what << ": " << r.links[i].evidence;
+  for (size_t i = 1; i < r.links.size(); ++i) EXPECT_FALSE(r.links[i].flagged) << what << ": " << evidenceWords(r.links[i]);
 }
 
 TEST(ReportGroundTruth, ThePlantedStragglerAndSlowLinkAreNamed) {
@@ -141,9 +142,9 @@ TEST(ReportGroundTruth, AHealthyRunFlagsNoStragglerAndNoLink) {
   DriverRun d(healthy());
   const StragglerReport r = rankStragglers(d.run, d.clocks);
   ASSERT_EQ(r.ranks.size(), 8u);
-  for (const StragglerRow& row : r.ranks) EXPECT_FALSE(row.flagged) << row.rank << ": " << row.evidence;
+  for (const StragglerRow& row : r.ranks) EXPECT_FALSE(row.flagged) << row.rank << ": " << evidenceWords(row);
   ASSERT_FALSE(r.links.empty());
-  for (const SlowLinkRow& l : r.links) EXPECT_FALSE(l.flagged) << l.a << "-" << l.b << ": " << l.evidence;
+  for (const SlowLinkRow& l : r.links) EXPECT_FALSE(l.flagged) << l.a << "-" << l.b << ": " << evidenceWords(l);
 }
 
 // (src, dst) -> bytes of the ground truth's pair_bytes entries that pass keep.
@@ -323,7 +324,7 @@ TEST(ReportGroundTruth, ARunWithARankFileDeletedStillAnalysesTheRest) {
   }
   const StragglerReport r = rankStragglers(d.run, d.clocks);
   EXPECT_EQ(r.ranks.front().rank, 6);
-  EXPECT_TRUE(r.ranks.front().flagged) << r.ranks.front().evidence;
+  EXPECT_TRUE(r.ranks.front().flagged) << evidenceWords(r.ranks.front());
   EXPECT_EQ(r.ranks.front().cls, "compute");
   EXPECT_TRUE(std::none_of(r.ranks.begin(), r.ranks.end(), [](const StragglerRow& row) { return row.rank == 5; }));
   const CommMatrix m = communicationMatrix(d.run);
@@ -364,7 +365,7 @@ TEST(ReportGroundTruth, FindingsLeadWithThePlantedStragglerAndLink) {
   const std::string& straggler = report.findings[0];
   EXPECT_EQ(straggler.rfind("Straggler: rank 6 ", 0), 0u) << straggler;
   EXPECT_NE(straggler.find("cause: compute"), std::string::npos) << straggler;
-  EXPECT_NE(straggler.find("Evidence: " + report.stragglers.ranks.front().evidence), std::string::npos) << straggler;
+  EXPECT_NE(straggler.find("Evidence: " + evidenceWords(report.stragglers.ranks.front())), std::string::npos) << straggler;
   EXPECT_EQ(report.findings[1].rfind("Slow link: rank 3 <-> rank 7 ", 0), 0u) << report.findings[1];
   EXPECT_EQ(report.findings[2].rfind("Exposed communication: ", 0), 0u) << report.findings[2];
 }
@@ -419,10 +420,10 @@ TEST(ReportGroundTruth, AHostSideStragglerIsToldFromAComputeOneByItsIdleGpu) {
   const StragglerReport r = rankStragglers(d.run, d.clocks);
   ASSERT_FALSE(r.ranks.empty());
   EXPECT_EQ(r.ranks.front().rank, 6);
-  EXPECT_TRUE(r.ranks.front().flagged) << r.ranks.front().evidence;
-  EXPECT_EQ(r.ranks.front().cls, "host") << r.ranks.front().evidence;
-  EXPECT_GE(r.ranks.front().confidence, 0.8) << r.ranks.front().evidence;
-  EXPECT_NE(r.ranks.front().evidence.find("the GPU sat idle waiting for the host"), std::string::npos) << r.ranks.front().evidence;
+  EXPECT_TRUE(r.ranks.front().flagged) << evidenceWords(r.ranks.front());
+  EXPECT_EQ(r.ranks.front().cls, "host") << evidenceWords(r.ranks.front());
+  EXPECT_GE(r.ranks.front().confidence, 0.8) << evidenceWords(r.ranks.front());
+  EXPECT_NE(evidenceWords(r.ranks.front()).find("the GPU sat idle waiting for the host"), std::string::npos) << evidenceWords(r.ranks.front());
   // The demo's own straggler computes longer: the same rank, told apart as compute.
   EXPECT_EQ(rankStragglers(demoRun().run, demoRun().clocks).ranks.front().cls, "compute");
 }
@@ -464,10 +465,10 @@ TEST(ReportGroundTruth, TheReportReadingKernelsFromTheFilesAgainEqualsTheRunHeld
     for (size_t s = 0; s < a.steps.size(); ++s) EXPECT_DOUBLE_EQ(a.steps[s].exposed_us, b.steps[s].exposed_us) << a.rank << " step " << s;
   }
   ASSERT_EQ(r.stragglers.ranks.size(), whole.stragglers.ranks.size());
-  EXPECT_EQ(r.stragglers.ranks.front().cls, "compute") << r.stragglers.ranks.front().evidence;
+  EXPECT_EQ(r.stragglers.ranks.front().cls, "compute") << evidenceWords(r.stragglers.ranks.front());
   for (size_t i = 0; i < r.stragglers.ranks.size(); ++i) {
     const StragglerRow &a = whole.stragglers.ranks[i], &b = r.stragglers.ranks[i];
-    EXPECT_EQ(std::tie(a.rank, a.flagged, a.cls, a.evidence), std::tie(b.rank, b.flagged, b.cls, b.evidence));
+    EXPECT_EQ(std::make_tuple(a.rank, a.flagged, a.cls, evidenceWords(a)), std::make_tuple(b.rank, b.flagged, b.cls, evidenceWords(b)));
     EXPECT_DOUBLE_EQ(a.confidence, b.confidence) << a.rank;
     if (!std::isnan(a.compute_share)) {
       EXPECT_DOUBLE_EQ(a.compute_share, b.compute_share) << a.rank;

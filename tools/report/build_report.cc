@@ -13,6 +13,7 @@
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
+#include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/load/run_summary.h"
@@ -47,7 +48,7 @@ void addStragglerFinding(const StragglerReport& s, std::vector<std::string>& out
                          "%s in all (mean lateness %s); cause: %s (confidence %.2f of 1). Evidence: %s.",
                          r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
                          fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
-                         r.evidence.c_str()));
+                         evidenceWords(r).c_str()));
 }
 
 void addLinkFinding(const StragglerReport& s, std::vector<std::string>& out) {

@@ -228,6 +228,20 @@ struct KernelBreakdown {
   std::vector<KernelTypeRow> types;    // per rank with CUPTI records, in rank order
 };
 
+// Which reading of a flagged rank's figures decided its class (the writers put it into words:
+// evidence_words.h).
+enum class StragglerBasis : uint8_t {
+  kNone,             // not flagged: no class to decide
+  kNoGap,            // no earlier op on its GPU to measure the gap before its late arrivals from
+  kSlowLink,         // the gap does not explain the lateness; it ends a slow link
+  kEarlierOp,        // the gap does not explain the lateness: an earlier op held it up
+  kComputeKernels,   // the longer gap, mostly its compute kernels (compute_share)
+  kHostIdleGpu,      // the longer gap, mostly the GPU idle waiting for the host (compute_share)
+  kEnqueuedLate,     // the longer gap, the CPU enqueued the op late into it (enqueue_fraction)
+  kEnqueuedEarly,    // the longer gap, enqueued early: the GPU was busy (enqueue_fraction)
+  kInferred,         // the longer gap, with neither kernel records nor clock samples
+};
+
 // How much one rank kept the others waiting.
 struct StragglerRow {
   int rank = -1;
@@ -239,7 +253,7 @@ struct StragglerRow {
   std::string cls;             // "compute", "host", "network", "none" (not a straggler), "unknown"
   double confidence = 0;       // 0..1
   bool flagged = false;        // judged a straggler (not just someone who was last by chance)
-  std::string evidence;        // the numbers behind cls, in words
+  StragglerBasis basis = StragglerBasis::kNone;
   // The evidence's figures, for a program to read: how often chance would have it last, its
   // z-score, the median rank's waiting caused; for a flagged rank, over the ops it arrived
   // last at (gap_ops of them; NaN where not measured): medians of the GPU gap before them, of
@@ -249,6 +263,7 @@ struct StragglerRow {
   double z = 0;
   double median_wait_caused_us = 0;
   uint64_t gap_ops = 0;
+  uint64_t gap_sampled = 0;  // late arrivals sampled for compute_share and enqueue_fraction
   static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double gap_us_p50 = kNotMeasured, peer_gap_us_p50 = kNotMeasured, gap_excess_us_p50 = kNotMeasured;
   double late_lateness_us_p50 = kNotMeasured, compute_share = kNotMeasured, enqueue_fraction = kNotMeasured;
@@ -278,9 +293,10 @@ struct SlowLinkRow {
   double achieved_gbs = 0;      // best bandwidth any op crossing it reached
   double peer_median_gbs = 0;   // median of the same for links of its kind
   uint64_t ops = 0;             // ops crossing it
+  uint64_t direct_ops = 0;      // of them, ops that crossed this pair only (sends and receives, collectives of two)
+  uint64_t kind_links = 0;      // links of its kind measured (a median of fewer than 3 says nothing)
   double confidence = 0;
   bool flagged = false;
-  std::string evidence;
 };
 
 // Lateness over time: rows are ranks, columns time bins of the aligned timeline.

@@ -6,7 +6,6 @@
 
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/edge_model.h"
-#include "tools/report/format.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/rank_index.h"
 #include "tools/report/load/stats.h"
@@ -73,12 +72,9 @@ class LinkCollector {
 };
 
 void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) {
-  const std::string kind = row.inter_host ? "inter-host" : "intra-host";
-  if (peers < static_cast<size_t>(kMinLinksOfAKind) || median <= 0) {
-    row.evidence = "best " + fmt::gbs(row.achieved_gbs) + " over " + std::to_string(s.ops) + " ops; only " +
-                   std::to_string(peers) + " " + kind + " links measured, too few to say what is normal";
-    return;
-  }
+  row.direct_ops = s.direct_ops;
+  row.kind_links = peers;
+  if (peers < static_cast<size_t>(kMinLinksOfAKind) || median <= 0) return;
   const double ratio = row.achieved_gbs / median;
   row.flagged = ratio < kSlowLinkRatio;
   // 0 at the threshold, 1 as the bandwidth falls to nothing; fewer than 3 ops, or only
@@ -86,9 +82,6 @@ void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) 
   const double depth = std::clamp(1.0 - ratio / kSlowLinkRatio, 0.0, 1.0);
   const double repeat = std::min(1.0, static_cast<double>(s.ops) / 3.0);
   row.confidence = row.flagged ? depth * repeat * (s.direct_ops > 0 ? 1.0 : 0.75) : 0.0;
-  row.evidence = "best " + fmt::gbs(row.achieved_gbs) + " over " + std::to_string(s.ops) + " ops (" +
-                 std::to_string(s.direct_ops) + " on this pair alone), " + fmt::fixed(100.0 * ratio, 0) + "% of the " +
-                 fmt::gbs(median) + " median of " + std::to_string(peers) + " " + kind + " links";
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include "core/nccl_vocab.h"
 #include "tools/report/load/stats.h"
-#include "tools/report/format.h"
 
 namespace commtrace::report {
 namespace {
@@ -70,32 +69,22 @@ bool endsASlowLink(int rank, const std::vector<SlowLinkRow>& links) {
 }
 
 StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
-  const uint64_t n = e.gap_us.count();
-  if (n == 0) return {"unknown", 0.3, "no earlier op on its GPU to measure the gap before its late arrivals from"};
+  using B = StragglerBasis;
+  if (e.gap_us.count() == 0) return {"unknown", 0.3, B::kNoGap, {}};
   const double excess = e.excess_us.quantile(0.5), lateness = e.lateness_us.quantile(0.5);
-  std::string gaps = "GPU gap before the " + std::to_string(n) + " ops it arrived last at: median " +
-                     fmt::duration(e.gap_us.quantile(0.5)) + " vs its peers' " + fmt::duration(e.peer_gap_us.quantile(0.5)) +
-                     ", longer by a median " + fmt::duration(excess) + " against its lateness of " + fmt::duration(lateness);
   if (excess <= 0 || excess < kExplainedShare * lateness) {
-    if (endsASlowLink(rank, links))
-      return {"network", 0.6, gaps + "; the gap does not explain the lateness, and the rank is an end of a slow link whose ops held it up"};
-    return {"unknown", 0.3, gaps + "; the gap does not explain the lateness: an earlier op held it up"};
+    if (endsASlowLink(rank, links)) return {"network", 0.6, B::kSlowLink, {}};
+    return {"unknown", 0.3, B::kEarlierOp, {}};
   }
-  gaps += "; the longer gap explains the lateness";
-  const std::string sampled = e.sampled < n ? " (in a sample of " + std::to_string(e.sampled) + " of them)" : "";
   if (!e.extra_compute_share.empty()) {
-    const double share = median(e.extra_compute_share);
-    const std::string share_text = "; compute kernels account for " + fmt::fixed(100 * share, 0) + "% of the longer gap" + sampled;
-    if (share >= kDecidingFraction) return {"compute", 0.9, gaps + share_text + ": its compute kernels ran longer"};
-    return {"host", 0.9, gaps + share_text + ": the rest the GPU sat idle waiting for the host"};
+    if (median(e.extra_compute_share) >= kDecidingFraction) return {"compute", 0.9, B::kComputeKernels, {}};
+    return {"host", 0.9, B::kHostIdleGpu, {}};
   }
   if (!e.idle_before_enqueue.empty()) {
-    const double idle = median(e.idle_before_enqueue);
-    const std::string idle_text = "; the CPU enqueued the op " + fmt::fixed(100 * idle, 0) + "% of the way into the gap" + sampled;
-    if (idle >= kDecidingFraction) return {"host", 0.8, gaps + idle_text + ": the GPU waited for the host"};
-    return {"compute", 0.6, gaps + idle_text + ": enqueued early, the GPU was busy (no kernel records to show with what)"};
+    if (median(e.idle_before_enqueue) >= kDecidingFraction) return {"host", 0.8, B::kEnqueuedLate, {}};
+    return {"compute", 0.6, B::kEnqueuedEarly, {}};
   }
-  return {"compute", 0.5, gaps + "; no kernel records or clock samples: compute inferred, host-side delay not ruled out"};
+  return {"compute", 0.5, B::kInferred, {}};
 }
 
 // The class, with the figures it was decided on.
@@ -103,6 +92,7 @@ StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& 
   StragglerClass c = decideFromGaps(rank, e, links);
   GapFigures& f = c.figures;
   f.ops = e.gap_us.count();
+  f.sampled = e.sampled;
   if (f.ops != 0) {
     f.gap_us = e.gap_us.quantile(0.5);
     f.peer_gap_us = e.peer_gap_us.quantile(0.5);

@@ -75,6 +75,7 @@ class StragglerEvidence : public JoinedOpSink {
 // The figures a class was decided on (StragglerRow's gap fields; NaN: not measured).
 struct GapFigures {
   uint64_t ops = 0;
+  uint64_t sampled = 0;
   double gap_us = StragglerRow::kNotMeasured, peer_gap_us = StragglerRow::kNotMeasured, excess_us = StragglerRow::kNotMeasured;
   double lateness_us = StragglerRow::kNotMeasured, compute_share = StragglerRow::kNotMeasured, enqueue_fraction = StragglerRow::kNotMeasured;
 };
@@ -82,7 +83,7 @@ struct GapFigures {
 struct StragglerClass {
   std::string cls;        // "compute", "host", "network", "unknown"
   double certainty = 0;   // 0..1, how directly the evidence shows the class
-  std::string evidence;
+  StragglerBasis basis = StragglerBasis::kNone;
   GapFigures figures;
 };
 

@@ -5,7 +5,6 @@
 #include <map>
 #include <optional>
 
-#include "tools/report/format.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/rank_index.h"
@@ -44,16 +43,6 @@ double strength(double z, double wait_ratio) { return std::min(z / kMinZ, wait_r
 
 double confidenceOf(double s) { return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1)); }
 
-std::string rankEvidence(const RankTally& r, double z, double median_wait_ns) {
-  // Ranks tied for last share that instance, so the count is a sum of shares: say it as a share.
-  const double n = static_cast<double>(r.instances);
-  std::string e = "last in " + fmt::percent(r.last / n) + " of " + std::to_string(r.instances) +
-                  " instances (a tie for last shared) where chance gives " + fmt::percent(r.expected_last / n) + " (z = " +
-                  fmt::fixed(z, 1) + " standard deviations); caused " + fmt::duration(r.wait_caused_ns / 1e3) + " of waiting";
-  if (median_wait_ns > 0) return e + ", " + fmt::fixed(r.wait_caused_ns / median_wait_ns, 1) + "x the median rank's " + fmt::duration(median_wait_ns / 1e3);
-  return e + "; the median rank caused none";
-}
-
 std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::string>& hosts) {
   std::vector<double> waits;
   for (const RankTally& r : t.ranks)
@@ -75,7 +64,6 @@ std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::stri
     row.flagged = z >= kMinZ && ratio >= kMinWaitRatio && r.wait_caused_ns > 0;
     row.confidence = confidenceOf(strength(z, ratio));
     row.cls = "none";
-    row.evidence = rankEvidence(r, z, median_wait);
     row.chance_fraction = r.expected_last / static_cast<double>(r.instances);
     row.z = z;
     row.median_wait_caused_us = median_wait / 1e3;
@@ -110,9 +98,10 @@ void classify(const RunModel& run, const StragglerEvidence& evidence, const GapB
     if (it == classes.end()) continue;
     row.cls = it->second.cls;
     row.confidence *= 0.5 + 0.5 * it->second.certainty;
-    row.evidence += "; " + it->second.evidence;
+    row.basis = it->second.basis;
     const GapFigures& f = it->second.figures;
     row.gap_ops = f.ops;
+    row.gap_sampled = f.sampled;
     row.gap_us_p50 = f.gap_us;
     row.peer_gap_us_p50 = f.peer_gap_us;
     row.gap_excess_us_p50 = f.excess_us;

@@ -13,6 +13,7 @@
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/slow_links.h"
+#include "tools/report/evidence_words.h"
 
 using namespace commtrace::report;
 using commtrace::testutil::RunModelBuilder;
@@ -132,7 +133,7 @@ TEST(Stragglers, JitterAloneFlagsNobody) {
     const StragglerReport r = rankStragglers(job.sim.run(), unaligned(job.sim.run()));
     ASSERT_EQ(r.ranks.size(), 8u);
     for (const StragglerRow& row : r.ranks) {
-      EXPECT_FALSE(row.flagged) << "rank " << row.rank << ": " << row.evidence;
+      EXPECT_FALSE(row.flagged) << "rank " << row.rank << ": " << evidenceWords(row);
       EXPECT_EQ(row.cls, "none");
       EXPECT_LT(row.confidence, 0.5);
     }
@@ -145,7 +146,7 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   const StragglerReport r = rankStragglers(job.sim.run(), unaligned(job.sim.run()));
   const StragglerRow& top = r.ranks.front();
   EXPECT_EQ(top.rank, 6);
-  EXPECT_TRUE(top.flagged) << top.evidence;
+  EXPECT_TRUE(top.flagged) << evidenceWords(top);
   EXPECT_EQ(top.host, "node1");
   EXPECT_EQ(top.instances, 80u);
   EXPECT_DOUBLE_EQ(top.late_fraction, 1.0);
@@ -154,13 +155,13 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   EXPECT_NEAR(top.wait_caused_us, 40 * (3 * 1200.0 + 3 * 1200.0 + 4 * 2400.0), 40 * 10 * 200.0);
   EXPECT_EQ(top.cls, "compute");
   // Shares of last place as a percentage (ties split one instance), durations as the tables spell them.
-  EXPECT_EQ(top.evidence.rfind("last in 100.0% of 80 instances (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
-      << top.evidence;
-  EXPECT_EQ(top.evidence.find(".00 ms"), std::string::npos) << top.evidence;
-  EXPECT_NE(top.evidence.find("host-side delay not ruled out"), std::string::npos) << top.evidence;
+  EXPECT_EQ(evidenceWords(top).rfind("last in 100.0% of 80 instances (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
+      << evidenceWords(top);
+  EXPECT_EQ(evidenceWords(top).find(".00 ms"), std::string::npos) << evidenceWords(top);
+  EXPECT_NE(evidenceWords(top).find("host-side delay not ruled out"), std::string::npos) << evidenceWords(top);
   EXPECT_GT(top.confidence, 0.2);
   EXPECT_LT(top.confidence, 0.9) << "no kernel records: less sure";
-  for (size_t i = 1; i < r.ranks.size(); ++i) EXPECT_FALSE(r.ranks[i].flagged) << r.ranks[i].evidence;
+  for (size_t i = 1; i < r.ranks.size(); ++i) EXPECT_FALSE(r.ranks[i].flagged) << evidenceWords(r.ranks[i]);
 
   ASSERT_FALSE(r.hosts.empty());
   EXPECT_EQ(r.hosts.front().host, "node1");
@@ -181,9 +182,9 @@ TEST(Stragglers, KernelRecordsTellComputeFromHost) {
     if (!busy) run.timelines[2].compute.clear();  // rank 2's GPU sat idle before its ops
     const StragglerReport r = rankStragglers(run, unaligned(run));
     const StragglerRow& row = rowOf(r, 2);
-    ASSERT_TRUE(row.flagged) << row.evidence;
-    EXPECT_EQ(row.cls, busy ? "compute" : "host") << row.evidence;
-    EXPECT_GT(row.confidence, 0.4) << row.evidence;
+    ASSERT_TRUE(row.flagged) << evidenceWords(row);
+    EXPECT_EQ(row.cls, busy ? "compute" : "host") << evidenceWords(row);
+    EXPECT_GT(row.confidence, 0.4) << evidenceWords(row);
   }
 }
 
@@ -201,7 +202,7 @@ TEST(Stragglers, ALateEnqueueMeansHost) {
   const StragglerReport report = rankStragglers(run, unaligned(run));
   const StragglerRow& row = rowOf(report, 5);
   ASSERT_TRUE(row.flagged);
-  EXPECT_EQ(row.cls, "host") << row.evidence;
+  EXPECT_EQ(row.cls, "host") << evidenceWords(row);
 }
 
 TEST(Stragglers, HeatmapBinsLatenessOnTheAlignedTimelineOrOpOrder) {
@@ -253,7 +254,7 @@ TEST(SlowLinks, TheSlowPairIsFlaggedAgainstItsKind) {
   ASSERT_FALSE(links.empty());
   EXPECT_EQ(links.front().a, 3);
   EXPECT_EQ(links.front().b, 7);
-  EXPECT_TRUE(links.front().flagged) << links.front().evidence;
+  EXPECT_TRUE(links.front().flagged) << evidenceWords(links.front());
   EXPECT_TRUE(links.front().inter_host);
   EXPECT_EQ(links.front().hosts, "n0 <-> n1");
   EXPECT_NEAR(links.front().achieved_gbs, 3.0, 0.01);
@@ -295,7 +296,7 @@ TEST(SlowLinks, HealthyLinksFlagNothingAndTooFewLinksGiveNoVerdict) {
   const std::vector<SlowLinkRow> links = slowLinks(b.run);
   ASSERT_EQ(links.size(), 1u);
   EXPECT_FALSE(links.front().flagged);
-  EXPECT_NE(links.front().evidence.find("too few"), std::string::npos) << links.front().evidence;
+  EXPECT_NE(evidenceWords(links.front()).find("too few"), std::string::npos) << evidenceWords(links.front());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 #include "tools/report/output/report_tables.h"
 #include "tools/report/output/svg_charts.h"
@@ -252,7 +253,7 @@ void writeTables(const Report& r, Page& page) {
   page.section("stragglers", "Stragglers");
   writeTable(tables::stragglers(r.stragglers.ranks), out);
   for (const StragglerRow& s : r.stragglers.ranks)
-    if (s.flagged && !s.evidence.empty()) writeNotes({"rank " + std::to_string(s.rank) + ": " + s.evidence}, out);
+    if (s.flagged) writeNotes({"rank " + std::to_string(s.rank) + ": " + evidenceWords(s)}, out);
   if (!r.stragglers.ranks.empty()) writeNotes({tables::stragglerConfidenceNote()}, out);
   out << "<h3>By host</h3>\n";
   writeTable(tables::stragglerHosts(r.stragglers.hosts), out);
@@ -261,7 +262,7 @@ void writeTables(const Report& r, Page& page) {
   page.section("links", "Links");
   writeTable(tables::links(r.stragglers.links), out);
   for (const SlowLinkRow& l : r.stragglers.links)
-    if (l.flagged && !l.evidence.empty()) writeNotes({std::to_string(l.a) + " <-> " + std::to_string(l.b) + ": " + l.evidence}, out);
+    if (l.flagged) writeNotes({std::to_string(l.a) + " <-> " + std::to_string(l.b) + ": " + evidenceWords(l)}, out);
   if (!r.stragglers.links.empty()) writeNotes({tables::linkConfidenceNote()}, out);
   page.section("overlap", "Overlap");
   writeTable(tables::overlap(r.overlap), out);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 #include "tools/report/output/report_tables.h"
 
@@ -312,7 +313,7 @@ const Fields<StragglerRow>& stragglerFields() {
       {"class", kString, kAlways, "`compute`, `host`, `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
       {"confidence", kNumber, kAlways, "0..1: how clearly it is a straggler", member(&S::confidence), "confidence"},
       {"flagged", kBool, kAlways, "judged a straggler, not just last by chance", member(&S::flagged), "flagged"},
-      {"evidence", kString, kAlways, "the numbers behind `class`, in words", member(&S::evidence)},
+      {"evidence", kString, kAlways, "the numbers behind `class`, in words", [](const S& s) { return Value(evidenceWords(s)); }},
       {"chance_fraction", kNumber, kAlways, "the share of its instances it would have been last in by chance", member(&S::chance_fraction)},
       {"z", kNumber, kAlways, "how many standard deviations more often than chance it was last", member(&S::z)},
       {"median_wait_caused_us", kNumber, kAlways, "the median rank's `wait_caused_us`", member(&S::median_wait_caused_us)},
@@ -371,7 +372,7 @@ const Fields<SlowLinkRow>& linkFields() {
       {"ops", kInteger, kAlways, "ops crossing it", member(&L::ops), "ops"},
       {"confidence", kNumber, kAlways, "0..1: how clearly it is slow", member(&L::confidence), "confidence"},
       {"flagged", kBool, kAlways, "judged slow", member(&L::flagged), "flagged"},
-      {"evidence", kString, kAlways, "the numbers behind it, in words", member(&L::evidence)}};
+      {"evidence", kString, kAlways, "the numbers behind it, in words", [](const L& l) { return Value(evidenceWords(l)); }}};
   return fields;
 }
 

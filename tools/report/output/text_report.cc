@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tools/report/evidence_words.h"
 #include "tools/report/output/report_tables.h"
 
 namespace commtrace::report {
@@ -43,7 +44,7 @@ void writeStragglers(const StragglerReport& s, std::ostream& out) {
   writeSection("Stragglers (the wait each rank imposed on the others by arriving last)", tables::stragglers(s.ranks), kTopRows,
                "no collective instance had GPU times on two or more ranks", out);
   for (const StragglerRow& row : s.ranks)
-    if (row.flagged && !row.evidence.empty()) out << "  rank " << row.rank << ": " << row.evidence << '\n';
+    if (row.flagged) out << "  rank " << row.rank << ": " << evidenceWords(row) << '\n';
   if (!s.ranks.empty()) out << "  " << tables::stragglerConfidenceNote() << '\n';
   if (s.hosts.size() > 1) writeSection("Stragglers by host", tables::stragglerHosts(s.hosts), kTopRows, "", out);
   if (!s.comms.empty()) writeSection("Stragglers by communicator", tables::stragglerComms(s.comms), kTopRows, "", out);
@@ -53,7 +54,7 @@ void writeLinks(const std::vector<SlowLinkRow>& links, std::ostream& out) {
   writeSection("Links (slowest relative to links of their kind first)", tables::links(links), kTopRows,
                "no op crossing a rank pair had GPU times", out);
   for (const SlowLinkRow& l : links)
-    if (l.flagged && !l.evidence.empty()) out << "  " << l.a << " <-> " << l.b << ": " << l.evidence << '\n';
+    if (l.flagged) out << "  " << l.a << " <-> " << l.b << ": " << evidenceWords(l) << '\n';
   if (!links.empty()) out << "  " << tables::linkConfidenceNote() << '\n';
 }
 

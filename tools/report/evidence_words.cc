@@ -1,0 +1,75 @@
+#include "tools/report/evidence_words.h"
+
+#include "tools/report/analyses/slow_links.h"
+#include "tools/report/format.h"
+
+namespace commtrace::report {
+namespace {
+
+// How often it was last against chance, and the waiting it caused against the median rank's.
+std::string lastArrivals(const StragglerRow& r) {
+  // Ranks tied for last share that instance, so the count is a sum of shares: say it as a share.
+  std::string e = "last in " + fmt::percent(r.late_fraction) + " of " + std::to_string(r.instances) +
+                  " instances (a tie for last shared) where chance gives " + fmt::percent(r.chance_fraction) + " (z = " +
+                  fmt::fixed(r.z, 1) + " standard deviations); caused " + fmt::duration(r.wait_caused_us) + " of waiting";
+  if (r.median_wait_caused_us > 0)
+    return e + ", " + fmt::fixed(r.wait_caused_us / r.median_wait_caused_us, 1) + "x the median rank's " + fmt::duration(r.median_wait_caused_us);
+  return e + "; the median rank caused none";
+}
+
+// The gaps before the ops it arrived last at, against its peers'.
+std::string gaps(const StragglerRow& r) {
+  return "GPU gap before the " + std::to_string(r.gap_ops) + " ops it arrived last at: median " + fmt::duration(r.gap_us_p50) +
+         " vs its peers' " + fmt::duration(r.peer_gap_us_p50) + ", longer by a median " + fmt::duration(r.gap_excess_us_p50) +
+         " against its lateness of " + fmt::duration(r.late_lateness_us_p50);
+}
+
+std::string sampled(const StragglerRow& r) {
+  return r.gap_sampled < r.gap_ops ? " (in a sample of " + std::to_string(r.gap_sampled) + " of them)" : "";
+}
+
+std::string computeShare(const StragglerRow& r) {
+  return "; compute kernels account for " + fmt::fixed(100 * r.compute_share, 0) + "% of the longer gap" + sampled(r);
+}
+
+std::string enqueued(const StragglerRow& r) {
+  return "; the CPU enqueued the op " + fmt::fixed(100 * r.enqueue_fraction, 0) + "% of the way into the gap" + sampled(r);
+}
+
+// What decided its class.
+std::string classBasis(const StragglerRow& r) {
+  constexpr const char* kExplains = "; the longer gap explains the lateness";
+  switch (r.basis) {
+    case StragglerBasis::kNone: return "";
+    case StragglerBasis::kNoGap: return "no earlier op on its GPU to measure the gap before its late arrivals from";
+    case StragglerBasis::kSlowLink:
+      return gaps(r) + "; the gap does not explain the lateness, and the rank is an end of a slow link whose ops held it up";
+    case StragglerBasis::kEarlierOp: return gaps(r) + "; the gap does not explain the lateness: an earlier op held it up";
+    case StragglerBasis::kComputeKernels: return gaps(r) + kExplains + computeShare(r) + ": its compute kernels ran longer";
+    case StragglerBasis::kHostIdleGpu: return gaps(r) + kExplains + computeShare(r) + ": the rest the GPU sat idle waiting for the host";
+    case StragglerBasis::kEnqueuedLate: return gaps(r) + kExplains + enqueued(r) + ": the GPU waited for the host";
+    case StragglerBasis::kEnqueuedEarly:
+      return gaps(r) + kExplains + enqueued(r) + ": enqueued early, the GPU was busy (no kernel records to show with what)";
+    case StragglerBasis::kInferred:
+      return gaps(r) + kExplains + "; no kernel records or clock samples: compute inferred, host-side delay not ruled out";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string evidenceWords(const StragglerRow& row) {
+  const std::string basis = classBasis(row);
+  return basis.empty() ? lastArrivals(row) : lastArrivals(row) + "; " + basis;
+}
+
+std::string evidenceWords(const SlowLinkRow& row) {
+  const std::string kind = row.inter_host ? "inter-host" : "intra-host";
+  const std::string best = "best " + fmt::gbs(row.achieved_gbs) + " over " + std::to_string(row.ops) + " ops";
+  if (row.kind_links < static_cast<uint64_t>(kMinLinksOfAKind) || row.peer_median_gbs <= 0)
+    return best + "; only " + std::to_string(row.kind_links) + " " + kind + " links measured, too few to say what is normal";
+  return best + " (" + std::to_string(row.direct_ops) + " on this pair alone), " + fmt::fixed(100.0 * row.achieved_gbs / row.peer_median_gbs, 0) +
+         "% of the " + fmt::gbs(row.peer_median_gbs) + " median of " + std::to_string(row.kind_links) + " " + kind + " links";
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,18 @@
+// A straggler's and a slow link's evidence in words, from the figures their rows carry: the
+// analyses decide and measure, the writers (text, JSON, CSV, HTML) and the findings say it.
+#pragma once
+
+#include <string>
+
+#include "tools/report/report.h"
+
+namespace commtrace::report {
+
+// "last in 100.0% of 3000 instances ... where chance gives 26.2% (z = 102.4 standard
+// deviations); caused 5.59 s of waiting, ...", and for a flagged rank what decided its class.
+std::string evidenceWords(const StragglerRow& row);
+// "best 9.72 GB/s over 1200 ops (300 on this pair alone), 21% of the 45.1 GB/s median of 24
+// inter-host links", or that too few links of its kind were measured.
+std::string evidenceWords(const SlowLinkRow& row);
+
+}  // namespace commtrace::report
