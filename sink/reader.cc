@@ -386,6 +386,19 @@ TraceReader::State TraceReader::state() const {
   return last_chunk_closing_ ? State::kClosed : State::kOpen;
 }
 
+bool TraceReader::refresh() {
+  struct stat st{};
+  if (fd_ < 0 || fstat(fd_, &st) != 0) return false;
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size <= size_) return true;
+  size_ = size;
+  if (torn_tail_) {
+    torn_tail_ = false;
+    offset_ = torn_tail_offset_;
+  }
+  return true;
+}
+
 bool TraceReader::next(DecodedChunk& chunk) {
   Frame f{{}, chunk.frame_bytes};
   while (offset_ < size_) {

@@ -50,6 +50,10 @@ class TraceReader {
 
   // The next intact chunk; false at the end of the file.
   bool next(DecodedChunk& chunk);
+  // For a file still being written (`commtrace watch`): looks again at how far it reaches,
+  // so that next() goes on with what was appended since; a frame the old end cut short is
+  // read again from its start. false if the file can no longer be looked at.
+  bool refresh();
 
   // Text of a string id found in a decoded record (ids are per reader, stable per file).
   std::string_view str(StringId id) const;

@@ -1,0 +1,66 @@
+// Following a trace file while it is written (`commtrace watch`): after the reader reaches
+// the end, refresh() lets it go on with what was appended, a frame cut short by the old end
+// is read whole once the rest arrives, and a file still being written reports no damage.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/sink_test_support.h"
+
+namespace commtrace {
+namespace {
+
+using testing::BuiltTrace;
+using testing::TempDir;
+
+BuiltTrace openTrace(size_t chunks) {
+  testing::SlotGenerator gen(9);
+  std::vector<std::vector<RecordSlot>> slots(chunks);
+  for (size_t c = 0; c < chunks; ++c)
+    for (int i = 0; i < 5; ++i) slots[c].push_back(gen.make(RecordKind::kColl, 20 + static_cast<uint32_t>(c)));
+  return testing::buildTrace(slots, testing::testHeader(), false);
+}
+
+void writeBytes(const std::string& path, const std::vector<uint8_t>& bytes, size_t from, size_t to, bool append) {
+  std::ofstream out(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
+  out.write(reinterpret_cast<const char*>(bytes.data() + from), static_cast<std::streamsize>(to - from));
+}
+
+TEST(ReaderFollow, RefreshGoesOnWithWhatWasAppendedAndReadsACutFrameWhole) {
+  TempDir dir;
+  const std::string path = dir.path() + "/growing.ctrace";
+  const BuiltTrace built = openTrace(4);
+  // The header and chunk 0, then half of chunk 1.
+  const size_t half = (built.chunk_begin[1] + built.chunk_end[1]) / 2;
+  writeBytes(path, built.bytes, 0, half, false);
+  TraceReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.open(path, error)) << error;
+  DecodedChunk chunk;
+  ASSERT_TRUE(reader.next(chunk));
+  EXPECT_EQ(chunk.index, 0u);
+  EXPECT_FALSE(reader.next(chunk)) << "chunk 1 is not whole yet";
+  EXPECT_TRUE(reader.issues().empty()) << "an open file's last frame cut short is the chunk being written";
+
+  ASSERT_TRUE(reader.refresh());
+  EXPECT_FALSE(reader.next(chunk)) << "nothing appended: still cut short";
+  writeBytes(path, built.bytes, half, built.chunk_end[2], true);
+  ASSERT_TRUE(reader.refresh());
+  for (uint64_t want : {1u, 2u}) {
+    ASSERT_TRUE(reader.next(chunk)) << want;
+    EXPECT_EQ(chunk.index, want);
+    EXPECT_EQ(testing::diffChunk(built.expected[want], chunk, reader), "");
+  }
+  EXPECT_FALSE(reader.next(chunk));
+  writeBytes(path, built.bytes, built.chunk_end[2], built.bytes.size(), true);
+  ASSERT_TRUE(reader.refresh());
+  ASSERT_TRUE(reader.next(chunk));
+  EXPECT_EQ(chunk.index, 3u);
+  EXPECT_FALSE(reader.next(chunk));
+  EXPECT_TRUE(reader.issues().empty());
+  EXPECT_FALSE(reader.tornTail());
+  EXPECT_EQ(reader.state(), TraceReader::State::kOpen);
+}
+
+}  // namespace
+}  // namespace commtrace
