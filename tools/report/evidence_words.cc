@@ -72,4 +72,18 @@ std::string evidenceWords(const SlowLinkRow& row) {
          "% of the " + fmt::gbs(row.peer_median_gbs) + " median of " + std::to_string(row.kind_links) + " " + kind + " links";
 }
 
+std::string alertLine(const RunModel& run, const LiveAlert& a) {
+  const ProcessInfo* p = a.process >= 0 && static_cast<size_t>(a.process) < run.processes.size() ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
+  const Communicator& comm = run.comms[a.comm];
+  const std::string_view comm_name = run.name(comm.name);
+  std::string who = "rank " + std::to_string(p != nullptr ? p->rank : -1);
+  if (p != nullptr && !p->host.empty()) who += " (host " + p->host + (p->local_rank >= 0 ? ", GPU " + std::to_string(p->local_rank) : "") + ")";
+  const std::string where = std::string(run.name(a.func)) + " on " + (comm_name.empty() ? fmt::hexId(comm.id) : std::string(comm_name));
+  if (a.kind == LiveAlert::Kind::kRecovered)
+    return "commtrace: RECOVERED " + who + " no longer late at " + where + " since " + fmt::utcTime(a.since_utc_ns);
+  return "commtrace: STRAGGLER " + who + " +" + fmt::duration(a.lateness_us) + " per step late at " + fmt::percent(a.late_share) + " of " + where +
+         " since " + fmt::utcTime(a.since_utc_ns) + " [others kept waiting " + fmt::percent(a.effect) + " of their time, confidence " +
+         fmt::fixed(a.confidence, 2) + "]";
+}
+
 }  // namespace commtrace::report

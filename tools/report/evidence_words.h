@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "tools/report/analyses/live_stragglers.h"
 #include "tools/report/report.h"
+#include "tools/report/run_model.h"
 
 namespace commtrace::report {
 
@@ -14,5 +16,9 @@ std::string evidenceWords(const StragglerRow& row);
 // "best 9.72 GB/s over 1200 ops (300 on this pair alone), 21% of the 45.1 GB/s median of 24
 // inter-host links", or that too few links of its kind were measured.
 std::string evidenceWords(const SlowLinkRow& row);
+// One line for the training log: "commtrace: STRAGGLER rank 11 (host h2, GPU 3) +4.1 ms per
+// step late at 97% of AllReduce on dp.3 since 12:03:41.000 UTC [confidence 0.93]", or the
+// RECOVERED line that ends it.
+std::string alertLine(const RunModel& run, const LiveAlert& alert);
 
 }  // namespace commtrace::report

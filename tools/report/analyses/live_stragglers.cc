@@ -1,0 +1,94 @@
+#include "tools/report/analyses/live_stragglers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace commtrace::report {
+namespace {
+
+// The same scale as the report's straggler confidence: 0.5 at both thresholds, 1 at three times.
+double confidenceOf(double z_ratio, double effect_ratio) {
+  const double s = std::min(z_ratio, effect_ratio);
+  return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1));
+}
+
+}  // namespace
+
+LiveStragglers::LiveStragglers(const RunModel& run, Options options, OnAlert on_alert)
+    : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
+
+void LiveStragglers::collective(const CollInstance& c, std::span<const MemberView> members) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
+  uint64_t first_utc = UINT64_MAX;
+  for (const MemberView& m : members)
+    if (m.process >= 0 && m.cpu_start_ns != 0) first_utc = std::min(first_utc, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+  if (first_utc == UINT64_MAX) return;
+  const uint64_t start = first_utc - first_utc % options_.window_ns;
+  if (start < judged_until_utc_ns_) return;  // its window was judged already
+  CommWindow& w = windows_[start][c.comm];
+  if (w.seats.size() < members.size()) w.seats.resize(members.size());
+  w.members = static_cast<int>(members.size());
+  ++w.funcs[c.func];
+  const double p = 1.0 / static_cast<double>(arrivals_.members.size());
+  for (const MemberArrival& a : arrivals_.members) {
+    Seat& s = w.seats[static_cast<size_t>(a.comm_rank)];
+    s.process = a.process;
+    ++s.instances;
+    s.last += a.last_share;
+    s.expected_last += p;
+    s.variance += p * (1 - p);
+    if (a.last_share == 0) continue;
+    s.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
+    s.lateness_ns += a.lateness_ns;
+  }
+}
+
+void LiveStragglers::advance(uint64_t watermark_utc_ns) {
+  while (!windows_.empty() && windows_.begin()->first + options_.window_ns <= watermark_utc_ns) {
+    const auto window = windows_.begin();
+    judge(window->first, window->second);
+    judged_until_utc_ns_ = window->first + options_.window_ns;
+    windows_.erase(window);
+  }
+}
+
+void LiveStragglers::judge(uint64_t window_start_utc_ns, const Window& window) {
+  for (const auto& [comm, w] : window)
+    for (int r = 0; r < static_cast<int>(w.seats.size()); ++r)
+      if (w.seats[static_cast<size_t>(r)].instances != 0) judgeSeat(comm, r, window_start_utc_ns, w);
+}
+
+void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_start_utc_ns, const CommWindow& w) {
+  const Seat& s = w.seats[static_cast<size_t>(comm_rank)];
+  const double z = s.variance > 0 ? (s.last - s.expected_last) / std::sqrt(s.variance) : 0.0;
+  const double others = static_cast<double>(std::max(1, w.members - 1));
+  const double effect = static_cast<double>(s.wait_caused_ns) / (others * static_cast<double>(options_.window_ns));
+  const bool flagged = z >= options_.min_z && effect >= kJudgedShare * options_.min_effect;
+  Streak& streak = streaks_[{comm, comm_rank}];
+  if (flagged) {
+    if (streak.flagged++ == 0) streak.since_utc_ns = window_start_utc_ns;
+    streak.clear = 0;
+    LiveAlert& a = streak.last_alert;
+    a = {LiveAlert::Kind::kStraggler, comm, comm_rank, s.process, 0, streak.since_utc_ns,
+         s.last / static_cast<double>(s.instances), s.last > 0 ? static_cast<double>(s.lateness_ns) / s.last / 1e3 : 0.0, effect,
+         confidenceOf(z / options_.min_z, effect / options_.min_effect)};
+    a.func = std::max_element(w.funcs.begin(), w.funcs.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
+    if (!streak.straggling && streak.flagged >= options_.persist) {
+      streak.straggling = true;
+      on_alert_(a);
+    }
+    return;
+  }
+  if (streak.clear++ == 0) streak.since_utc_ns = window_start_utc_ns;
+  streak.flagged = 0;
+  if (streak.straggling && streak.clear >= options_.persist) {
+    streak.straggling = false;
+    LiveAlert a = streak.last_alert;
+    a.kind = LiveAlert::Kind::kRecovered;
+    a.since_utc_ns = streak.since_utc_ns;
+    on_alert_(a);
+  }
+}
+
+}  // namespace commtrace::report
