@@ -8,6 +8,7 @@
 #include "tools/dump.h"
 #include "tools/cli_values.h"
 #include "tools/report_command.h"
+#include "tools/watch_command.h"
 #include "tools/settings_table.h"
 
 namespace {
@@ -180,6 +181,28 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--from", export_from, "only slices ending after this time on the trace's timeline, like 1.5s or 250ms");
   export_cmd->add_option("--to", export_to, "only slices starting before this time on the trace's timeline");
 
+  commtrace::tools::WatchOptions watch_options;
+  CLI::App* watch = app.add_subcommand(
+      "watch", "Follow a run directory while its job writes it and print straggler alerts as they arise (also to RUN_DIR/alerts.jsonl)");
+  watch->footer(
+      "Reads the trace files as they grow (a shared file system; no network), joins each collective once every member has "
+      "written it, and judges windows of the run once every file has passed them: a rank last far more often than chance "
+      "(z >= 4) whose lateness cost the others at least --min-slowdown of their time, in --persist windows in a row, is "
+      "named (STRAGGLER), and again when it no longer is (RECOVERED). Stops when every file is closed (the job ended) or "
+      "after --timeout.");
+  watch->add_option("run_dir", watch_options.dir, "the run directory (COMMTRACE_DIR of the job)")->required();
+  watch->add_option("--interval", watch_options.interval_s, "seconds between looks at the files")->capture_default_str()->check(CLI::PositiveNumber);
+  double watch_window_s = 1.0;
+  watch->add_option("--window", watch_window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
+  watch->add_option("--min-slowdown", watch_options.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  watch->add_option("--persist", watch_options.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
+  watch->add_option("--alerts", watch_options.alerts_path, "append alerts as JSON lines here (default RUN_DIR/alerts.jsonl)");
+  watch->add_option("--timeout", watch_options.timeout_s, "stop after this many seconds even if files are still open (0: never)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");
 
@@ -225,6 +248,10 @@ int main(int argc, char** argv) {
     if (!timePointFrom("--from", report_from, report_options.window.from) || !timePointFrom("--to", report_to, report_options.window.to))
       return 2;
     return commtrace::tools::runReport(report_options, std::cout, std::cerr);
+  }
+  if (*watch) {
+    watch_options.rules.window_ns = static_cast<uint64_t>(watch_window_s * 1e9);
+    return commtrace::tools::runWatch(watch_options, std::cout, std::cerr);
   }
   if (*export_cmd) {
     export_options.progress = kProgressModes.at(export_progress);

@@ -39,6 +39,16 @@ OpJoiner::OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, Joined
       unplaced_(identity_.size(), 0),
       duplicates_(identity_.size(), 0) {}
 
+int OpJoiner::addProcess(ProcessIdentity identity) {
+  identity_.push_back(identity);
+  rank_from_comm_info_.push_back(-1);
+  places_.emplace_back();
+  last_place_.push_back(0);
+  unplaced_.push_back(0);
+  duplicates_.push_back(0);
+  return static_cast<int>(identity_.size() - 1);
+}
+
 void OpJoiner::add(const RecordBatch& batch) {
   for (const CommInfoRow& info : batch.comm_infos) addCommInfo(batch.process, info);
   for (const CollRow& row : batch.colls) {

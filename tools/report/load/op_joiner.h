@@ -45,6 +45,9 @@ class OpJoiner {
   // fills run.comms, run.world_size, run.missing_ranks, the processes' ranks and issues.
   OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, JoinedOpSink& sink);
 
+  // A process whose file appeared after the joiner was made (a run followed while its job
+  // writes it): its batches carry the index returned, which is run.processes' next.
+  int addProcess(ProcessIdentity identity);
   void add(const RecordBatch& batch);
   // Call once run.processes is complete: places waiting records, resolves ranks, hands on
   // the instances still open (seats never recorded stay process -1), sorts communicators.

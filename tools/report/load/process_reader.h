@@ -120,6 +120,10 @@ class ProcessReader {
   bool next(RecordBatch& batch, DecodedChunk& scratch);
   // Everything about the process once the file is read.
   void finish(ProcessInfo& info, ProcessTimeline& timeline);
+  // A file still being written: next() goes on with what was appended (TraceReader::refresh).
+  bool refresh() { return reader_.refresh(); }
+  // Its writer marked its last chunk closing: the process stopped recording.
+  bool closed() const { return reader_.state() == TraceReader::State::kClosed; }
 
   const trace::v1::FileHeader& header() const { return reader_.header(); }
 

@@ -1,0 +1,84 @@
+#include "tools/report/load/run_follower.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace commtrace::report {
+
+struct RunFollower::File {
+  std::unique_ptr<ProcessReader> reader;
+  uint64_t position_ns = 0;  // the latest op read, as UTC; 0 before any
+  bool closed = false;
+};
+
+RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink)
+    : dir_(std::move(dir)), run_(run), names_(run.names), options_{.keep_all_phases = false, .keep_compute = false}, joiner_(run, {}, sink) {
+  run_.dir = dir_;
+}
+
+RunFollower::~RunFollower() = default;
+
+bool RunFollower::poll(std::ostream& err) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir_, ec)) {
+    err << "commtrace: " << dir_ << ": not a directory (or cannot be read)\n";
+    return false;
+  }
+  admitNewFiles();
+  std::vector<RecordBatch> batches;
+  for (const std::unique_ptr<File>& file : files_) read(*file, batches);
+  // In time order across files, as the loader's lockstep reading hands them over.
+  std::stable_sort(batches.begin(), batches.end(), [](const RecordBatch& a, const RecordBatch& b) { return a.position_ns < b.position_ns; });
+  for (const RecordBatch& batch : batches) joiner_.add(batch);
+  return true;
+}
+
+// A file whose header cannot be read yet (just created) is tried again at the next poll.
+void RunFollower::admitNewFiles() {
+  std::error_code ec;
+  std::vector<std::string> found;
+  for (std::filesystem::recursive_directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code file_ec;
+    if (it->path().extension() == ".ctrace" && it->is_regular_file(file_ec)) found.push_back(it->path().string());
+  }
+  std::sort(found.begin(), found.end());
+  for (const std::string& path : found) {
+    if (std::binary_search(seen_.begin(), seen_.end(), path)) continue;
+    const int process = static_cast<int>(run_.processes.size());
+    auto reader = std::make_unique<ProcessReader>(names_, process, options_);
+    std::string error;
+    if (!reader->open(path, error)) continue;
+    ProcessInfo& info = run_.processes.emplace_back();
+    describeProcess(reader->header(), path, info);
+    run_.timelines.emplace_back();
+    joiner_.addProcess({info.rank, info.restart_count});
+    files_.push_back(std::make_unique<File>(File{std::move(reader)}));
+    seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
+  }
+}
+
+void RunFollower::read(File& file, std::vector<RecordBatch>& batches) {
+  file.reader->refresh();
+  for (RecordBatch batch; file.reader->next(batch, scratch_);) {
+    file.position_ns = std::max(file.position_ns, batch.position_ns);
+    batches.push_back(std::move(batch));
+  }
+  file.closed = file.reader->closed();
+}
+
+uint64_t RunFollower::watermark() const {
+  uint64_t open_min = UINT64_MAX, latest = 0;
+  for (const std::unique_ptr<File>& f : files_) {
+    latest = std::max(latest, f->position_ns);
+    if (!f->closed && f->position_ns != 0) open_min = std::min(open_min, f->position_ns);
+  }
+  return open_min != UINT64_MAX ? open_min : latest;
+}
+
+size_t RunFollower::closedFiles() const {
+  return static_cast<size_t>(std::count_if(files_.begin(), files_.end(), [](const std::unique_ptr<File>& f) { return f->closed; }));
+}
+
+void RunFollower::finish() { joiner_.finish(); }
+
+}  // namespace commtrace::report

@@ -1,0 +1,53 @@
+// Follows a run directory while its job writes it (`commtrace watch`): files are admitted as
+// they appear, every poll() reads each as far as it has been written, and the new ops of
+// all files are handed to the joiner in the order of their time, as the report's loader
+// does. The watermark says up to when every file still being written has been read, so
+// that a window of the run can be judged once it has passed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/report/load/op_joiner.h"
+#include "tools/report/load/process_reader.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+class RunFollower {
+ public:
+  // run: filled as files appear (processes, communicators); sink: every joined op.
+  RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink);
+  ~RunFollower();
+
+  // Admits new files and reads what every file gained since; false, with the reason on err,
+  // when the directory cannot be read.
+  bool poll(std::ostream& err);
+  // Every file not yet closed has been read up to this (UTC ns): later ops may still come
+  // only after it. 0 before any file has an op; the latest op of all when every file is closed.
+  uint64_t watermark() const;
+  // Files admitted, and how many of them their writers have closed (the job ended).
+  size_t files() const { return files_.size(); }
+  size_t closedFiles() const;
+  // Hands on the instances still open; call once, when done.
+  void finish();
+
+ private:
+  struct File;
+  void admitNewFiles();
+  void read(File& file, std::vector<RecordBatch>& batches);
+
+  std::string dir_;
+  RunModel& run_;
+  SharedNames names_;
+  ProcessReadOptions options_;
+  OpJoiner joiner_;
+  DecodedChunk scratch_;
+  std::vector<std::unique_ptr<File>> files_;
+  std::vector<std::string> seen_;  // paths admitted or refused, sorted
+};
+
+}  // namespace commtrace::report

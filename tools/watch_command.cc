@@ -1,0 +1,66 @@
+#include "tools/watch_command.h"
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/report/evidence_words.h"
+#include "tools/report/format.h"
+#include "tools/report/load/run_follower.h"
+
+namespace commtrace::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a, const std::string& line) {
+  const report::Communicator& comm = run.comms[a.comm];
+  const report::ProcessInfo* p = a.process >= 0 ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
+  return {{"kind", a.kind == report::LiveAlert::Kind::kStraggler ? "STRAGGLER" : "RECOVERED"},
+          {"rank", p != nullptr ? p->rank : -1},
+          {"host", p != nullptr ? p->host : ""},
+          {"comm", report::fmt::hexId(comm.id)},
+          {"comm_name", std::string(run.name(comm.name))},
+          {"func", std::string(run.name(a.func))},
+          {"since_utc_ns", a.since_utc_ns},
+          {"late_share", a.late_share},
+          {"lateness_us", a.lateness_us},
+          {"effect", a.effect},
+          {"confidence", a.confidence},
+          {"line", line}};
+}
+
+}  // namespace
+
+int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string alerts_path = options.alerts_path.empty() ? options.dir + "/alerts.jsonl" : options.alerts_path;
+  std::ofstream alerts(alerts_path, std::ios::app);
+  if (!alerts) {
+    err << "commtrace: " << alerts_path << ": cannot write the alerts file\n";
+    return 1;
+  }
+  report::RunModel run;
+  report::LiveStragglers live(run, options.rules, [&](const report::LiveAlert& a) {
+    const std::string line = report::alertLine(run, a);
+    out << line << '\n' << std::flush;
+    alerts << alertJson(run, a, line).dump() << '\n' << std::flush;
+  });
+  report::RunFollower follower(options.dir, run, live);
+  const Clock::time_point start = Clock::now();
+  const auto interval = std::chrono::duration<double>(options.interval_s);
+  for (;;) {
+    if (!follower.poll(err)) return 1;
+    live.advance(follower.watermark());
+    const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
+    const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
+    if (ended || timed_out) break;
+    std::this_thread::sleep_for(interval);
+  }
+  follower.finish();
+  live.advance(UINT64_MAX);  // the job ended: its last windows are whole
+  return 0;
+}
+
+}  // namespace commtrace::tools

@@ -1,0 +1,26 @@
+// `commtrace watch RUN_DIR`: follows a run directory while its job writes it (a shared file
+// system; no network) and prints live straggler alerts, each also a line of
+// RUN_DIR/alerts.jsonl (issue #16's alerts, from files).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "tools/report/analyses/live_stragglers.h"
+
+namespace commtrace::tools {
+
+struct WatchOptions {
+  std::string dir;
+  double interval_s = 1.0;  // between polls of the directory
+  report::LiveStragglers::Options rules;
+  std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl
+  double timeout_s = 0;     // > 0: stop after this long even if files are still open
+};
+
+// Runs until every file it found is closed (the job ended), or the timeout. Exit codes: 0,
+// 1 when the directory cannot be read or the alerts file cannot be written.
+int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace commtrace::tools
