@@ -1,6 +1,6 @@
 // `commtrace watch RUN_DIR`: follows a run directory while its job writes it (a shared file
 // system; no network) and prints live straggler alerts, each also a line of
-// RUN_DIR/alerts.jsonl (issue #16's alerts, from files).
+// RUN_DIR/alerts.jsonl.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Live straggler alerts (`commtrace watch`, the collector of issue #16): the collectives are
+// Live straggler alerts (`commtrace watch`; the job's collector, later): the collectives are
 // binned, as they are joined, into windows of their time (the first member's CPU start, as
 // UTC); each window, once every file has passed its end, judges every member of every
 // communicator: last arrivals at least min_z standard deviations above chance, and the
