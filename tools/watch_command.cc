@@ -1,6 +1,7 @@
 #include "tools/watch_command.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -14,6 +15,11 @@ namespace commtrace::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// When an alert is raised, as CLOCK_REALTIME ns: what a reader compares with the run's times.
+uint64_t realtimeNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
 
 nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a, const std::string& line) {
   const report::Communicator& comm = run.comms[a.comm];
@@ -29,12 +35,37 @@ nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a
           {"lateness_us", a.lateness_us},
           {"effect", a.effect},
           {"confidence", a.confidence},
+          {"raised_utc_ns", realtimeNs()},
           {"line", line}};
+}
+
+// A watch may start before the job has made its run directory: waits for it (saying so once)
+// until the timeout. false, with the reason on err, when it is something else or never came.
+bool waitForDirectory(const WatchOptions& options, Clock::time_point start, std::ostream& err) {
+  bool said = false;
+  for (;;) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(options.dir, ec);
+    if (std::filesystem::is_directory(status)) return true;
+    if (std::filesystem::exists(status)) {
+      err << "commtrace: " << options.dir << ": not a directory\n";
+      return false;
+    }
+    if (options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s)) {
+      err << "commtrace: " << options.dir << ": no such directory, and none appeared within " << options.timeout_s << " s\n";
+      return false;
+    }
+    if (!said) err << "commtrace: waiting for " << options.dir << " to appear\n";
+    said = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.interval_s));
+  }
 }
 
 }  // namespace
 
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {
+  const Clock::time_point start = Clock::now();
+  if (!waitForDirectory(options, start, err)) return 1;
   const std::string alerts_path = options.alerts_path.empty() ? options.dir + "/alerts.jsonl" : options.alerts_path;
   std::ofstream alerts(alerts_path, std::ios::app);
   if (!alerts) {
@@ -48,7 +79,6 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
     alerts << alertJson(run, a, line).dump() << '\n' << std::flush;
   });
   report::RunFollower follower(options.dir, run, live);
-  const Clock::time_point start = Clock::now();
   const auto interval = std::chrono::duration<double>(options.interval_s);
   for (;;) {
     if (!follower.poll(err)) return 1;

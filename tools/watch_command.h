@@ -19,8 +19,9 @@ struct WatchOptions {
   double timeout_s = 0;     // > 0: stop after this long even if files are still open
 };
 
-// Runs until every file it found is closed (the job ended), or the timeout. Exit codes: 0,
-// 1 when the directory cannot be read or the alerts file cannot be written.
+// Waits for the directory if the job has not made it yet; then runs until every file it found
+// is closed (the job ended), or the timeout. Exit codes: 0; 1 when the directory never
+// appeared or cannot be read, or the alerts file cannot be written.
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace commtrace::tools

@@ -1,10 +1,17 @@
 // `commtrace watch` as a user runs it on a run directory: the planted straggler of a
 // synthetic run named (and only it), each alert also a JSON line of alerts.jsonl; a healthy
-// run quiet; files still open followed until --timeout; a missing directory an error.
+// run quiet; files still open followed until --timeout; a missing directory an error; and,
+// while the NCCL driver plays a job in real time through libcommtrace.so, a rank that
+// becomes 6 % slower mid-run named within 5 s.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "tools/report/analyses/lateness.h"
+#include "tools/report/load/run_loader.h"
 
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
@@ -73,11 +80,67 @@ TEST(WatchCli, FilesStillOpenAreFollowedUntilTheTimeout) {
   EXPECT_NE(r.out.find("commtrace: STRAGGLER rank 3 "), std::string::npos) << r.out;
 }
 
-TEST(WatchCli, AMissingDirectoryIsAnError) {
+// Started before the job, it waits for the run directory; one that never comes is an error
+// at the timeout, and a file where the directory should be is one at once.
+TEST(WatchCli, WaitsForTheRunDirectoryUntilTheTimeout) {
   TempDir scratch;
-  const ProgramResult r = commtrace(scratch, {"watch", scratch.path() + "/no-such-run", "--alerts", scratch.path() + "/a.jsonl"});
+  const ProgramResult r = commtrace(scratch, {"watch", scratch.path() + "/no-such-run", "--interval", "0.05", "--timeout", "0.3"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no-such-run: not a directory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("commtrace: " + scratch.path() + "/no-such-run: no such directory, and none appeared within 0.3 s"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("waiting for"), std::string::npos) << r.err;
+  std::ofstream(scratch.path() + "/a-file") << "x";
+  const ProgramResult f = commtrace(scratch, {"watch", scratch.path() + "/a-file"});
+  EXPECT_EQ(f.exit_code, 1);
+  EXPECT_NE(f.err.find("a-file: not a directory"), std::string::npos) << f.err;
+}
+
+// The UTC time of the first AllReduce rank 1 arrived at more than 1.5 ms after rank 0 (the
+// planted 2.5 ms longer compute begins), from the files after the run.
+uint64_t onsetUtc(const std::string& run_dir) {
+  report::RunModel run;
+  std::ostringstream err;
+  EXPECT_TRUE(report::loadRun({.paths = {run_dir}}, run, err)) << err.str();
+  report::InstanceArrivals arrivals;
+  uint64_t onset = UINT64_MAX;
+  for (const report::CollInstance& c : run.collectives) {
+    if (!report::arrivalsOf(run, c, arrivals)) continue;
+    for (const report::MemberArrival& a : arrivals.members) {
+      if (a.rank != 1 || a.lateness_ns < 1'500'000) continue;
+      const report::MemberView& m = run.membersOf(c)[a.comm_rank];
+      onset = std::min(onset, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+    }
+  }
+  return onset;
+}
+
+TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
+  TempDir scratch, driver_scratch, dir;
+  const std::string run_dir = dir.path() + "/run";
+  testutil::ProgramResult driver;
+  std::thread job([&] {
+    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_straggler.json", "--plugin",
+                                   COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+                                  driver_scratch.path());
+  });
+  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.2", "--timeout", "60"});
+  job.join();
+  ASSERT_EQ(driver.exit_code, 0) << driver.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  ASSERT_EQ(alerts.size(), 1u) << r.out;
+  EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
+  EXPECT_EQ(alerts[0]["rank"], 1);
+  const uint64_t onset = onsetUtc(run_dir);
+  ASSERT_NE(onset, UINT64_MAX) << "the planted slowdown is in the files";
+  const auto raised = alerts[0]["raised_utc_ns"].get<uint64_t>();
+  EXPECT_GT(raised, onset);
+  EXPECT_LE(raised - onset, 5'000'000'000u) << "raised " << (raised - onset) / 1e9 << " s after the slowdown began";
+  // since: the first window judged slow, the one the slowdown began in or, when it began late
+  // in that window, the next.
+  const auto since = alerts[0]["since_utc_ns"].get<uint64_t>();
+  EXPECT_LT(since, onset + 1'000'000'000u);
+  EXPECT_GT(since + 1'000'000'000u, onset);
 }
 
 }  // namespace
