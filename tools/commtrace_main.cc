@@ -2,6 +2,8 @@
 // run for the Perfetto UI, list the settings.
 #include <malloc.h>
 
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
@@ -206,6 +208,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 1.0));
   watch->add_option("--persist", watch_options.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
   watch->add_option("--alerts", watch_options.alerts_path, "append alerts as JSON lines here (default RUN_DIR/alerts.jsonl)");
+  if (const char* prom = std::getenv("COMMTRACE_PROM_DIR")) watch_options.prom_dir = prom;
+  watch->add_option("--prom-dir", watch_options.prom_dir,
+                    "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
+                    "collector: collectives and busBw per communicator and func, last arrivals and waiting caused per rank, "
+                    "stragglers now (default: $COMMTRACE_PROM_DIR)");
   watch->add_option("--timeout", watch_options.timeout_s, "stop after this many seconds even if files are still open (0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

@@ -10,6 +10,7 @@
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 #include "tools/report/load/run_follower.h"
+#include "tools/report/output/prometheus_text.h"
 
 namespace commtrace::tools {
 namespace {
@@ -83,6 +84,7 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
   for (;;) {
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
+    if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, options.prom_dir, err)) return 1;
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
     if (ended || timed_out) break;
@@ -90,6 +92,7 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
   }
   follower.finish();
   live.advance(UINT64_MAX);  // the job ended: its last windows are whole
+  if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, options.prom_dir, err)) return 1;
   return 0;
 }
 

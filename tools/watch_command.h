@@ -17,6 +17,7 @@ struct WatchOptions {
   report::LiveStragglers::Options rules;
   std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl
   double timeout_s = 0;     // > 0: stop after this long even if files are still open
+  std::string prom_dir;     // non-empty: DIR/commtrace.prom rewritten after every look (node-exporter's textfile collector)
 };
 
 // Waits for the directory if the job has not made it yet; then runs until every file it found

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -61,6 +63,43 @@ TEST(WatchCli, NamesThePlantedStragglerAndWritesEachAlertAsJson) {
     EXPECT_EQ(a["rank"], 3) << a.dump() << ": only the planted rank";
     EXPECT_NE(r.out.find(a["line"].get<std::string>()), std::string::npos) << "each JSON line is a printed alert";
   }
+}
+
+// Prometheus' text format, line by line: comments, or a metric name, braced labels and a number.
+TEST(WatchCli, WritesLiveMetricsInPrometheusTextFormatThatAgreeWithTheReport) {
+  TempDir scratch, dir, prom;
+  const std::string run = writeRun(dir, 3);
+  const ProgramResult r = commtrace(scratch, {"watch", run, "--interval", "0.05", "--prom-dir", prom.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(prom.path() + "/commtrace.prom");
+  ASSERT_TRUE(in) << "no commtrace.prom";
+  EXPECT_FALSE(std::ifstream(prom.path() + "/commtrace.prom.tmp")) << "written through a temporary renamed over it";
+  const std::regex sample(R"(^([a-z_]+)\{((?:[a-z_]+="(?:[^"\\]|\\.)*",?)*)\} (-?[0-9.e+-]+)$)");
+  std::map<std::string, double> collectives_by_labels;
+  double collectives = 0, rank3_wait_s = -1;
+  bool rank3_straggler = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, sample)) << line;
+    const std::string name = m[1], labels = m[2];
+    const double value = std::stod(m[3]);
+    if (name == "commtrace_collectives_total") collectives += value;
+    if (name == "commtrace_wait_caused_seconds_total" && labels.find("rank=\"3\"") != std::string::npos) rank3_wait_s = value;
+    if (name == "commtrace_straggler") {
+      EXPECT_NE(labels.find("rank=\"3\""), std::string::npos) << line;
+      rank3_straggler = true;
+    }
+  }
+  EXPECT_TRUE(rank3_straggler);
+  const ProgramResult report = commtrace(scratch, {"report", run, "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  EXPECT_EQ(collectives, j["run"]["collective_instances"].get<double>());
+  double report_wait_us = -1;
+  for (const nlohmann::json& s : j["stragglers"])
+    if (s["rank"] == 3) report_wait_us = s["wait_caused_us"].get<double>();
+  EXPECT_NEAR(rank3_wait_s, report_wait_us / 1e6, 1e-6 * report_wait_us);
 }
 
 TEST(WatchCli, AHealthyRunIsQuiet) {

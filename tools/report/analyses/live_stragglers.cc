@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tools/report/analyses/op_metrics.h"
+#include "tools/report/load/op_stream.h"
+
 namespace commtrace::report {
 namespace {
 
@@ -19,7 +22,20 @@ LiveStragglers::LiveStragglers(const RunModel& run, Options options, OnAlert on_
 
 void LiveStragglers::collective(const CollInstance& c, std::span<const MemberView> members) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  LiveTotals::CommFunc& totals = totals_.by_comm_func[{c.comm, c.func}];
+  ++totals.instances;
+  if (const uint64_t ns = transferNs(members); ns != 0 && c.bytes != 0) {
+    const int n = static_cast<int>(members.size());
+    totals.bus_bytes += static_cast<double>(ncclTestsBytes(func, c.bytes, n)) * busBwFactor(func, n);
+    totals.transfer_ns += ns;
+  }
   if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
+  for (const MemberArrival& a : arrivals_.members) {
+    if (a.last_share == 0 || a.process < 0) continue;
+    LiveTotals::Rank& r = totals_.by_process[a.process];
+    r.last_arrivals += a.last_share;
+    r.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
+  }
   uint64_t first_utc = UINT64_MAX;
   for (const MemberView& m : members)
     if (m.process >= 0 && m.cpu_start_ns != 0) first_utc = std::min(first_utc, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
@@ -42,6 +58,30 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
     s.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
     s.lateness_ns += a.lateness_ns;
   }
+}
+
+void LiveStragglers::finish(std::span<const uint32_t> new_index) {
+  for (auto& [start, window] : windows_) {
+    Window renumbered_window;
+    for (auto& [comm, w] : window) renumbered_window[renumbered(new_index, comm)] = std::move(w);
+    window = std::move(renumbered_window);
+  }
+  std::map<std::pair<uint32_t, int>, Streak> streaks;
+  for (auto& [seat, streak] : streaks_) {
+    streak.last_alert.comm = renumbered(new_index, seat.first);
+    streaks[{streak.last_alert.comm, seat.second}] = streak;
+  }
+  streaks_ = std::move(streaks);
+  std::map<std::pair<uint32_t, NameId>, LiveTotals::CommFunc> by_comm_func;
+  for (const auto& [key, f] : totals_.by_comm_func) by_comm_func[{renumbered(new_index, key.first), key.second}] = f;
+  totals_.by_comm_func = std::move(by_comm_func);
+}
+
+std::map<std::pair<uint32_t, int>, LiveAlert> LiveStragglers::straggling() const {
+  std::map<std::pair<uint32_t, int>, LiveAlert> out;
+  for (const auto& [seat, streak] : streaks_)
+    if (streak.straggling) out.emplace(seat, streak.last_alert);
+  return out;
 }
 
 void LiveStragglers::advance(uint64_t watermark_utc_ns) {

@@ -38,6 +38,21 @@ struct LiveAlert {
   double confidence = 0;        // 0..1, as the report's straggler confidence
 };
 
+// What the stream has shown so far, for live metrics (counters since the start).
+struct LiveTotals {
+  struct Rank {
+    double last_arrivals = 0;     // instances it was last at (a tie shared)
+    uint64_t wait_caused_ns = 0;  // the others' waiting it caused
+  };
+  struct CommFunc {
+    uint64_t instances = 0;
+    double bus_bytes = 0;      // nccl-tests bus bytes of the timed instances
+    uint64_t transfer_ns = 0;  // their transfer times (the last arriver's duration)
+  };
+  std::map<int32_t, Rank> by_process;
+  std::map<std::pair<uint32_t, NameId>, CommFunc> by_comm_func;  // (comm, func)
+};
+
 class LiveStragglers : public JoinedOpSink {
  public:
   struct Options {
@@ -53,9 +68,14 @@ class LiveStragglers : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t>) override {}
+  // Renumbers what it holds to the communicators' final order (the joiner sorts them).
+  void finish(std::span<const uint32_t> new_index) override;
   // Every file has been read up to watermark_utc_ns: judges the windows that end by then.
   void advance(uint64_t watermark_utc_ns);
+
+  const LiveTotals& totals() const { return totals_; }
+  // The members judged stragglers now: (comm, comm rank) -> their latest alert.
+  std::map<std::pair<uint32_t, int>, LiveAlert> straggling() const;
 
  private:
   struct Seat {  // one member of one communicator within one window
@@ -88,6 +108,7 @@ class LiveStragglers : public JoinedOpSink {
   std::map<uint64_t, Window> windows_;  // by window start (UTC ns), open until advance() passes their end
   uint64_t judged_until_utc_ns_ = 0;     // windows before this were judged: instances for them come too late
   std::map<std::pair<uint32_t, int>, Streak> streaks_;
+  LiveTotals totals_;
 };
 
 }  // namespace commtrace::report

@@ -106,5 +106,38 @@ TEST(LiveStragglers, ASignificantButSmallDelayIsNotAStraggler) {
   EXPECT_TRUE(fired.empty()) << (fired.empty() ? "" : alertLine(b.run, fired.front().alert));
 }
 
+// The joiner sorts the communicators when it finishes: what the alerts and totals say about
+// a communicator follows it to its new index.
+TEST(LiveStragglers, FinishRenumbersTheCommunicators) {
+  testutil::RunModelBuilder b({"h", "h"});
+  b.comm({0, 1}, "first");
+  const uint32_t second = b.comm({0, 1}, "second");
+  LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
+  CollInstance c;
+  c.comm = second;
+  c.func = b.run.names.intern("AllReduce");
+  c.n_members = 2;
+  c.bytes = 1 << 20;
+  std::vector<MemberView> members(2);
+  for (uint64_t step = 0; step < 200; ++step) {  // 10 s: rank 1 always 5 ms late in a 50 ms step
+    const uint64_t t = kT0 + step * kStepNs;
+    for (int r = 0; r < 2; ++r) {
+      members[r] = {.process = r, .comm_rank = r, .cpu_start_ns = t + (r == 1 ? 5'000'000u : 0u), .gpu_start_ns = t + (r == 1 ? 5'000'000u : 0u)};
+      members[r].gpu_end_ns = t + 5'300'000;
+    }
+    c.seq = step;
+    live.collective(c, members);
+    live.advance(t);
+  }
+  ASSERT_EQ(live.straggling().count({second, 1}), 1u);
+  const std::vector<uint32_t> swapped{1, 0};
+  live.finish(swapped);
+  const auto now = live.straggling();
+  ASSERT_EQ(now.count({0, 1}), 1u);
+  EXPECT_EQ(now.at({0, 1}).comm, 0u);
+  EXPECT_EQ(live.totals().by_comm_func.count({0, c.func}), 1u);
+  EXPECT_EQ(live.totals().by_comm_func.at({0, c.func}).instances, 200u);
+}
+
 }  // namespace
 }  // namespace commtrace::report

@@ -1,0 +1,81 @@
+#include "tools/report/output/prometheus_text.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "tools/report/format.h"
+
+namespace commtrace::report {
+namespace {
+
+// A label value as the exposition format quotes it: backslash, double quote and newline escaped.
+std::string quoted(std::string_view v) {
+  std::string out = "\"";
+  for (const char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + '"';
+}
+
+void family(std::ostream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+std::string commLabels(const RunModel& run, uint32_t comm, NameId func) {
+  const Communicator& c = run.comms[comm];
+  return "comm=" + quoted(run.name(c.name)) + ",comm_id=" + quoted(fmt::hexId(c.id)) + ",func=" + quoted(run.name(func));
+}
+
+std::string rankLabels(const RunModel& run, int32_t process) {
+  const ProcessInfo& p = run.processes[static_cast<size_t>(process)];
+  return "rank=" + quoted(std::to_string(p.rank)) + ",host=" + quoted(p.host);
+}
+
+}  // namespace
+
+void writePrometheusText(const RunModel& run, const LiveStragglers& live, std::ostream& out) {
+  const LiveTotals& t = live.totals();
+  family(out, "commtrace_collectives_total", "counter", "Collective instances joined, per communicator and func.");
+  for (const auto& [key, f] : t.by_comm_func) out << "commtrace_collectives_total{" << commLabels(run, key.first, key.second) << "} " << f.instances << '\n';
+  family(out, "commtrace_busbw_gbps", "gauge",
+         "nccl-tests bus bandwidth so far: the timed instances' bus bytes over their transfer times, GB/s.");
+  for (const auto& [key, f] : t.by_comm_func)
+    if (f.transfer_ns != 0)
+      out << "commtrace_busbw_gbps{" << commLabels(run, key.first, key.second) << "} " << f.bus_bytes / static_cast<double>(f.transfer_ns) << '\n';
+  family(out, "commtrace_last_arrivals_total", "counter", "Collective instances the rank arrived last at (a tie shared).");
+  for (const auto& [process, r] : t.by_process) out << "commtrace_last_arrivals_total{" << rankLabels(run, process) << "} " << r.last_arrivals << '\n';
+  family(out, "commtrace_wait_caused_seconds_total", "counter", "The other members' waiting the rank caused by arriving last.");
+  for (const auto& [process, r] : t.by_process)
+    out << "commtrace_wait_caused_seconds_total{" << rankLabels(run, process) << "} " << static_cast<double>(r.wait_caused_ns) / 1e9 << '\n';
+  const auto straggling = live.straggling();
+  family(out, "commtrace_straggler", "gauge", "1 while the rank is judged a straggler on the communicator (series only for those).");
+  for (const auto& [seat, a] : straggling)
+    if (a.process >= 0) out << "commtrace_straggler{" << rankLabels(run, a.process) << "," << commLabels(run, a.comm, a.func) << "} 1\n";
+  family(out, "commtrace_straggler_score", "gauge", "The share of the other members' time a straggler cost them in its latest straggling window.");
+  for (const auto& [seat, a] : straggling)
+    if (a.process >= 0) out << "commtrace_straggler_score{" << rankLabels(run, a.process) << "," << commLabels(run, a.comm, a.func) << "} " << a.effect << '\n';
+}
+
+bool writePrometheusFile(const RunModel& run, const LiveStragglers& live, const std::string& dir, std::ostream& err) {
+  const std::string path = dir + "/commtrace.prom", temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    writePrometheusText(run, live, out);
+    if (!out.flush()) {
+      err << "commtrace: " << temporary << ": cannot write the metrics file\n";
+      return false;
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    err << "commtrace: " << path << ": cannot replace the metrics file\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace commtrace::report
