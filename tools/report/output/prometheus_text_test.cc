@@ -1,0 +1,79 @@
+// The live metrics' text: label values escaped as the exposition format wants, a straggler's
+// series present while it straggles, and every metric the Grafana dashboard in the repository
+// queries one the text carries.
+#include "tools/report/output/prometheus_text.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/support/run_model_builder.h"
+
+namespace commtrace::report {
+namespace {
+
+constexpr uint64_t kT0 = 1'790'000'000'000'000'000ull, kStepNs = 50'000'000;
+
+// Two ranks on a communicator whose name needs escaping, rank 1 always 5 ms late: 10 s.
+std::string metricsText(bool straggler) {
+  testutil::RunModelBuilder b({"node\"a", "node\\b"});
+  const uint32_t comm = b.comm({0, 1}, "dp\n0");
+  LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
+  CollInstance c;
+  c.comm = comm;
+  c.func = b.run.names.intern("AllReduce");
+  c.n_members = 2;
+  c.bytes = 1 << 20;
+  std::vector<MemberView> members(2);
+  for (uint64_t step = 0; step < 200; ++step) {
+    const uint64_t t = kT0 + step * kStepNs, late = straggler ? 5'000'000 : (step % 2 == 0 ? 100'000 : 0);
+    for (int r = 0; r < 2; ++r) {
+      const uint64_t at = t + (r == 1 ? late : 0);
+      members[static_cast<size_t>(r)] = {.process = r, .comm_rank = r, .cpu_start_ns = at, .gpu_start_ns = at, .gpu_end_ns = t + 5'300'000};
+    }
+    c.seq = step;
+    live.collective(c, members);
+    live.advance(t);
+  }
+  std::ostringstream out;
+  writePrometheusText(b.run, live, out);
+  return out.str();
+}
+
+TEST(PrometheusText, EscapesLabelValuesAndCarriesTheStragglerWhileItStraggles) {
+  const std::string text = metricsText(true);
+  EXPECT_NE(text.find(R"(commtrace_straggler{rank="1",host="node\\b",comm="dp\n0",comm_id=")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(commtrace_last_arrivals_total{rank="1",host="node\\b"} 200)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(commtrace_collectives_total{comm="dp\n0")"), std::string::npos) << text;
+  const std::string quiet = metricsText(false);
+  EXPECT_EQ(quiet.find("commtrace_straggler{"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("# TYPE commtrace_straggler gauge"), std::string::npos) << "the family is declared even without series";
+}
+
+TEST(PrometheusText, TheDashboardQueriesOnlyMetricsTheTextCarries) {
+  std::set<std::string> families;
+  std::istringstream text(metricsText(true));
+  for (std::string line; std::getline(text, line);)
+    if (line.rfind("# TYPE ", 0) == 0) families.insert(line.substr(7, line.find(' ', 7) - 7));
+  std::ifstream in(GRAFANA_DASHBOARD);
+  ASSERT_TRUE(in) << GRAFANA_DASHBOARD;
+  const nlohmann::json dashboard = nlohmann::json::parse(in);
+  size_t queries = 0;
+  const std::regex metric("commtrace_[a-z_]+");
+  for (const nlohmann::json& panel : dashboard["panels"]) {
+    for (const nlohmann::json& target : panel["targets"]) {
+      const std::string expr = target["expr"];
+      ++queries;
+      for (std::sregex_iterator m(expr.begin(), expr.end(), metric), end; m != end; ++m)
+        EXPECT_TRUE(families.count(m->str())) << panel["title"] << ": " << m->str() << " is not a metric commtrace writes";
+    }
+  }
+  EXPECT_GE(queries, 5u);
+}
+
+}  // namespace
+}  // namespace commtrace::report
