@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <queue>
 
 namespace commtrace::report {
 
@@ -25,12 +27,32 @@ bool RunFollower::poll(std::ostream& err) {
     return false;
   }
   admitNewFiles();
-  std::vector<RecordBatch> batches;
-  for (const std::unique_ptr<File>& file : files_) read(*file, batches);
-  // In time order across files, as the loader's lockstep reading hands them over.
-  std::stable_sort(batches.begin(), batches.end(), [](const RecordBatch& a, const RecordBatch& b) { return a.position_ns < b.position_ns; });
-  for (const RecordBatch& batch : batches) joiner_.add(batch);
+  readInStep();
   return true;
+}
+
+// A chunk at a time from the file furthest behind, as the report's loader reads: what is held
+// is the instances the files' skew keeps open, however much a watch started late finds written.
+void RunFollower::readInStep() {
+  using Behind = std::pair<uint64_t, size_t>;  // (position, file)
+  std::priority_queue<Behind, std::vector<Behind>, std::greater<>> behind;
+  for (size_t i = 0; i < files_.size(); ++i) {
+    files_[i]->reader->refresh();
+    behind.push({files_[i]->position_ns, i});
+  }
+  RecordBatch batch;
+  while (!behind.empty()) {
+    File& file = *files_[behind.top().second];
+    const size_t index = behind.top().second;
+    behind.pop();
+    if (!file.reader->next(batch, scratch_)) {
+      file.closed = file.reader->closed();
+      continue;
+    }
+    file.position_ns = std::max(file.position_ns, batch.position_ns);
+    joiner_.add(batch);
+    behind.push({file.position_ns, index});
+  }
 }
 
 // A file whose header cannot be read yet (just created) is tried again at the next poll.
@@ -55,15 +77,6 @@ void RunFollower::admitNewFiles() {
     files_.push_back(std::make_unique<File>(File{std::move(reader)}));
     seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
   }
-}
-
-void RunFollower::read(File& file, std::vector<RecordBatch>& batches) {
-  file.reader->refresh();
-  for (RecordBatch batch; file.reader->next(batch, scratch_);) {
-    file.position_ns = std::max(file.position_ns, batch.position_ns);
-    batches.push_back(std::move(batch));
-  }
-  file.closed = file.reader->closed();
 }
 
 uint64_t RunFollower::watermark() const {

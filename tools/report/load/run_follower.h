@@ -1,7 +1,6 @@
 // Follows a run directory while its job writes it (`commtrace watch`): files are admitted as
-// they appear, every poll() reads each as far as it has been written, and the new ops of
-// all files are handed to the joiner in the order of their time, as the report's loader
-// does. The watermark says up to when every file still being written has been read, so
+// they appear, every poll() reads each as far as it has been written, a chunk at a time from
+// the file furthest behind, as the report's loader does. The watermark says up to when every file still being written has been read, so
 // that a window of the run can be judged once it has passed.
 #pragma once
 
@@ -38,7 +37,7 @@ class RunFollower {
  private:
   struct File;
   void admitNewFiles();
-  void read(File& file, std::vector<RecordBatch>& batches);
+  void readInStep();
 
   std::string dir_;
   RunModel& run_;
