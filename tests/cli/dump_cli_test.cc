@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/commtrace_cli.h"
 #include "tests/support/run_program.h"
 #include "tests/support/sink_test_support.h"
 
@@ -26,8 +27,7 @@ struct CliResult {
 
 // Runs bin/commtrace with args, stdout and stderr split into lines.
 CliResult runCli(const TempDir& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), COMMTRACE_CLI);
-  const testutil::ProgramResult r = testutil::runProgram(std::move(args), dir.path());
+  const testutil::ProgramResult r = testutil::commtrace(dir, std::move(args));
   return CliResult{r.exit_code, testutil::linesOf(r.out), testutil::linesOf(r.err)};
 }
 

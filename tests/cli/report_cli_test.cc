@@ -11,6 +11,7 @@
 
 #include "perfetto_trace_check.pb.h"
 
+#include "tests/support/commtrace_cli.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 
@@ -20,10 +21,7 @@ namespace {
 using testutil::ProgramResult;
 using testutil::TempDir;
 
-ProgramResult commtrace(const TempDir& scratch, std::vector<std::string> args) {
-  args.insert(args.begin(), COMMTRACE_CLI);
-  return testutil::runProgram(std::move(args), scratch.path());
-}
+using testutil::commtrace;
 
 TEST(ReportCli, EmptyDirectoryIsNothingToAnalyse) {
   TempDir scratch, run;

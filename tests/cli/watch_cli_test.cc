@@ -15,6 +15,7 @@
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/load/run_loader.h"
 
+#include "tests/support/commtrace_cli.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 #include "tools/synthetic/run_writer.h"
@@ -25,10 +26,7 @@ namespace {
 using testutil::ProgramResult;
 using testutil::TempDir;
 
-ProgramResult commtrace(const TempDir& scratch, std::vector<std::string> args) {
-  args.insert(args.begin(), COMMTRACE_CLI);
-  return testutil::runProgram(std::move(args), scratch.path());
-}
+using testutil::commtrace;
 
 std::string writeRun(const TempDir& dir, int straggler_rank, uint64_t in_flight_ops = 0) {
   synthetic::SyntheticRunOptions options;

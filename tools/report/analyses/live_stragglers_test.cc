@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "tests/support/live_pair.h"
 #include "tests/support/run_model_builder.h"
 #include "tools/report/evidence_words.h"
 
@@ -113,30 +114,16 @@ TEST(LiveStragglers, FinishRenumbersTheCommunicators) {
   b.comm({0, 1}, "first");
   const uint32_t second = b.comm({0, 1}, "second");
   LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
-  CollInstance c;
-  c.comm = second;
-  c.func = b.run.names.intern("AllReduce");
-  c.n_members = 2;
-  c.bytes = 1 << 20;
-  std::vector<MemberView> members(2);
-  for (uint64_t step = 0; step < 200; ++step) {  // 10 s: rank 1 always 5 ms late in a 50 ms step
-    const uint64_t t = kT0 + step * kStepNs;
-    for (int r = 0; r < 2; ++r) {
-      members[r] = {.process = r, .comm_rank = r, .cpu_start_ns = t + (r == 1 ? 5'000'000u : 0u), .gpu_start_ns = t + (r == 1 ? 5'000'000u : 0u)};
-      members[r].gpu_end_ns = t + 5'300'000;
-    }
-    c.seq = step;
-    live.collective(c, members);
-    live.advance(t);
-  }
+  testutil::feedLatePair(b.run, second, live, 200, [](uint64_t) { return uint64_t{5'000'000}; });  // 10 s, 5 ms late each step
   ASSERT_EQ(live.straggling().count({second, 1}), 1u);
   const std::vector<uint32_t> swapped{1, 0};
   live.finish(swapped);
   const auto now = live.straggling();
   ASSERT_EQ(now.count({0, 1}), 1u);
   EXPECT_EQ(now.at({0, 1}).comm, 0u);
-  EXPECT_EQ(live.totals().by_comm_func.count({0, c.func}), 1u);
-  EXPECT_EQ(live.totals().by_comm_func.at({0, c.func}).instances, 200u);
+  const NameId allreduce = b.run.names.find("AllReduce");
+  EXPECT_EQ(live.totals().by_comm_func.count({0, allreduce}), 1u);
+  EXPECT_EQ(live.totals().by_comm_func.at({0, allreduce}).instances, 200u);
 }
 
 }  // namespace

@@ -11,34 +11,20 @@
 #include <set>
 #include <sstream>
 
+#include "tests/support/live_pair.h"
 #include "tests/support/run_model_builder.h"
 
 namespace commtrace::report {
 namespace {
-
-constexpr uint64_t kT0 = 1'790'000'000'000'000'000ull, kStepNs = 50'000'000;
 
 // Two ranks on a communicator whose name needs escaping, rank 1 always 5 ms late: 10 s.
 std::string metricsText(bool straggler) {
   testutil::RunModelBuilder b({"node\"a", "node\\b"});
   const uint32_t comm = b.comm({0, 1}, "dp\n0");
   LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
-  CollInstance c;
-  c.comm = comm;
-  c.func = b.run.names.intern("AllReduce");
-  c.n_members = 2;
-  c.bytes = 1 << 20;
-  std::vector<MemberView> members(2);
-  for (uint64_t step = 0; step < 200; ++step) {
-    const uint64_t t = kT0 + step * kStepNs, late = straggler ? 5'000'000 : (step % 2 == 0 ? 100'000 : 0);
-    for (int r = 0; r < 2; ++r) {
-      const uint64_t at = t + (r == 1 ? late : 0);
-      members[static_cast<size_t>(r)] = {.process = r, .comm_rank = r, .cpu_start_ns = at, .gpu_start_ns = at, .gpu_end_ns = t + 5'300'000};
-    }
-    c.seq = step;
-    live.collective(c, members);
-    live.advance(t);
-  }
+  testutil::feedLatePair(b.run, comm, live, 200, [&](uint64_t step) -> uint64_t {
+    return straggler ? 5'000'000 : (step % 2 == 0 ? 100'000 : 0);  // else last every other step, by a hair
+  });
   std::ostringstream out;
   writePrometheusText(b.run, live, out);
   return out.str();

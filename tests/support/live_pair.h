@@ -1,0 +1,38 @@
+// A live stream for the tests of LiveStragglers and what reads it: a two-member
+// communicator's AllReduce, one every 50 ms, rank 1 arriving late_ns(step) after rank 0.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tools/report/analyses/live_stragglers.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::testutil {
+
+inline constexpr uint64_t kPairT0 = 1'790'000'000'000'000'000ull;  // some UTC time
+inline constexpr uint64_t kPairStepNs = 50'000'000;
+
+// Feeds `steps` steps from kPairT0 (both kernels end 5.3 ms into the step), advancing the
+// watermark to each step as it is fed.
+template <class Late>
+void feedLatePair(report::RunModel& run, uint32_t comm, report::LiveStragglers& live, uint64_t steps, Late late_ns) {
+  report::CollInstance c;
+  c.comm = comm;
+  c.func = run.names.intern("AllReduce");
+  c.n_members = 2;
+  c.bytes = 1 << 20;
+  std::vector<report::MemberView> members(2);
+  for (uint64_t step = 0; step < steps; ++step) {
+    const uint64_t t = kPairT0 + step * kPairStepNs;
+    for (int r = 0; r < 2; ++r) {
+      const uint64_t at = t + (r == 1 ? late_ns(step) : 0);
+      members[static_cast<size_t>(r)] = {.process = r, .comm_rank = r, .cpu_start_ns = at, .gpu_start_ns = at, .gpu_end_ns = t + 5'300'000};
+    }
+    c.seq = c.op_index = step;
+    live.collective(c, members);
+    live.advance(t);
+  }
+}
+
+}  // namespace commtrace::testutil
