@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.h"
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 #include "tools/report/load/run_follower.h"
@@ -16,11 +17,6 @@ namespace commtrace::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// When an alert is raised, as CLOCK_REALTIME ns: what a reader compares with the run's times.
-uint64_t realtimeNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
 
 nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a, const std::string& line) {
   const report::Communicator& comm = run.comms[a.comm];

@@ -2,7 +2,6 @@
 #include "tools/report/load/run_loader.h"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <map>
@@ -11,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/clock.h"
 #include "tools/report/format.h"
 #include "tools/report/load/lockstep_reader.h"
 #include "tools/report/load/op_joiner.h"
@@ -324,8 +324,7 @@ unsigned loaderThreads() { return std::clamp(std::thread::hardware_concurrency()
 
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run = RunModel{};
-  run.read_utc_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  run.read_utc_ns = realtimeNs();
   run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
   if (!listTraceFiles(options.paths, files, err)) return false;
