@@ -1,22 +1,12 @@
 #include "tools/report/analyses/live_stragglers.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
-namespace {
-
-// The same scale as the report's straggler confidence: 0.5 at both thresholds, 1 at three times.
-double confidenceOf(double z_ratio, double effect_ratio) {
-  const double s = std::min(z_ratio, effect_ratio);
-  return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1));
-}
-
-}  // namespace
-
 LiveStragglers::LiveStragglers(const RunModel& run, Options options, OnAlert on_alert)
     : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
 
@@ -101,7 +91,7 @@ void LiveStragglers::judge(uint64_t window_start_utc_ns, const Window& window) {
 
 void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_start_utc_ns, const CommWindow& w) {
   const Seat& s = w.seats[static_cast<size_t>(comm_rank)];
-  const double z = s.variance > 0 ? (s.last - s.expected_last) / std::sqrt(s.variance) : 0.0;
+  const double z = lastArrivalZ(s.last, s.expected_last, s.variance);
   const double others = static_cast<double>(std::max(1, w.members - 1));
   const double effect = static_cast<double>(s.wait_caused_ns) / (others * static_cast<double>(options_.window_ns));
   const bool flagged = z >= options_.min_z && effect >= kJudgedShare * options_.min_effect;
@@ -112,7 +102,7 @@ void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_sta
     LiveAlert& a = streak.last_alert;
     a = {LiveAlert::Kind::kStraggler, comm, comm_rank, s.process, 0, streak.since_utc_ns,
          s.last / static_cast<double>(s.instances), s.last > 0 ? static_cast<double>(s.lateness_ns) / s.last / 1e3 : 0.0, effect,
-         confidenceOf(z / options_.min_z, effect / options_.min_effect)};
+         confidenceOf(std::min(z / options_.min_z, effect / options_.min_effect))};
     a.func = std::max_element(w.funcs.begin(), w.funcs.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
     if (!streak.straggling && streak.flagged >= options_.persist) {
       streak.straggling = true;

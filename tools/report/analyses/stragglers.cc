@@ -36,12 +36,7 @@ Tallies tally(const RunModel& run, const ArrivalTally& arrivals) {
   return t;
 }
 
-// How far above chance, in standard deviations, a rank's count of last arrivals is.
-double zScore(const RankTally& r) { return r.var_last > 0 ? (r.last - r.expected_last) / std::sqrt(r.var_last) : 0.0; }
-
 double strength(double z, double wait_ratio) { return std::min(z / kMinZ, wait_ratio / kMinWaitRatio); }
-
-double confidenceOf(double s) { return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1)); }
 
 std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::string>& hosts) {
   std::vector<double> waits;
@@ -59,7 +54,7 @@ std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::stri
     row.wait_caused_us = r.wait_caused_ns / 1e3;
     row.late_fraction = r.last / static_cast<double>(r.instances);
     row.mean_lateness_us = r.lateness_ns / static_cast<double>(r.instances) / 1e3;
-    const double z = zScore(r);
+    const double z = lastArrivalZ(r.last, r.expected_last, r.var_last);
     const double ratio = median_wait > 0 ? r.wait_caused_ns / median_wait : (r.wait_caused_ns > 0 ? INFINITY : 0.0);
     row.flagged = z >= kMinZ && ratio >= kMinWaitRatio && r.wait_caused_ns > 0;
     row.confidence = confidenceOf(strength(z, ratio));
@@ -217,6 +212,12 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   replayRun(run, all);
   return rankStragglers(run, clocks, {arrivals, collShapes(run), transferCells(run), lateness, evidence});
 }
+
+double lastArrivalZ(double last, double expected_last, double var_last) {
+  return var_last > 0 ? (last - expected_last) / std::sqrt(var_last) : 0.0;
+}
+
+double confidenceOf(double s) { return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1)); }
 
 std::vector<int> flaggedStragglers(const RunModel& run, const ArrivalTally& arrivals) {
   return flaggedOf(rankRows(tally(run, arrivals), hostsByRank(run)));

@@ -25,6 +25,14 @@ namespace commtrace::report {
 constexpr double kMinZ = 4.0;
 constexpr double kMinWaitRatio = 3.0;
 
+// How far above chance, in standard deviations, a count of last arrivals is: `last` against
+// chance's mean and variance of it (0 without variance). The report and the live alerts judge
+// by it.
+double lastArrivalZ(double last, double expected_last, double var_last);
+// A judgement's confidence from its strength, the smaller of its ratios to its thresholds:
+// 0.5 at the thresholds, 1 at three times them.
+double confidenceOf(double strength);
+
 // Confidence: how sure the rank is a straggler (0.5 at the weaker of the two thresholds, 1 at
 // three times it), weighted half by how directly its class is shown (straggler_class.h's
 // certainty): x (0.5 + 0.5 x certainty). Ranks not flagged keep the first part.
