@@ -13,10 +13,7 @@ namespace {
 using nccl::Func;
 
 // A call NCCL runs as per-peer pieces (AlltoAll, Gather, Scatter), by its func; nullptr else.
-const nccl::FuncInfo* callFuncOf(NameId func) {
-  const nccl::FuncInfo* f = NamePool::ncclFunc(func);
-  return f != nullptr && f->shape == nccl::FuncShape::kPieces ? f : nullptr;
-}
+const nccl::FuncInfo* callFuncOf(NameId func) { return NamePool::isCallPiece(func) ? NamePool::ncclFunc(func) : nullptr; }
 
 // One rank's side of one piece, held until its place in the rank's issue order is known.
 struct Piece {
