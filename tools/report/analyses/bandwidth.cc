@@ -106,13 +106,7 @@ void BandwidthTally::transfer(const P2pTransfer& t) {
 }
 
 void BandwidthTally::finish(std::span<const uint32_t> new_index) {
-  std::map<Key, Samples> renumbered_groups;
-  for (auto& [key, samples] : groups_) {
-    Key k = key;
-    k.comm = renumbered(new_index, key.comm);
-    renumbered_groups[k] = std::move(samples);
-  }
-  groups_ = std::move(renumbered_groups);
+  renumberKeys(groups_, new_index, [](Key& k) -> uint32_t& { return k.comm; });
 }
 
 void BandwidthTally::merge(const BandwidthTally& other) {

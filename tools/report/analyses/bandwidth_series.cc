@@ -20,9 +20,7 @@ void BandwidthSeriesTally::collective(const CollInstance& c, std::span<const Mem
 }
 
 void BandwidthSeriesTally::finish(std::span<const uint32_t> new_index) {
-  std::map<std::pair<uint32_t, NameId>, Series> renumbered_series;
-  for (auto& [key, series] : series_) renumbered_series[{renumbered(new_index, key.first), key.second}] = std::move(series);
-  series_ = std::move(renumbered_series);
+  renumberKeys(series_, new_index, [](std::pair<uint32_t, NameId>& k) -> uint32_t& { return k.first; });
 }
 
 void BandwidthSeriesTally::merge(const BandwidthSeriesTally& other) {

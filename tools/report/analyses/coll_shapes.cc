@@ -21,13 +21,7 @@ void CollShapeTally::collective(const CollInstance& c, std::span<const MemberVie
 }
 
 void CollShapeTally::finish(std::span<const uint32_t> new_index) {
-  std::map<Shape, Sums> renumbered_shapes;
-  for (const auto& [shape, sums] : shapes_) {
-    Shape s = shape;
-    s.comm = renumbered(new_index, shape.comm);
-    renumbered_shapes[s].merge(sums);
-  }
-  shapes_ = std::move(renumbered_shapes);
+  renumberKeys(shapes_, new_index, [](Shape& s) -> uint32_t& { return s.comm; });
 }
 
 void CollShapeTally::merge(const CollShapeTally& other) {

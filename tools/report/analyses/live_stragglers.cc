@@ -51,20 +51,11 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
 }
 
 void LiveStragglers::finish(std::span<const uint32_t> new_index) {
-  for (auto& [start, window] : windows_) {
-    Window renumbered_window;
-    for (auto& [comm, w] : window) renumbered_window[renumbered(new_index, comm)] = std::move(w);
-    window = std::move(renumbered_window);
-  }
-  std::map<std::pair<uint32_t, int>, Streak> streaks;
-  for (auto& [seat, streak] : streaks_) {
-    streak.last_alert.comm = renumbered(new_index, seat.first);
-    streaks[{streak.last_alert.comm, seat.second}] = streak;
-  }
-  streaks_ = std::move(streaks);
-  std::map<std::pair<uint32_t, NameId>, LiveTotals::CommFunc> by_comm_func;
-  for (const auto& [key, f] : totals_.by_comm_func) by_comm_func[{renumbered(new_index, key.first), key.second}] = f;
-  totals_.by_comm_func = std::move(by_comm_func);
+  const auto first = [](auto& key) -> uint32_t& { return key.first; };
+  for (auto& [start, window] : windows_) renumberKeys(window, new_index, [](uint32_t& comm) -> uint32_t& { return comm; });
+  renumberKeys(streaks_, new_index, first);
+  for (auto& [seat, streak] : streaks_) streak.last_alert.comm = seat.first;
+  renumberKeys(totals_.by_comm_func, new_index, first);
 }
 
 std::map<std::pair<uint32_t, int>, LiveAlert> LiveStragglers::straggling() const {

@@ -219,13 +219,7 @@ void TransferGapTally::transfer(const P2pTransfer& t) {
 }
 
 void TransferGapTally::finish(std::span<const uint32_t> new_index) {
-  std::map<Side, uint64_t> renumbered_last;
-  for (const auto& [side, last] : last_plus_one_) {
-    Side s = side;
-    std::get<0>(s) = renumbered(new_index, std::get<0>(side));
-    renumbered_last[s] = last;
-  }
-  last_plus_one_ = std::move(renumbered_last);
+  renumberKeys(last_plus_one_, new_index, [](Side& s) -> uint32_t& { return std::get<0>(s); });
   for (P2pTransfer& t : gaps_) t.comm = renumbered(new_index, t.comm);
   sortGaps();
 }

@@ -47,13 +47,7 @@ void TransferCellTally::call(const P2pCall& c) {
 }
 
 void TransferCellTally::finish(std::span<const uint32_t> new_index) {
-  std::map<Cell, Sums> renumbered_cells;
-  for (const auto& [cell, sums] : cells_) {
-    Cell c = cell;
-    c.comm = renumbered(new_index, cell.comm);
-    renumbered_cells[c] = sums;
-  }
-  cells_ = std::move(renumbered_cells);
+  renumberKeys(cells_, new_index, [](Cell& c) -> uint32_t& { return c.comm; });
 }
 
 void TransferCellTally::merge(const TransferCellTally& other) {

@@ -47,4 +47,17 @@ inline uint32_t renumbered(std::span<const uint32_t> new_index, uint32_t comm) {
   return comm < new_index.size() ? new_index[comm] : comm;
 }
 
+// Rekeys a map whose keys hold a joining-time communicator index to the final numbering;
+// comm_of(key) names the key's communicator field.
+template <class Map, class CommOf>
+void renumberKeys(Map& map, std::span<const uint32_t> new_index, CommOf comm_of) {
+  Map out;
+  for (auto& [key, value] : map) {
+    auto k = key;
+    comm_of(k) = renumbered(new_index, comm_of(k));
+    out.emplace(std::move(k), std::move(value));
+  }
+  map = std::move(out);
+}
+
 }  // namespace commtrace::report
