@@ -46,7 +46,7 @@ class RunFollower {
   OpJoiner joiner_;
   DecodedChunk scratch_;
   std::vector<std::unique_ptr<File>> files_;
-  std::vector<std::string> seen_;  // paths admitted or refused, sorted
+  std::vector<std::string> seen_;  // paths admitted, sorted (one not readable yet is tried again)
 };
 
 }  // namespace commtrace::report
