@@ -25,8 +25,9 @@ enum class RecordKind : uint8_t {
   kClockSample,
   kCommInfo,
   kDropSummary,
+  kInFlight,
 };
-inline constexpr int kRecordKindCount = 11;  // kinds are 1..10; slot 0 unused
+inline constexpr int kRecordKindCount = 12;  // kinds are 1..11; slot 0 unused
 
 // All *_ns fields are nanoseconds; 0 means "not known". CPU times are CLOCK_MONOTONIC,
 // GPU times are raw GPU globaltimer values (NCCL pTimer), CUPTI times are CUPTI's clock.
@@ -174,6 +175,22 @@ struct DropSummaryRecord {
   uint64_t untracked;    // events a face could not follow (its op pool was full), process-wide
 };
 
+// The oldest op in flight on one communicator, written by the flusher (never a caller) once
+// a second while that op has been in flight for a second or more, so that a reader can tell
+// a hang from a quiet spell: the record is written at an op's completion, which a hung op
+// never reaches. in_flight = 0 clears the communicator's earlier report: nothing is stuck
+// on it any more.
+struct InFlightRecord {
+  uint64_t comm_id;
+  uint64_t op_index;      // as CollRecord::op_index / P2pRecord::op_index
+  uint64_t seq;           // collectives: NCCL seqNumber; 0 for send/receive
+  uint64_t cpu_start_ns;  // API enter of the oldest op
+  uint64_t cpu_seen_ns;   // when the flusher found it still in flight
+  StringId func;
+  int32_t peer;           // send/receive: the peer's comm rank; -1 for collectives
+  uint32_t in_flight;     // ops in flight on the communicator, this one included
+};
+
 // DropSummaryRecord::thread of activity records CUPTI itself dropped (it found no buffer,
 // or overflowed its own): no thread of ours dropped them.
 inline constexpr uint32_t kCuptiDropThread = UINT32_MAX;
@@ -189,6 +206,7 @@ template <> struct KindOf<PhaseRangeRecord> { static constexpr RecordKind value 
 template <> struct KindOf<ClockSampleRecord> { static constexpr RecordKind value = RecordKind::kClockSample; };
 template <> struct KindOf<CommInfoRecord> { static constexpr RecordKind value = RecordKind::kCommInfo; };
 template <> struct KindOf<DropSummaryRecord> { static constexpr RecordKind value = RecordKind::kDropSummary; };
+template <> struct KindOf<InFlightRecord> { static constexpr RecordKind value = RecordKind::kInFlight; };
 
 // What a ring holds: any record, then an 8-byte trailer. The record comes first so that a
 // push copies it to a cache-line-aligned address with no store straddling two lines. The
@@ -205,6 +223,7 @@ struct alignas(64) RecordSlot {
     ClockSampleRecord clock_sample;
     CommInfoRecord comm_info;
     DropSummaryRecord drop_summary;
+    InFlightRecord in_flight;
   } payload;
   uint32_t thread;
   RecordKind kind;

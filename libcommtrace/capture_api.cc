@@ -5,11 +5,13 @@
 #include <mutex>
 #include <new>
 
+#include "core/clock.h"
 #include "core/export.h"
 #include "core/process_identity.h"
 #include "core/run_directory.h"
 #include "core/settings.h"
 #include "interpose/process_life.h"
+#include "nccl-plugin/in_flight_report.h"
 #include "sink/flusher.h"
 #if COMMTRACE_CUPTI_FACE
 #include "cupti/cupti_face.h"
@@ -20,6 +22,16 @@ namespace {
 // Never destroyed: commtrace_stop() may run from an atexit handler after static destructors.
 commtrace::Flusher* g_flusher = nullptr;
 std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
+
+// The faces' slow work, on the flusher thread before each drain: CUPTI's buffers handed over,
+// the ops NCCL has had in flight for long reported (at the last drain the process is
+// ending: what it still has in flight is not a hang).
+void beforeDrain(bool last) {
+#if COMMTRACE_CUPTI_FACE
+  commtrace::cupti::beforeDrain(last);
+#endif
+  if (!last) commtrace::plugin::reportOpsInFlight(commtrace::nowNs());
+}
 
 }  // namespace
 
@@ -42,8 +54,8 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     options.identity = commtrace::processIdentity();
     options.flush_period_ms = settings().flush_period_ms;
     options.dir = dir != nullptr ? dir : commtrace::runDirectory(settings(), options.identity);
+    options.before_drain = &beforeDrain;
 #if COMMTRACE_CUPTI_FACE
-    options.before_drain = &commtrace::cupti::beforeDrain;
     options.cupti_clock = &commtrace::cupti::clockNow;
 #endif
     auto flusher = std::make_unique<commtrace::Flusher>(options);

@@ -300,8 +300,10 @@ void* startColl(CommContext& comm, const CollView& coll) {
   if (index == OpPool::kNoSlot) return nullptr;
   OpSlot& s = pool().slot(index);
   const uint64_t op_index = comm.coll_ops.fetch_add(1, std::memory_order_relaxed);
-  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id, .op_index = op_index});
   const StringId func = name(coll.func);
+  // What the flusher's in-flight report reads (in_flight_report.h); the start follows below.
+  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id, .op_index = op_index, .func = func, .root_or_peer = -1,
+                                .seq = coll.seq_number});
   const StringId datatype = name(coll.datatype);
   // AllGather/Broadcast Coll events carry NCCL's rewritten task: count in bytes with
   // "ncclInt8" (2.27+). The byte total is right either way; the user's view comes from
@@ -327,6 +329,7 @@ void* startColl(CommContext& comm, const CollView& coll) {
     s.draft.coll.count = api.count;  // the user's, where NCCL rewrote AllGather/Broadcast
     s.draft.coll.datatype = api.datatype;
   }
+  s.shared.cpu_start_ns.store(s.draft.coll.cpu_start_ns, std::memory_order_relaxed);
   return handle;
 }
 
@@ -337,7 +340,7 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
   const StringId func = name(p2p.func);
   const bool is_recv = p2p.func != nullptr && p2p.func[0] == 'R';
   const uint64_t op_index = comm.p2pCounter(is_recv, p2p.peer).fetch_add(1, std::memory_order_relaxed);
-  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id, .op_index = op_index});
+  s.shared.store(SharedSnapshot{.comm_id = comm.comm_id, .op_index = op_index, .func = func, .root_or_peer = p2p.peer});
   const StringId datatype = name(p2p.datatype);
   s.draft.p2p = P2pRecord{.comm_id = comm.comm_id,
                           .op_index = op_index,
@@ -355,6 +358,7 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
   void* handle = pool().publish(index);
   SharedSnapshot api;
   takeApiFields(s, handle, p2p.api_parent, s.draft.p2p, api);
+  s.shared.cpu_start_ns.store(s.draft.p2p.cpu_start_ns, std::memory_order_relaxed);
   return handle;
 }
 

@@ -19,6 +19,7 @@
 namespace commtrace::plugin {
 
 enum class Role : uint8_t { kNone, kGroupApi, kApi, kColl, kP2p, kKernelCh, kProxyOp, kProxyStep };
+constexpr uint32_t roleBit(Role r) { return 1u << static_cast<int>(r); }
 
 enum class SlotState : uint8_t {
   kFree,      // claimable
@@ -43,6 +44,7 @@ struct SharedSnapshot {
   StringId func, datatype;
   int32_t root_or_peer;
   uint8_t graph_captured, channel, is_send;
+  uint64_t seq;  // a Coll's NCCL seqNumber
 };
 
 // Fields another thread reads through a handle (a Coll reading its CollApi parent, a
@@ -61,6 +63,7 @@ struct SharedFields {
   std::atomic<uint8_t> graph_captured{0};
   std::atomic<uint8_t> channel{0};
   std::atomic<uint8_t> is_send{0};
+  std::atomic<uint64_t> seq{0};
 
   void store(const SharedSnapshot& v) {
     constexpr auto relaxed = std::memory_order_relaxed;
@@ -76,13 +79,15 @@ struct SharedFields {
     graph_captured.store(v.graph_captured, relaxed);
     channel.store(v.channel, relaxed);
     is_send.store(v.is_send, relaxed);
+    seq.store(v.seq, relaxed);
   }
   SharedSnapshot load() const {
     constexpr auto relaxed = std::memory_order_relaxed;
     return SharedSnapshot{comm_id.load(relaxed),        op_index.load(relaxed), count.load(relaxed),
                           stream.load(relaxed),         user_tag.load(relaxed), cpu_start_ns.load(relaxed),
                           func.load(relaxed),           datatype.load(relaxed), root_or_peer.load(relaxed),
-                          graph_captured.load(relaxed), channel.load(relaxed),  is_send.load(relaxed)};
+                          graph_captured.load(relaxed), channel.load(relaxed),  is_send.load(relaxed),
+                          seq.load(relaxed)};
   }
 };
 
@@ -178,6 +183,21 @@ class OpPool {
   // Slots whose claim found nothing free (the event went untracked).
   uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
 
+  // visit(role, fields) for every live slot of one of `roles` whose SharedFields could be
+  // copied whole (a slot reclaimed during the copy is skipped). Any thread.
+  template <class Visit>
+  void forEachLiveSnapshot(uint32_t roles, Visit&& visit) {
+    for (uint32_t i = 0; i < kSlots; ++i) {
+      const uint64_t tag = slots_[i].tag.load(std::memory_order_acquire);
+      if (SlotTag::state(tag) != SlotState::kLive) continue;
+      const Role role = slots_[i].role.load(std::memory_order_relaxed);
+      SharedSnapshot fields;
+      if ((roles & roleBit(role)) != 0 && snapshot(OpHandle::make(role, i, SlotTag::sequence(tag)), roles, fields)) {
+        visit(role, fields);
+      }
+    }
+  }
+
   // visit(slot, tag) for every live slot.
   template <class Visit>
   void forEachLive(Visit&& visit) {
@@ -193,6 +213,5 @@ class OpPool {
   std::atomic<uint64_t> exhausted_{0};
 };
 
-constexpr uint32_t roleBit(Role r) { return 1u << static_cast<int>(r); }
 
 }  // namespace commtrace::plugin

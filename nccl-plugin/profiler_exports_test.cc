@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/string_table.h"
+#include "core/clock.h"
+#include "nccl-plugin/in_flight_report.h"
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ring_registry.h"
@@ -388,6 +390,62 @@ TEST(PluginTest, ExhaustedPoolLeavesEventsUntrackedCountedAndReported) {
 }
 
 // Settings are read once per process: each case runs in a fresh child.
+// A hung op never completes, so only the flusher's scan can say it is there: once it has
+// been in flight a second, each scan (a second apart) reports the oldest op per communicator,
+// and one record clears the report once nothing is stuck any more.
+TEST(PluginTest, OpsInFlightForASecondAreReportedUntilTheyComplete) {
+  constexpr uint64_t kSecond = 1'000'000'000;
+  drainAll();
+  Nccl coll_comm(5, ncclProfiler_v5, 0xC0FFEE40, 4, 1);
+  Nccl p2p_comm(5, ncclProfiler_v5, 0xC0FFEE41, 4, 1);
+  const uint64_t t0 = nowNs();
+  void* api = coll_comm.start(collApi("AllReduce", 1024, "ncclFloat32"));
+  void* op = coll_comm.start(coll(api, 17, "AllReduce", 1024, "ncclFloat32", 2));
+  coll_comm.stop(op);
+  coll_comm.stop(api);  // handed to the proxy: in flight until its channels stop
+  void* send_api = p2p_comm.start(Event{.type = kP2pApi, .func = "Send", .count = 8, .datatype = "ncclInt32"});
+  void* send = p2p_comm.start(Event{.type = kP2p, .parent = send_api, .func = "Send", .count = 8, .datatype = "ncclInt32", .n_channels = 1,
+                                    .peer = 3});
+  p2p_comm.stop(send);
+  p2p_comm.stop(send_api);
+  auto reported = [&](uint64_t now) {
+    plugin::reportOpsInFlight(now);
+    const std::vector<RecordSlot> slots = drainAll();
+    std::vector<InFlightRecord> out = recordsOf<InFlightRecord>(slots, coll_comm.comm());
+    for (const InFlightRecord& r : recordsOf<InFlightRecord>(slots, p2p_comm.comm())) out.push_back(r);
+    return out;
+  };
+
+  EXPECT_TRUE(reported(t0 + kSecond / 2).empty()) << "half a second in flight is traffic, not a hang";
+  std::vector<InFlightRecord> stuck = reported(t0 + 2 * kSecond);
+  ASSERT_EQ(stuck.size(), 2u);
+  const InFlightRecord& c = stuck[0];
+  EXPECT_EQ(text(c.func), "AllReduce");
+  EXPECT_EQ(c.seq, 17u);
+  EXPECT_EQ(c.op_index, 0u);
+  EXPECT_EQ(c.peer, -1);
+  EXPECT_EQ(c.in_flight, 1u);
+  EXPECT_GE(c.cpu_start_ns, t0);
+  EXPECT_EQ(c.cpu_seen_ns, t0 + 2 * kSecond);
+  EXPECT_EQ(text(stuck[1].func), "Send");
+  EXPECT_EQ(stuck[1].peer, 3);
+  EXPECT_TRUE(reported(t0 + 2 * kSecond + kSecond / 2).empty()) << "one scan a second";
+
+  coll_comm.stop(coll_comm.kernelCh(op, 0, 100, 200));
+  coll_comm.stop(coll_comm.kernelCh(op, 1, 100, 250));
+  stuck = reported(t0 + 3 * kSecond);
+  ASSERT_EQ(stuck.size(), 2u);
+  EXPECT_EQ(stuck[0].comm_id, coll_comm.comm());
+  EXPECT_EQ(stuck[0].in_flight, 0u) << "the completed AllReduce's report is cleared";
+  EXPECT_EQ(stuck[1].comm_id, p2p_comm.comm());
+  EXPECT_EQ(stuck[1].in_flight, 1u) << "the send is still stuck";
+  p2p_comm.stop(p2p_comm.kernelCh(send, 0, 100, 200));
+  stuck = reported(t0 + 4 * kSecond);
+  ASSERT_EQ(stuck.size(), 1u);
+  EXPECT_EQ(stuck[0].in_flight, 0u);
+  EXPECT_TRUE(reported(t0 + 5 * kSecond).empty());
+}
+
 TEST(PluginSettingsTest, ProxyEventsAndKernelTimingChangeTheMask) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(

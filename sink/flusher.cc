@@ -71,9 +71,12 @@ struct Flusher::Worker {
       ring.drain([&](const RecordSlot& slot) { add(slot); });
       reportRingDrops(ring);
     });
-    if (encoder.rows() > 0 || closing) {
+    const uint64_t now = nowNs();
+    const bool heartbeat = now - last_chunk_ns >= uint64_t{flusher.options_.heartbeat_ms} * 1'000'000u;
+    if (encoder.rows() > 0 || closing || heartbeat) {
       addClockSample();
       writeChunk(closing);
+      last_chunk_ns = now;
     }
   }
 
@@ -153,6 +156,7 @@ struct Flusher::Worker {
   ChunkEncoder encoder;
   wire::Bytes payload, framed;
   uint64_t chunk_index = 0;
+  uint64_t last_chunk_ns = nowNs();
   std::array<uint64_t, kRecordKindCount> reported_sink_failed{}, reporting_sink_failed{};
   bool warned = false;
 };

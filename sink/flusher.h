@@ -18,6 +18,9 @@ namespace commtrace {
 struct FlusherOptions {
   std::string dir = "commtrace-run";
   uint32_t flush_period_ms = 200;  // also the most a SIGKILL can lose
+  // A chunk (its clock sample alone, if nothing else) is written at least this often, so
+  // that a reader following the file tells a live process from a dead or frozen one.
+  uint32_t heartbeat_ms = 1000;
   uint32_t chunk_records = 16384;  // a chunk is cut when it reaches this many records
   ProcessIdentity identity;
   TraceFile::WriteFn write = &::write;  // tests put a failing or hanging disk here

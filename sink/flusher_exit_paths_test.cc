@@ -162,5 +162,27 @@ TEST(FlusherExitPaths, ForkedChildForgetsTheParentsRecorder) {
   EXPECT_EQ(collsIn(child_files[0]), (std::map<uint64_t, std::vector<uint64_t>>{{0xB, seqs(0, 50)}}));
 }
 
+// A process with nothing to record still writes a chunk (its clock sample) every heartbeat,
+// so that `commtrace watch` can tell a live process waiting in a hung op from a dead one.
+TEST(FlusherHeartbeat, AnIdleProcessWritesAClockSampleEveryHeartbeat) {
+  TempDir dir;
+  FlusherOptions options = optionsFor(dir.path());
+  options.flush_period_ms = 20;
+  options.heartbeat_ms = 100;
+  Flusher flusher(options);
+  ASSERT_TRUE(flusher.start());
+  std::this_thread::sleep_for(std::chrono::milliseconds(550));
+  ASSERT_TRUE(flusher.stop());
+  testing::ReadBack back = testing::readTrace(flusher.path());
+  ASSERT_TRUE(back.opened) << back.error;
+  // 5 heartbeats in 550 ms (4 on a loaded machine) and the closing chunk; never one per period.
+  EXPECT_GE(back.chunks.size(), 5u);
+  EXPECT_LE(back.chunks.size(), 7u);
+  for (const DecodedChunk& chunk : back.chunks) {
+    ASSERT_EQ(chunk.records.size(), 1u);
+    EXPECT_EQ(chunk.records[0].kind, RecordKind::kClockSample);
+  }
+}
+
 }  // namespace
 }  // namespace commtrace

@@ -37,6 +37,7 @@ size_t recordSize(RecordKind kind) {
     case RecordKind::kClockSample: return sizeof(ClockSampleRecord);
     case RecordKind::kCommInfo: return sizeof(CommInfoRecord);
     case RecordKind::kDropSummary: return sizeof(DropSummaryRecord);
+    case RecordKind::kInFlight: return sizeof(InFlightRecord);
   }
   return 0;
 }
@@ -57,6 +58,7 @@ std::vector<bool> fieldBytes(RecordKind kind) {
     case RecordKind::kClockSample: __builtin_clear_padding(&slot.payload.clock_sample); break;
     case RecordKind::kCommInfo: __builtin_clear_padding(&slot.payload.comm_info); break;
     case RecordKind::kDropSummary: __builtin_clear_padding(&slot.payload.drop_summary); break;
+    case RecordKind::kInFlight: __builtin_clear_padding(&slot.payload.in_flight); break;
   }
 #endif
   const auto* p = reinterpret_cast<const uint8_t*>(&slot.payload);

@@ -176,6 +176,18 @@ constexpr Column kDropSummary[] = {
     PLAIN(DropSummaryRecord, untracked, 6, false),
 };
 
+constexpr Column kInFlight[] = {
+    THREAD(1, false),
+    PLAIN(InFlightRecord, comm_id, 2, false),
+    STRING(InFlightRecord, func, 3, false),
+    SIGNED(InFlightRecord, peer, 4, false),
+    PLAIN(InFlightRecord, in_flight, 5, false),
+    PLAIN(InFlightRecord, op_index, 6, false),
+    PLAIN(InFlightRecord, seq, 7, false),
+    DELTA(InFlightRecord, cpu_seen_ns, 8, -1, true, 0, 0),  // [7]
+    DELTA(InFlightRecord, cpu_start_ns, 9, 7, false, 0, 0),
+};
+
 constexpr Table kTables[] = {
     {RecordKind::kColl, "coll", "CollTable", 10, kColl},
     {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p},
@@ -187,13 +199,14 @@ constexpr Table kTables[] = {
     {RecordKind::kClockSample, "clock_sample", "ClockSampleTable", 17, kClockSample},
     {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo},
     {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary},
+    {RecordKind::kInFlight, "in_flight", "InFlightTable", 20, kInFlight},
 };
 static_assert(std::size(kTables) == kRecordKindCount - 1);
 // Encoder and reader keep a row's values in a 32-entry array, and groups are 32-bit masks.
 static_assert(std::size(kColl) <= 32 && std::size(kP2p) <= 32 && std::size(kKernelCh) <= 32 &&
               std::size(kProxyStep) <= 32 && std::size(kApiSpan) <= 32 && std::size(kKernelActivity) <= 32 &&
               std::size(kPhaseRange) <= 32 && std::size(kClockSample) <= 32 && std::size(kCommInfo) <= 32 &&
-              std::size(kDropSummary) <= 32);
+              std::size(kDropSummary) <= 32 && std::size(kInFlight) <= 32);
 
 // The reader takes shape columns from a per-shape copy and decodes only row columns row by
 // row, so a ref must name an earlier row column (proto_conformance_test checks the rest:
@@ -209,7 +222,8 @@ static_assert(refsNameEarlierRowColumns(kColl) && refsNameEarlierRowColumns(kP2p
               refsNameEarlierRowColumns(kKernelCh) && refsNameEarlierRowColumns(kProxyStep) &&
               refsNameEarlierRowColumns(kApiSpan) && refsNameEarlierRowColumns(kKernelActivity) &&
               refsNameEarlierRowColumns(kPhaseRange) && refsNameEarlierRowColumns(kClockSample) &&
-              refsNameEarlierRowColumns(kCommInfo) && refsNameEarlierRowColumns(kDropSummary));
+              refsNameEarlierRowColumns(kCommInfo) && refsNameEarlierRowColumns(kDropSummary) &&
+              refsNameEarlierRowColumns(kInFlight));
 
 }  // namespace
 

@@ -75,6 +75,7 @@ inline PushResult recordSlot(const RecordSlot& s) {
     case RecordKind::kClockSample: return record(s.payload.clock_sample);
     case RecordKind::kCommInfo: return record(s.payload.comm_info);
     case RecordKind::kDropSummary: return record(s.payload.drop_summary);
+    case RecordKind::kInFlight: return record(s.payload.in_flight);
   }
   return PushResult::kDropped;
 }
