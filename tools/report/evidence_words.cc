@@ -1,5 +1,7 @@
 #include "tools/report/evidence_words.h"
 
+#include <algorithm>
+
 #include "tools/report/analyses/slow_links.h"
 #include "tools/report/format.h"
 
@@ -84,6 +86,60 @@ std::string alertLine(const RunModel& run, const LiveAlert& a) {
   return "commtrace: STRAGGLER " + who + " +" + fmt::duration(a.lateness_us) + " per step late at " + fmt::percent(a.late_share) + " of " + where +
          " since " + fmt::utcTime(a.since_utc_ns) + " [others kept waiting " + fmt::percent(a.effect) + " of their time, confidence " +
          fmt::fixed(a.confidence, 2) + "]";
+}
+
+std::string hungOpWords(const RunModel& run, const HungOp& op) {
+  const std::string func(run.name(op.func));
+  if (op.peer < 0) return func + " #" + std::to_string(op.seq);
+  return func + " #" + std::to_string(op.op_index) + (func == "Recv" ? " from " : " to ") + std::to_string(op.peer);
+}
+
+namespace {
+
+// "rank 3", "ranks 0-6"; members with no file yet by their comm rank.
+std::string membersWords(const RunModel& run, const std::vector<HangAlert::Member>& members) {
+  std::vector<int> ranks, unseen;
+  for (const HangAlert::Member& m : members) {
+    if (m.process < 0) unseen.push_back(m.comm_rank);
+    else ranks.push_back(run.processes[static_cast<size_t>(m.process)].rank);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  std::string out;
+  if (!ranks.empty()) out = (ranks.size() == 1 ? "rank " : "ranks ") + fmt::rankList(ranks);
+  if (!unseen.empty()) out += (out.empty() ? "" : ", ") + std::string(unseen.size() == 1 ? "comm rank " : "comm ranks ") + fmt::rankList(unseen);
+  return out;
+}
+
+// Where a member not waiting in the op was last seen, in words that group equal members.
+std::string whereWords(const RunModel& run, const HangAlert::Member& m) {
+  std::string out;
+  if (m.process < 0) out = "never seen (no trace file names it yet)";
+  else if (!m.last) out = "never seen in an op of it";
+  else out = (m.stuck ? "stuck in " : "last seen at ") + hungOpWords(run, *m.last);
+  if (m.silent_s > 0) out += ", its file silent " + fmt::fixed(m.silent_s, 1) + " s (process gone or frozen)";
+  return out;
+}
+
+}  // namespace
+
+std::string hangLine(const RunModel& run, const HangAlert& a) {
+  const std::string_view comm_name = run.name(a.comm_name);
+  const std::string where = hungOpWords(run, a.op) + " on " + (comm_name.empty() ? fmt::hexId(a.comm_id) : std::string(comm_name));
+  const std::string waited = fmt::fixed(a.waited_s, 1) + " s";  // a hang is seconds long: tenths are enough
+  if (a.kind == HangAlert::Kind::kRecovered) return "commtrace: RECOVERED " + where + " went on after " + waited;
+  std::string line = "commtrace: HANG " + where + ": " + membersWords(run, a.waiting) + " waiting " + waited;
+  if (a.others.empty()) return line + " (every member is in it: a GPU or the network does not progress)";
+  std::vector<std::pair<std::string, std::vector<HangAlert::Member>>> groups;  // in comm-rank order of first member
+  for (const HangAlert::Member& m : a.others) {
+    const std::string words = whereWords(run, m);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == words; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {words, {}});
+    g->second.push_back(m);
+  }
+  constexpr size_t kMaxGroups = 4;
+  for (size_t i = 0; i < groups.size() && i < kMaxGroups; ++i) line += "; " + membersWords(run, groups[i].second) + " " + groups[i].first;
+  if (groups.size() > kMaxGroups) line += "; and " + std::to_string(groups.size() - kMaxGroups) + " more groups of members";
+  return line;
 }
 
 }  // namespace commtrace::report

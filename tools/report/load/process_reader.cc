@@ -47,6 +47,8 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
   batch.comm_infos.clear();
   batch.colls.clear();
   batch.p2ps.clear();
+  batch.in_flight.clear();
+  batch.heartbeat_utc_ns = 0;
   const bool more = reader_.next(chunk);
   if (more) {
     tally_.add(chunk);
@@ -77,6 +79,7 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
   for (const CollRow& r : batch.colls) noteCpuSpan(r.view);
   for (const P2pRow& r : batch.p2ps) noteCpuSpan(r.view);
   batch.position_ns = utcOf(last_cpu_ns_);
+  batch.closed = closed();
   return more;
 }
 
@@ -119,6 +122,13 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       if (s.gpu_ns != 0) cpu_gpu_samples_.emplace_back(s.monotonic_ns, s.gpu_ns);
       if (s.gpu_ns != 0 && s.cupti_ns != 0) cupti_gpu_samples_.emplace_back(s.cupti_ns, s.gpu_ns);
       if (s.cupti_ns != 0) cpu_cupti_samples_.emplace_back(s.monotonic_ns, s.cupti_ns);
+      batch.heartbeat_utc_ns = std::max(batch.heartbeat_utc_ns, s.realtime_ns);
+      break;
+    }
+    case RecordKind::kInFlight: {
+      const InFlightRecord& f = slot.payload.in_flight;
+      batch.in_flight.push_back({f.comm_id, f.op_index, f.seq, f.cpu_start_ns != 0 ? utcOf(f.cpu_start_ns) : 0,
+                                 utcOf(f.cpu_seen_ns), name(f.func), f.peer, f.in_flight});
       break;
     }
     case RecordKind::kApiSpan: {

@@ -73,6 +73,18 @@ struct P2pRow {
   MemberView view;
 };
 
+// The flusher's report of the oldest op in flight on a communicator (InFlightRecord), as UTC.
+struct InFlightRow {
+  uint64_t comm_id = 0;
+  uint64_t op_index = 0;
+  uint64_t seq = 0;
+  uint64_t start_utc_ns = 0;
+  uint64_t seen_utc_ns = 0;
+  NameId func = 0;
+  int32_t peer = -1;       // send/receive: the peer's comm rank; -1 for collectives
+  uint32_t in_flight = 0;  // 0: the communicator's earlier report is cleared
+};
+
 // One chunk's rows of one process; comm infos first, so that a chunk's own ops can be placed.
 struct RecordBatch {
   int process = -1;
@@ -83,6 +95,9 @@ struct RecordBatch {
   std::vector<CommInfoRow> comm_infos;
   std::vector<CollRow> colls;
   std::vector<P2pRow> p2ps;
+  std::vector<InFlightRow> in_flight;
+  uint64_t heartbeat_utc_ns = 0;  // the chunk's latest clock sample: its writer was alive then (0: none)
+  bool closed = false;            // its writer marked the file closed with this chunk
 };
 
 // CPU times are the process's CLOCK_MONOTONIC; the header pairs it with CLOCK_REALTIME.

@@ -1,0 +1,152 @@
+#include "tools/report/analyses/live_hangs.h"
+
+#include <algorithm>
+
+namespace commtrace::report {
+namespace {
+
+bool isCollective(const HungOp& op) { return op.peer < 0; }
+
+// A completion `done` on a member shows it past `stuck`: a later collective on the
+// communicator (they complete in order), or a later transfer to the same peer the same way.
+bool supersedes(const HungOp& done, const HungOp& stuck) {
+  if (isCollective(done) != isCollective(stuck)) return false;
+  if (isCollective(done)) return done.op_index >= stuck.op_index;
+  return done.func == stuck.func && done.peer == stuck.peer && done.op_index >= stuck.op_index;
+}
+
+double secondsBetween(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_ns ? static_cast<double>(to_ns - from_ns) / 1e9 : 0; }
+
+}  // namespace
+
+LiveHangs::LiveHangs(const RunModel& run, Options options, OnAlert on_alert)
+    : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
+
+LiveHangs::MemberState* LiveHangs::memberOf(int32_t process, uint64_t comm_id) {
+  const auto rank = processes_[static_cast<size_t>(process)].comm_rank.find(comm_id);
+  if (rank == processes_[static_cast<size_t>(process)].comm_rank.end()) return nullptr;
+  return &comms_[comm_id].members[rank->second];
+}
+
+void LiveHangs::noteDone(int32_t process, uint64_t comm_id, const HungOp& op, uint64_t start_utc_ns) {
+  MemberState* m = memberOf(process, comm_id);
+  if (m == nullptr) return;
+  if (!m->done || start_utc_ns >= m->done->start_utc_ns) m->done = Seen{op, start_utc_ns};
+  if (m->stuck && supersedes(op, m->stuck->op)) m->stuck.reset();
+}
+
+void LiveHangs::observe(const RecordBatch& batch) {
+  if (batch.process < 0) return;
+  if (processes_.size() <= static_cast<size_t>(batch.process)) processes_.resize(static_cast<size_t>(batch.process) + 1);
+  ProcessState& process = processes_[static_cast<size_t>(batch.process)];
+  process.heartbeat_utc_ns = std::max({process.heartbeat_utc_ns, batch.heartbeat_utc_ns, batch.position_ns});
+  for (const CommInfoRow& c : batch.comm_infos) {
+    CommState& comm = comms_[c.comm_id];
+    comm.name = c.name;
+    comm.size = std::max(comm.size, c.size);
+    comm.members[c.rank].process = batch.process;
+    process.comm_rank[c.comm_id] = c.rank;
+  }
+  const int64_t utc_minus_cpu = run_.processes[static_cast<size_t>(batch.process)].utc_minus_cpu_ns;
+  for (const CollRow& r : batch.colls) {
+    noteDone(batch.process, r.comm_id, HungOp{r.func, r.seq, r.op_index, -1}, cpuToUtc(r.view.cpu_start_ns, utc_minus_cpu));
+  }
+  const NameId send = run_.names.find("Send"), recv = run_.names.find("Recv");
+  for (const P2pRow& r : batch.p2ps) {
+    noteDone(batch.process, r.comm_id, HungOp{r.is_send ? send : recv, 0, r.op_index, r.peer},
+             cpuToUtc(r.view.cpu_start_ns, utc_minus_cpu));
+  }
+  for (const InFlightRow& f : batch.in_flight) {
+    MemberState* m = memberOf(batch.process, f.comm_id);
+    if (m == nullptr) continue;
+    const HungOp op{f.func, f.seq, f.op_index, f.peer};
+    // A report made just before the op completed can follow its completion in the same chunk.
+    const bool stale = f.in_flight == 0 || (m->done && supersedes(m->done->op, op));
+    if (stale) m->stuck.reset();
+    else m->stuck = Seen{op, f.start_utc_ns};
+  }
+  // A process that ended waits for nothing (one that records on reopens its file).
+  if (batch.heartbeat_utc_ns != 0 || !batch.colls.empty() || !batch.p2ps.empty()) process.closed = batch.closed;
+}
+
+void LiveHangs::advance(uint64_t now_utc_ns) {
+  for (auto& [comm_id, comm] : comms_) judge(comm_id, comm, now_utc_ns);
+}
+
+std::vector<HangAlert> LiveHangs::hanging() const {
+  std::vector<HangAlert> out;
+  for (const auto& [comm_id, comm] : comms_) {
+    if (comm.alert) out.push_back(*comm.alert);
+  }
+  std::sort(out.begin(), out.end(), [](const HangAlert& a, const HangAlert& b) { return a.comm_id < b.comm_id; });
+  return out;
+}
+
+// The op most members wait in (the earliest started among equals), once one of them has
+// waited hang_after; recovered once nobody waits in it.
+void LiveHangs::judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns) {
+  struct Wait {
+    HungOp op;
+    int members = 0;
+    uint64_t first_start_utc_ns = UINT64_MAX;
+  };
+  std::vector<Wait> waits;  // few: the members stuck right now
+  for (const auto& [rank, m] : comm.members) {
+    if (!isStuck(m)) continue;
+    auto w = std::find_if(waits.begin(), waits.end(), [&](const Wait& x) { return x.op == m.stuck->op; });
+    if (w == waits.end()) w = waits.insert(waits.end(), Wait{m.stuck->op});
+    ++w->members;
+    w->first_start_utc_ns = std::min(w->first_start_utc_ns, m.stuck->start_utc_ns);
+  }
+  if (comm.alert) {
+    if (std::any_of(waits.begin(), waits.end(), [&](const Wait& w) { return w.op == comm.alert->op; })) {
+      comm.alert->waited_s = secondsBetween(comm.alert->since_utc_ns, now_utc_ns);
+      return;
+    }
+    HangAlert recovered = *comm.alert;
+    recovered.kind = HangAlert::Kind::kRecovered;
+    recovered.waited_s = secondsBetween(recovered.since_utc_ns, now_utc_ns);
+    comm.alert.reset();
+    on_alert_(recovered);
+  }
+  if (waits.empty()) return;
+  const Wait& most = *std::max_element(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
+    return a.members != b.members ? a.members < b.members : a.first_start_utc_ns > b.first_start_utc_ns;
+  });
+  if (now_utc_ns < most.first_start_utc_ns + options_.hang_after_ns) return;
+  comm.alert = describe(comm_id, comm, most.op, now_utc_ns);
+  on_alert_(*comm.alert);
+}
+
+bool LiveHangs::isStuck(const MemberState& m) const {
+  return m.stuck && m.process >= 0 && !processes_[static_cast<size_t>(m.process)].closed;
+}
+
+HangAlert LiveHangs::describe(uint64_t comm_id, const CommState& comm, const HungOp& op, uint64_t now_utc_ns) const {
+  HangAlert a{.comm_id = comm_id, .comm_name = comm.name, .comm_size = comm.size, .op = op, .since_utc_ns = UINT64_MAX};
+  const auto memberAlert = [&](int rank, const MemberState* m) {
+    HangAlert::Member out{.process = m != nullptr ? m->process : -1, .comm_rank = rank};
+    if (m == nullptr || m->process < 0) return out;
+    out.stuck = isStuck(*m);
+    if (out.stuck) out.last = m->stuck->op;
+    else if (m->done) out.last = m->done->op;
+    const uint64_t heartbeat = processes_[static_cast<size_t>(m->process)].heartbeat_utc_ns;
+    if (heartbeat != 0 && now_utc_ns > heartbeat + options_.silent_after_ns) out.silent_s = secondsBetween(heartbeat, now_utc_ns);
+    return out;
+  };
+  const int size = std::max(comm.size, comm.members.empty() ? 0 : comm.members.rbegin()->first + 1);
+  for (int rank = 0; rank < size; ++rank) {
+    const auto it = comm.members.find(rank);
+    const MemberState* m = it != comm.members.end() ? &it->second : nullptr;
+    if (m != nullptr && isStuck(*m) && m->stuck->op == op) {
+      a.waiting.push_back(memberAlert(rank, m));
+      a.since_utc_ns = std::min(a.since_utc_ns, m->stuck->start_utc_ns);
+    } else if (isCollective(op) || rank == op.peer) {
+      a.others.push_back(memberAlert(rank, m));
+    }
+  }
+  a.waited_s = secondsBetween(a.since_utc_ns, now_utc_ns);
+  return a;
+}
+
+}  // namespace commtrace::report
