@@ -192,13 +192,15 @@ int main(int argc, char** argv) {
 
   commtrace::tools::WatchOptions watch_options;
   CLI::App* watch = app.add_subcommand(
-      "watch", "Follow a run directory while its job writes it and print straggler alerts as they arise (also to RUN_DIR/alerts.jsonl)");
+      "watch", "Follow a run directory while its job writes it and print straggler and hang alerts as they arise (also to RUN_DIR/alerts.jsonl)");
   watch->footer(
       "Reads the trace files as they grow (a shared file system; no network), joins each collective once every member has "
       "written it, and judges windows of the run once every file has passed them: a rank last far more often than chance "
       "(z >= 4) whose lateness cost the others at least --min-slowdown of their time, in --persist windows in a row, is "
-      "named (STRAGGLER), and again when it no longer is (RECOVERED). Stops when every file is closed (the job ended) or "
-      "after --timeout.");
+      "named (STRAGGLER), and again when it no longer is (RECOVERED). A communicator on which a member has waited "
+      "--hang-after seconds in an op (each process reports, once a second, the ops it has had in flight for a second or more) "
+      "is a HANG: the line names the op, who waits, and where every other member was last seen; RECOVERED when the op goes "
+      "on. Stops when every file is closed (the job ended) or after --timeout.");
   watch->add_option("run_dir", watch_options.dir, "the run directory (COMMTRACE_DIR of the job)")->required();
   watch->add_option("--interval", watch_options.interval_s, "seconds between looks at the files")->capture_default_str()->check(CLI::PositiveNumber);
   double watch_window_s = 1.0;
@@ -207,12 +209,16 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1.0));
   watch->add_option("--persist", watch_options.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
+  double hang_after_s = 5.0;
+  watch->add_option("--hang-after", hang_after_s, "seconds a member waits in an op before its communicator is a HANG")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   watch->add_option("--alerts", watch_options.alerts_path, "append alerts as JSON lines here (default RUN_DIR/alerts.jsonl)");
   if (const char* prom = std::getenv("COMMTRACE_PROM_DIR")) watch_options.prom_dir = prom;
   watch->add_option("--prom-dir", watch_options.prom_dir,
                     "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
                     "collector: collectives and busBw per communicator and func, last arrivals and waiting caused per rank, "
-                    "stragglers now (default: $COMMTRACE_PROM_DIR)");
+                    "stragglers and hangs now (default: $COMMTRACE_PROM_DIR)");
   watch->add_option("--timeout", watch_options.timeout_s, "stop after this many seconds even if files are still open (0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -265,6 +271,7 @@ int main(int argc, char** argv) {
   }
   if (*watch) {
     watch_options.rules.window_ns = static_cast<uint64_t>(watch_window_s * 1e9);
+    watch_options.hang_rules.hang_after_ns = static_cast<uint64_t>(hang_after_s * 1e9);
     return commtrace::tools::runWatch(watch_options, std::cout, std::cerr);
   }
   if (*export_cmd) {

@@ -22,6 +22,7 @@ nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a
   const report::Communicator& comm = run.comms[a.comm];
   const report::ProcessInfo* p = a.process >= 0 ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
   return {{"kind", a.kind == report::LiveAlert::Kind::kStraggler ? "STRAGGLER" : "RECOVERED"},
+          {"of", "STRAGGLER"},
           {"rank", p != nullptr ? p->rank : -1},
           {"host", p != nullptr ? p->host : ""},
           {"comm", report::fmt::hexId(comm.id)},
@@ -32,6 +33,36 @@ nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a
           {"lateness_us", a.lateness_us},
           {"effect", a.effect},
           {"confidence", a.confidence},
+          {"raised_utc_ns", realtimeNs()},
+          {"line", line}};
+}
+
+nlohmann::json membersJson(const report::RunModel& run, const std::vector<report::HangAlert::Member>& members) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const report::HangAlert::Member& m : members) {
+    nlohmann::json j = {{"rank", m.process >= 0 ? run.processes[static_cast<size_t>(m.process)].rank : -1},
+                        {"comm_rank", m.comm_rank},
+                        {"stuck", m.stuck},
+                        {"silent_s", m.silent_s}};
+    if (m.last) j["last_op"] = report::hungOpWords(run, *m.last);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+nlohmann::json hangJson(const report::RunModel& run, const report::HangAlert& a, const std::string& line) {
+  return {{"kind", a.kind == report::HangAlert::Kind::kHang ? "HANG" : "RECOVERED"},
+          {"of", "HANG"},
+          {"comm", report::fmt::hexId(a.comm_id)},
+          {"comm_name", std::string(run.name(a.comm_name))},
+          {"func", std::string(run.name(a.op.func))},
+          {"op", report::hungOpWords(run, a.op)},
+          {"seq", a.op.seq},
+          {"op_index", a.op.op_index},
+          {"since_utc_ns", a.since_utc_ns},
+          {"waited_s", a.waited_s},
+          {"waiting", membersJson(run, a.waiting)},
+          {"others", membersJson(run, a.others)},
           {"raised_utc_ns", realtimeNs()},
           {"line", line}};
 }
@@ -75,12 +106,19 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
     out << line << '\n' << std::flush;
     alerts << alertJson(run, a, line).dump() << '\n' << std::flush;
   });
+  report::LiveHangs hangs(run, options.hang_rules, [&](const report::HangAlert& a) {
+    const std::string line = report::hangLine(run, a);
+    out << line << '\n' << std::flush;
+    alerts << hangJson(run, a, line).dump() << '\n' << std::flush;
+  });
   report::RunFollower follower(options.dir, run, live);
+  follower.observeBatches([&](const report::RecordBatch& batch) { hangs.observe(batch); });
   const auto interval = std::chrono::duration<double>(options.interval_s);
   for (;;) {
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
-    if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, options.prom_dir, err)) return 1;
+    hangs.advance(realtimeNs());
+    if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
     if (ended || timed_out) break;
@@ -88,7 +126,7 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
   }
   follower.finish();
   live.advance(UINT64_MAX);  // the job ended: its last windows are whole
-  if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, options.prom_dir, err)) return 1;
+  if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
   return 0;
 }
 

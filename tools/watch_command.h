@@ -1,5 +1,5 @@
 // `commtrace watch RUN_DIR`: follows a run directory while its job writes it (a shared file
-// system; no network) and prints live straggler alerts, each also a line of
+// system; no network) and prints live straggler and hang alerts, each also a line of
 // RUN_DIR/alerts.jsonl.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "tools/report/analyses/live_hangs.h"
 #include "tools/report/analyses/live_stragglers.h"
 
 namespace commtrace::tools {
@@ -15,6 +16,7 @@ struct WatchOptions {
   std::string dir;
   double interval_s = 1.0;  // between polls of the directory
   report::LiveStragglers::Options rules;
+  report::LiveHangs::Options hang_rules;
   std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl
   double timeout_s = 0;     // > 0: stop after this long even if files are still open
   std::string prom_dir;     // non-empty: DIR/commtrace.prom rewritten after every look (node-exporter's textfile collector)

@@ -180,5 +180,62 @@ TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
   EXPECT_GT(since + 1'000'000'000u, onset);
 }
 
+// When the others began waiting in the AllReduce #seq rank 2 was late to (its first member's
+// start, UTC), from the files after the run.
+uint64_t firstArrivalUtc(const std::string& run_dir, uint64_t seq) {
+  report::RunModel run;
+  std::ostringstream err;
+  EXPECT_TRUE(report::loadRun({.paths = {run_dir}}, run, err)) << err.str();
+  uint64_t first = UINT64_MAX;
+  for (const report::CollInstance& c : run.collectives) {
+    if (c.seq != seq || run.name(c.func) != "AllReduce") continue;
+    const report::MemberView* members = run.membersOf(c);
+    for (int32_t k = 0; k < run.comms[c.comm].size; ++k) {
+      const report::MemberView& m = members[k];
+      if (m.process >= 0) first = std::min(first, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+    }
+  }
+  return first;
+}
+
+// The NCCL driver plays 4 ranks in real time; rank 2 stops issuing ops for 12 s before
+// AllReduce #60 while the others wait in it: one HANG naming it within 10 s, then RECOVERED.
+TEST(WatchCli, ARankThatStopsIssuingOpsIsAHangNamedWithinTenSeconds) {
+  TempDir scratch, driver_scratch, dir;
+  const std::string run_dir = dir.path() + "/run";
+  testutil::ProgramResult driver;
+  std::thread job([&] {
+    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_hang.json", "--plugin",
+                                   COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+                                  driver_scratch.path());
+  });
+  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.5", "--timeout", "90"});
+  job.join();
+  ASSERT_EQ(driver.exit_code, 0) << driver.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  ASSERT_EQ(alerts.size(), 2u) << r.out;
+  const nlohmann::json& hang = alerts[0];
+  EXPECT_EQ(hang["kind"], "HANG");
+  EXPECT_EQ(hang["op"], "AllReduce #60");
+  std::vector<int> waiting;
+  for (const nlohmann::json& m : hang["waiting"]) waiting.push_back(m["rank"]);
+  EXPECT_EQ(waiting, (std::vector<int>{0, 1, 3}));
+  ASSERT_EQ(hang["others"].size(), 1u);
+  EXPECT_EQ(hang["others"][0]["rank"], 2);
+  EXPECT_EQ(hang["others"][0]["last_op"], "AllReduce #59");
+  EXPECT_EQ(hang["others"][0]["silent_s"], 0.0) << "rank 2's process lives: its file beats";
+  EXPECT_NE(r.out.find("commtrace: HANG AllReduce #60 on world.0: ranks 0,1,3 waiting "), std::string::npos) << r.out;
+  const uint64_t onset = firstArrivalUtc(run_dir, 60);
+  ASSERT_NE(onset, UINT64_MAX);
+  const auto raised = hang["raised_utc_ns"].get<uint64_t>();
+  EXPECT_GT(raised, onset + 5'000'000'000u) << "no sooner than --hang-after";
+  EXPECT_LE(raised - onset, 10'000'000'000u) << "raised " << (raised - onset) / 1e9 << " s after the others began waiting";
+  std::printf("HANG raised %.2f s after the others began waiting\n", static_cast<double>(raised - onset) / 1e9);
+  EXPECT_EQ(alerts[1]["kind"], "RECOVERED");
+  EXPECT_EQ(alerts[1]["of"], "HANG");
+  EXPECT_NEAR(alerts[1]["waited_s"].get<double>(), 12.0, 2.0);
+}
+
 }  // namespace
 }  // namespace commtrace

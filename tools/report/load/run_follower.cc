@@ -50,6 +50,7 @@ void RunFollower::readInStep() {
       continue;
     }
     file.position_ns = std::max(file.position_ns, batch.position_ns);
+    if (observer_) observer_(batch);
     joiner_.add(batch);
     behind.push({file.position_ns, index});
   }

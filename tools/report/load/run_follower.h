@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -21,6 +22,9 @@ class RunFollower {
   // run: filled as files appear (processes, communicators); sink: every joined op.
   RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink);
   ~RunFollower();
+
+  // Also hands every batch read, as read, to `observer` (the live hang alerts').
+  void observeBatches(std::function<void(const RecordBatch&)> observer) { observer_ = std::move(observer); }
 
   // Admits new files and reads what every file gained since; false, with the reason on err,
   // when the directory cannot be read.
@@ -47,6 +51,7 @@ class RunFollower {
   DecodedChunk scratch_;
   std::vector<std::unique_ptr<File>> files_;
   std::vector<std::string> seen_;  // paths admitted, sorted (one not readable yet is tried again)
+  std::function<void(const RecordBatch&)> observer_;
 };
 
 }  // namespace commtrace::report

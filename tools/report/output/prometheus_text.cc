@@ -38,7 +38,7 @@ std::string rankLabels(const RunModel& run, int32_t process) {
 
 }  // namespace
 
-void writePrometheusText(const RunModel& run, const LiveStragglers& live, std::ostream& out) {
+void writePrometheusText(const RunModel& run, const LiveStragglers& live, const LiveHangs& hangs, std::ostream& out) {
   const LiveTotals& t = live.totals();
   family(out, "commtrace_collectives_total", "counter", "Collective instances joined, per communicator and func.");
   for (const auto& [key, f] : t.by_comm_func) out << "commtrace_collectives_total{" << commLabels(run, key.first, key.second) << "} " << f.instances << '\n';
@@ -59,13 +59,20 @@ void writePrometheusText(const RunModel& run, const LiveStragglers& live, std::o
   family(out, "commtrace_straggler_score", "gauge", "The share of the other members' time a straggler cost them in its latest straggling window.");
   for (const auto& [seat, a] : straggling)
     if (a.process >= 0) out << "commtrace_straggler_score{" << rankLabels(run, a.process) << "," << commLabels(run, a.comm, a.func) << "} " << a.effect << '\n';
+  family(out, "commtrace_hang_seconds", "gauge",
+         "How long the communicator's members have waited in an op some member has not joined (series only while it hangs).");
+  for (const HangAlert& h : hangs.hanging()) {
+    out << "commtrace_hang_seconds{comm=" << quoted(run.name(h.comm_name)) << ",comm_id=" << quoted(fmt::hexId(h.comm_id))
+        << ",func=" << quoted(run.name(h.op.func)) << "} " << h.waited_s << '\n';
+  }
 }
 
-bool writePrometheusFile(const RunModel& run, const LiveStragglers& live, const std::string& dir, std::ostream& err) {
+bool writePrometheusFile(const RunModel& run, const LiveStragglers& live, const LiveHangs& hangs, const std::string& dir,
+                         std::ostream& err) {
   const std::string path = dir + "/commtrace.prom", temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
-    writePrometheusText(run, live, out);
+    writePrometheusText(run, live, hangs, out);
     if (!out.flush()) {
       err << "commtrace: " << temporary << ": cannot write the metrics file\n";
       return false;

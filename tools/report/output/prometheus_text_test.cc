@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tests/support/live_pair.h"
+#include "tools/report/format.h"
 #include "tests/support/run_model_builder.h"
 
 namespace commtrace::report {
@@ -22,11 +23,12 @@ std::string metricsText(bool straggler) {
   testutil::RunModelBuilder b({"node\"a", "node\\b"});
   const uint32_t comm = b.comm({0, 1}, "dp\n0");
   LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
+  const LiveHangs hangs(b.run, {}, [](const HangAlert&) {});
   testutil::feedLatePair(b.run, comm, live, 200, [&](uint64_t step) -> uint64_t {
     return straggler ? 5'000'000 : (step % 2 == 0 ? 100'000 : 0);  // else last every other step, by a hair
   });
   std::ostringstream out;
-  writePrometheusText(b.run, live, out);
+  writePrometheusText(b.run, live, hangs, out);
   return out.str();
 }
 
@@ -59,6 +61,32 @@ TEST(PrometheusText, TheDashboardQueriesOnlyMetricsTheTextCarries) {
     }
   }
   EXPECT_GE(queries, 5u);
+}
+
+// A hung communicator has a series while it hangs, its value the seconds waited so far.
+TEST(PrometheusText, AHangHasASeriesWhileItLasts) {
+  testutil::RunModelBuilder b({"node0", "node0"});
+  const uint32_t comm = b.comm({0, 1}, "dp.0");
+  const LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
+  LiveHangs hangs(b.run, {}, [](const HangAlert&) {});
+  const uint64_t comm_id = b.run.comms[comm].id, t0 = 1'760'000'000'000'000'000;
+  for (int p = 0; p < 2; ++p) {
+    RecordBatch batch{.process = p, .heartbeat_utc_ns = t0};
+    batch.comm_infos.push_back({comm_id, b.run.names.intern("dp.0"), 2, p, p, 1});
+    if (p == 0) batch.in_flight.push_back({comm_id, 9, 9, t0, t0, b.run.names.intern("AllReduce"), -1, 1});
+    hangs.observe(batch);
+  }
+  const auto text = [&] {
+    std::ostringstream out;
+    writePrometheusText(b.run, live, hangs, out);
+    return out.str();
+  };
+  hangs.advance(t0 + 2'000'000'000);
+  EXPECT_EQ(text().find("commtrace_hang_seconds{"), std::string::npos) << "2 s of waiting is no hang yet";
+  hangs.advance(t0 + 7'500'000'000);
+  EXPECT_NE(text().find(R"(commtrace_hang_seconds{comm="dp.0",comm_id=")" + fmt::hexId(comm_id) + R"(",func="AllReduce"} 7.5)"),
+            std::string::npos)
+      << text();
 }
 
 }  // namespace
