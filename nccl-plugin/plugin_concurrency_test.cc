@@ -35,6 +35,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/clock.h"
+#include "nccl-plugin/in_flight_report.h"
 #include "nccl-plugin/op_pool.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ringbuffer.h"
@@ -214,6 +216,7 @@ uint64_t commOf(const RecordSlot& s) {
     case RecordKind::kP2p: return s.payload.p2p.comm_id;
     case RecordKind::kApiSpan: return s.payload.api_span.comm_id;
     case RecordKind::kCommInfo: return s.payload.comm_info.comm_id;
+    case RecordKind::kInFlight: return s.payload.in_flight.comm_id;
     default: return 0;
   }
 }
@@ -223,7 +226,11 @@ class Collector {
  public:
   void start() {
     thread_ = std::thread([this] {
+      // The flusher's in-flight scan runs beside the callbacks: its clock a second ahead per
+      // pass and far in the future, so that it reports every op in flight.
+      uint64_t scan_ns = nowNs() + 3'600'000'000'000;
       while (!stop_.load(std::memory_order_acquire)) {
+        plugin::reportOpsInFlight(scan_ns += plugin::kInFlightReportPeriodNs);
         drainOnce();
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
@@ -530,6 +537,19 @@ TEST_F(PluginConcurrency, CallbacksFromThreeThreadsAtOnce) {
     EXPECT_EQ(collector.of(c.id, RecordKind::kCommInfo).size(), 1u);
   }
   EXPECT_EQ(collector.maxDropped(), 0u);
+  // The scans copied whole ops of these communicators (never a torn or foreign one).
+  size_t reported = 0;
+  for (const Comm& c : comms) {
+    for (const RecordSlot& s : collector.of(c.id, RecordKind::kInFlight)) {
+      const InFlightRecord& f = s.payload.in_flight;
+      if (f.in_flight == 0) continue;
+      ++reported;
+      EXPECT_NE(f.func, 0u);
+      EXPECT_NE(f.cpu_start_ns, 0u);
+      EXPECT_LT(f.cpu_start_ns, f.cpu_seen_ns);
+    }
+  }
+  EXPECT_GT(reported, 0u) << "the scans found no op in flight";
 
   // Every op completed: finalize has nothing left to write.
   const size_t before = collector.of(comms[0].id, RecordKind::kColl).size() +
