@@ -1,0 +1,40 @@
+// SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104), for authenticating the live digests a job's
+// processes send to its collector. Written here rather than linked: libcommtrace.so pulls in
+// no shared library beyond libc/libm/libgcc_s/libstdc++ (DESIGN.md), and a static libcrypto
+// or libsodium would be megabytes and a PIC build the distribution does not ship. Checked
+// against the published test vectors (hmac_sha256_test.cc). Not for the hot path; no
+// allocation.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace commtrace {
+
+using Sha256Digest = std::array<uint8_t, 32>;
+
+class Sha256 {
+ public:
+  Sha256();
+  void update(std::span<const uint8_t> bytes);
+  Sha256Digest finish();  // the object is spent afterwards
+
+ private:
+  void block(const uint8_t* p);
+  std::array<uint32_t, 8> state_;
+  std::array<uint8_t, 64> buffer_{};
+  size_t buffered_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
+Sha256Digest sha256(std::span<const uint8_t> bytes);
+
+// HMAC-SHA256 over the concatenation of `parts` (no copy of them is made).
+Sha256Digest hmacSha256(std::span<const uint8_t> key, std::initializer_list<std::span<const uint8_t>> parts);
+
+// Compares in time independent of where they differ.
+bool digestsEqual(const Sha256Digest& a, const Sha256Digest& b);
+
+}  // namespace commtrace
