@@ -1,0 +1,116 @@
+// The live link's messages: whole payloads out however the bytes arrive, and nothing out of a
+// stream signed with another key, replayed onto another connection, reordered, cut or flipped.
+#include "sink/collect_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace commtrace::collect {
+namespace {
+
+const LinkKey kKey = keyFromToken("job-secret");
+constexpr Challenge kChallenge = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+std::vector<wire::Bytes> payloads() {
+  std::vector<wire::Bytes> out;
+  std::mt19937 rng(3);
+  for (size_t n : {0, 1, 17, 4096, 70000}) {
+    wire::Bytes p(n);
+    for (uint8_t& b : p) b = static_cast<uint8_t>(rng());
+    out.push_back(p);
+  }
+  return out;
+}
+
+wire::Bytes stream(const LinkKey& key, const Challenge& challenge, const std::vector<wire::Bytes>& messages) {
+  wire::Bytes out;
+  for (size_t i = 0; i < messages.size(); ++i) appendMessage(out, key, challenge, i, messages[i]);
+  return out;
+}
+
+// Feeds `bytes` in pieces of `piece` bytes and collects the payloads read.
+std::vector<wire::Bytes> readAll(const wire::Bytes& bytes, size_t piece, MessageReader& reader) {
+  std::vector<wire::Bytes> got;
+  for (size_t at = 0; at < bytes.size(); at += piece) {
+    reader.feed(std::span<const uint8_t>(bytes).subspan(at, std::min(piece, bytes.size() - at)));
+    for (std::span<const uint8_t> p; reader.next(p);) got.emplace_back(p.begin(), p.end());
+  }
+  return got;
+}
+
+TEST(CollectProtocol, PayloadsComeOutWholeHoweverTheBytesArrive) {
+  const std::vector<wire::Bytes> sent = payloads();
+  const wire::Bytes bytes = stream(kKey, kChallenge, sent);
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}, bytes.size()}) {
+    MessageReader reader(kKey, kChallenge);
+    EXPECT_EQ(readAll(bytes, piece, reader), sent) << "pieces of " << piece;
+    EXPECT_EQ(reader.fault(), "");
+  }
+}
+
+TEST(CollectProtocol, AnotherKeyAnotherConnectionOrAnotherOrderIsRefused) {
+  const std::vector<wire::Bytes> sent = payloads();
+  MessageReader other_key(keyFromToken("not-the-secret"), kChallenge);
+  EXPECT_TRUE(readAll(stream(kKey, kChallenge, sent), 64, other_key).empty());
+  EXPECT_EQ(other_key.fault(), "message not signed with this job's key");
+
+  Challenge replayed = kChallenge;
+  replayed[0] ^= 1;  // the stream captured on one connection, played to another
+  MessageReader other_connection(kKey, replayed);
+  EXPECT_TRUE(readAll(stream(kKey, kChallenge, sent), 64, other_connection).empty());
+
+  wire::Bytes swapped;
+  appendMessage(swapped, kKey, kChallenge, 1, sent[1]);
+  appendMessage(swapped, kKey, kChallenge, 0, sent[0]);
+  MessageReader reordered(kKey, kChallenge);
+  EXPECT_TRUE(readAll(swapped, 64, reordered).empty());
+  EXPECT_EQ(reordered.fault(), "message out of order");
+
+  EXPECT_EQ(keyFromUniqueId(std::vector<uint8_t>(128, 7)), keyFromUniqueId(std::vector<uint8_t>(128, 7)));
+  EXPECT_NE(keyFromUniqueId(std::vector<uint8_t>(128, 7)), keyFromUniqueId(std::vector<uint8_t>(128, 8)));
+}
+
+TEST(CollectProtocol, EveryFlippedBitStopsTheStreamAtItsMessage) {
+  const std::vector<wire::Bytes> sent = {wire::Bytes(40, 0xAB), wire::Bytes(30, 0xCD)};
+  const wire::Bytes bytes = stream(kKey, kChallenge, sent);
+  const size_t first_end = kHeaderBytes + 40 + kMacBytes;
+  for (size_t bit = 0; bit < bytes.size() * 8; ++bit) {
+    wire::Bytes flipped = bytes;
+    flipped[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    MessageReader reader(kKey, kChallenge);
+    const std::vector<wire::Bytes> got = readAll(flipped, flipped.size(), reader);
+    // A flip in the first message's length may leave it waiting for bytes that never come.
+    ASSERT_EQ(got.size(), bit / 8 < first_end ? 0u : 1u) << "bit " << bit;
+    if (!got.empty()) EXPECT_EQ(got[0], sent[0]);
+  }
+}
+
+TEST(CollectProtocol, GreetingAndGarbage) {
+  wire::Bytes greeting;
+  appendGreeting(greeting, kChallenge);
+  Challenge read{};
+  ASSERT_TRUE(parseGreeting(greeting, read));
+  EXPECT_EQ(read, kChallenge);
+  greeting[0] = 'X';
+  EXPECT_FALSE(parseGreeting(greeting, read));
+
+  MessageReader garbage(kKey, kChallenge);
+  const std::string http = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  garbage.feed({reinterpret_cast<const uint8_t*>(http.data()), http.size()});
+  std::span<const uint8_t> p;
+  EXPECT_FALSE(garbage.next(p));
+  EXPECT_EQ(garbage.fault(), "not a commtrace digest");
+
+  wire::Bytes huge(kHeaderBytes, 0);
+  std::copy(kMagic, kMagic + 4, huge.begin());
+  huge[7] = 0x7F;  // a length of about 2 GB: refused before a byte of it is buffered
+  MessageReader oversize(kKey, kChallenge);
+  oversize.feed(huge);
+  EXPECT_FALSE(oversize.next(p));
+  EXPECT_NE(oversize.fault().find("above the limit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commtrace::collect
