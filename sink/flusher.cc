@@ -53,6 +53,18 @@ bool createFileWithoutSigxfsz(TraceFile& file, const std::string& dir, const Fil
 
 }  // namespace
 
+bool isLiveKind(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kColl:
+    case RecordKind::kP2p:
+    case RecordKind::kCommInfo:
+    case RecordKind::kInFlight:
+    case RecordKind::kDropSummary:
+    case RecordKind::kClockSample: return true;
+    default: return false;
+  }
+}
+
 uint64_t FlusherStats::sinkFailedTotal() const {
   uint64_t total = 0;
   for (uint64_t n : sink_failed) total += n;
@@ -61,7 +73,7 @@ uint64_t FlusherStats::sinkFailedTotal() const {
 
 // The flusher thread's private state: encoder, buffers and what it has reported.
 struct Flusher::Worker {
-  explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()) {}
+  explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()), digest_encoder(StringTable::global()) {}
 
   // last: the drain at stop(). closing: the process stops recording, at stop() or by a
   // closing flush request: the drain's last chunk is written, records or not, marked so.
@@ -74,16 +86,40 @@ struct Flusher::Worker {
     const uint64_t now = nowNs();
     const bool heartbeat = now - last_chunk_ns >= uint64_t{flusher.options_.heartbeat_ms} * 1'000'000u;
     if (encoder.rows() > 0 || closing || heartbeat) {
-      addClockSample();
+      addClockSample(encoder);
       writeChunk(closing);
       last_chunk_ns = now;
     }
+    if (flusher.options_.digest != nullptr) sendDigest(now, closing);
   }
 
   void add(const RecordSlot& slot) {
     encoder.add(slot);
     if (encoder.rows() >= flusher.options_.chunk_records) writeChunk();
+    if (flusher.options_.digest != nullptr && isLiveKind(slot.kind)) {
+      digest_encoder.add(slot);
+      if (digest_encoder.rows() >= kMaxDigestRecords) sendDigest(nowNs(), false, /*full=*/true);
+    }
   }
+
+  // Moves the connection on at every drain; a digest every period (at once when full or
+  // closing), its clock sample the collector's heartbeat of this process.
+  void sendDigest(uint64_t now, bool closing, bool full = false) {
+    DigestSender& link = *flusher.options_.digest;
+    link.pump(now);
+    if (!closing && !full && now - last_digest_ns < uint64_t{flusher.options_.digest_period_ms} * 1'000'000u) return;
+    last_digest_ns = now;
+    addClockSample(digest_encoder);
+    const uint32_t rows = digest_encoder.rows();
+    digest_encoder.finish(digest_index, closing, payload);
+    digest_encoder.restartStringTable();
+    framed.clear();
+    if (link.needsHeader()) framed = flusher.header_frame_;
+    frame::append(framed, frame::Type::kChunk, 0, payload);
+    if (link.offer(framed, now)) ++digest_index;
+    else flusher.stats_.digest_records_dropped.fetch_add(rows - 1, std::memory_order_relaxed);  // not our clock sample
+  }
+  static constexpr uint32_t kMaxDigestRecords = 8192;
 
   void reportRingDrops(ThreadRing& ring) {
     ring.forEachNewDropCount([&](RecordKind kind, uint64_t cumulative) {
@@ -110,7 +146,7 @@ struct Flusher::Worker {
     }
   }
 
-  void addClockSample() {
+  void addClockSample(ChunkEncoder& to) {
     RecordSlot slot{};
     slot.kind = RecordKind::kClockSample;
     slot.thread = static_cast<uint32_t>(gettid());
@@ -119,7 +155,7 @@ struct Flusher::Worker {
     const uint64_t cupti_ns = flusher.options_.cupti_clock != nullptr ? flusher.options_.cupti_clock() : 0;
     const uint64_t after = cupti_ns != 0 ? nowNs() : before;
     slot.payload.clock_sample = {before + (after - before) / 2, realtimeNs(), 0, cupti_ns, -1};
-    encoder.add(slot);
+    to.add(slot);
   }
 
   void writeChunk(bool closing = false) {
@@ -154,8 +190,11 @@ struct Flusher::Worker {
 
   Flusher& flusher;
   ChunkEncoder encoder;
+  ChunkEncoder digest_encoder;
   wire::Bytes payload, framed;
   uint64_t chunk_index = 0;
+  uint64_t digest_index = 0;
+  uint64_t last_digest_ns = 0;
   uint64_t last_chunk_ns = nowNs();
   std::array<uint64_t, kRecordKindCount> reported_sink_failed{}, reporting_sink_failed{};
   bool warned = false;
@@ -178,6 +217,8 @@ bool Flusher::start() {
   header.program = programPath();
   header.ring_records = RingRegistry::global().ringRecords();
   header.flush_period_ms = options_.flush_period_ms;
+  header_frame_.clear();
+  frame::append(header_frame_, frame::Type::kFileHeader, 0, encodeFileHeader(header));
   std::string error;
   if (!createFileWithoutSigxfsz(file_, options_.dir, header, error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
@@ -243,6 +284,7 @@ FlusherStats Flusher::stats() const {
   out.records_written = stats_.records_written.load(std::memory_order_relaxed);
   out.chunks_written = stats_.chunks_written.load(std::memory_order_relaxed);
   out.bytes_written = stats_.bytes_written.load(std::memory_order_relaxed);
+  out.digest_records_dropped = stats_.digest_records_dropped.load(std::memory_order_relaxed);
   for (int k = 0; k < kRecordKindCount; ++k) out.sink_failed[k] = stats_.sink_failed[k].load(std::memory_order_relaxed);
   return out;
 }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/record.h"
+#include "sink/digest_sender.h"
 #include "sink/trace_file.h"
 
 namespace commtrace {
@@ -29,13 +30,22 @@ struct FlusherOptions {
   void (*before_drain)(bool last) = nullptr;
   // A second clock read with the CPU's into every ClockSample (CUPTI's); 0: none now.
   uint64_t (*cupti_clock)() = nullptr;
+  // The live link, when this process sends digests to the job's collector: every
+  // digest_period_ms, a chunk of the live kinds drained since (isLiveKind), self-contained
+  // (its own string table) so that one dropped costs only itself. Owned by the caller.
+  DigestSender* digest = nullptr;
+  uint32_t digest_period_ms = 1000;
 };
+
+// What the collector's analyses read: ops, communicators, ops in flight, drops, clocks.
+bool isLiveKind(RecordKind kind);
 
 struct FlusherStats {
   uint64_t records_written = 0;
   uint64_t chunks_written = 0;
   uint64_t bytes_written = 0;
   std::array<uint64_t, kRecordKindCount> sink_failed{};  // drained but not written, per kind
+  uint64_t digest_records_dropped = 0;  // live records whose digest the link could not take
   uint64_t sinkFailedTotal() const;
 };
 
@@ -77,7 +87,9 @@ class Flusher {
   struct AtomicStats {
     std::atomic<uint64_t> records_written{0}, chunks_written{0}, bytes_written{0};
     std::array<std::atomic<uint64_t>, kRecordKindCount> sink_failed{};
+    std::atomic<uint64_t> digest_records_dropped{0};
   } stats_;
+  wire::Bytes header_frame_;  // the trace's FileHeader frame: a digest connection starts with it
 };
 
 }  // namespace commtrace

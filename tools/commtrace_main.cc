@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "tools/collect_command.h"
 #include "tools/demo.h"
 #include "tools/dump.h"
 #include "tools/cli_values.h"
@@ -98,6 +99,37 @@ bool timePointFrom(const char* flag, const std::string& text, commtrace::report:
   }
   point = *parsed;
   return true;
+}
+
+// The live engine's options, the same for watch and collect.
+struct LiveFlags {
+  double window_s = 1.0;
+  double hang_after_s = 5.0;
+  void applyTo(commtrace::tools::WatchOptions& o) const {
+    o.rules.window_ns = static_cast<uint64_t>(window_s * 1e9);
+    o.hang_rules.hang_after_ns = static_cast<uint64_t>(hang_after_s * 1e9);
+  }
+};
+
+void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags& flags) {
+  cmd->add_option("--interval", o.interval_s, "seconds between looks at the files")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--window", flags.window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--min-slowdown", o.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  cmd->add_option("--persist", o.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--hang-after", flags.hang_after_s, "seconds a member waits in an op before its communicator is a HANG")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_option("--alerts", o.alerts_path, "append alerts as JSON lines here (default RUN_DIR/alerts.jsonl)");
+  if (const char* prom = std::getenv("COMMTRACE_PROM_DIR")) o.prom_dir = prom;
+  cmd->add_option("--prom-dir", o.prom_dir,
+                  "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
+                  "collector: collectives and busBw per communicator and func, last arrivals and waiting caused per rank, "
+                  "stragglers and hangs now (default: $COMMTRACE_PROM_DIR)");
+  cmd->add_option("--timeout", o.timeout_s, "stop after this many seconds even if files are still open (0: never)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 }  // namespace
@@ -202,26 +234,25 @@ int main(int argc, char** argv) {
       "is a HANG: the line names the op, who waits, and where every other member was last seen; RECOVERED when the op goes "
       "on. Stops when every file is closed (the job ended) or after --timeout.");
   watch->add_option("run_dir", watch_options.dir, "the run directory (COMMTRACE_DIR of the job)")->required();
-  watch->add_option("--interval", watch_options.interval_s, "seconds between looks at the files")->capture_default_str()->check(CLI::PositiveNumber);
-  double watch_window_s = 1.0;
-  watch->add_option("--window", watch_window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
-  watch->add_option("--min-slowdown", watch_options.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
-      ->capture_default_str()
-      ->check(CLI::Range(0.001, 1.0));
-  watch->add_option("--persist", watch_options.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
-  double hang_after_s = 5.0;
-  watch->add_option("--hang-after", hang_after_s, "seconds a member waits in an op before its communicator is a HANG")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 86400.0));
-  watch->add_option("--alerts", watch_options.alerts_path, "append alerts as JSON lines here (default RUN_DIR/alerts.jsonl)");
-  if (const char* prom = std::getenv("COMMTRACE_PROM_DIR")) watch_options.prom_dir = prom;
-  watch->add_option("--prom-dir", watch_options.prom_dir,
-                    "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
-                    "collector: collectives and busBw per communicator and func, last arrivals and waiting caused per rank, "
-                    "stragglers and hangs now (default: $COMMTRACE_PROM_DIR)");
-  watch->add_option("--timeout", watch_options.timeout_s, "stop after this many seconds even if files are still open (0: never)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  LiveFlags watch_flags;
+  addLiveOptions(watch, watch_options, watch_flags);
+
+  commtrace::tools::CollectOptions collect_options;
+  CLI::App* collect = app.add_subcommand(
+      "collect", "Take the job's live digests over TCP and print straggler and hang alerts into the job's log (rank 0 starts it)");
+  collect->footer(
+      "The job's processes send, once a second, a signed digest of what they recorded (their collectives, transfers, ops in "
+      "flight); this runs `commtrace watch`'s engine on them. Global rank 0's libcommtrace.so starts it on its host unless "
+      "COMMTRACE_LIVE=0; run standalone, it needs the job's COMMTRACE_TOKEN. Stops when every process has ended, on SIGTERM, "
+      "or after --timeout.");
+  collect->add_option("--listen", collect_options.listen, "HOST:PORT to listen on (the processes reach MASTER_ADDR:COMMTRACE_COLLECT_PORT)")
+      ->capture_default_str();
+  collect->add_option("--spool", collect_options.live.dir,
+                      "keep the digests as trace files here (`commtrace report` reads them); default: a directory under $TMPDIR removed at the end");
+  collect->add_option("--key-fd", collect_options.key_fd, "read the job's key from this descriptor (how rank 0 hands it over)");
+  collect->add_option("--parent-pid", collect_options.parent_pid, "stop when this process is gone");
+  LiveFlags collect_flags;
+  addLiveOptions(collect, collect_options.live, collect_flags);
 
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");
@@ -270,9 +301,12 @@ int main(int argc, char** argv) {
     return commtrace::tools::runReport(report_options, std::cout, std::cerr);
   }
   if (*watch) {
-    watch_options.rules.window_ns = static_cast<uint64_t>(watch_window_s * 1e9);
-    watch_options.hang_rules.hang_after_ns = static_cast<uint64_t>(hang_after_s * 1e9);
+    watch_flags.applyTo(watch_options);
     return commtrace::tools::runWatch(watch_options, std::cout, std::cerr);
+  }
+  if (*collect) {
+    collect_flags.applyTo(collect_options.live);
+    return commtrace::tools::runCollect(collect_options, std::cout, std::cerr);
   }
   if (*export_cmd) {
     export_options.progress = kProgressModes.at(export_progress);

@@ -91,9 +91,8 @@ bool waitForDirectory(const WatchOptions& options, Clock::time_point start, std:
 
 }  // namespace
 
-int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {
+int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& out, std::ostream& err) {
   const Clock::time_point start = Clock::now();
-  if (!waitForDirectory(options, start, err)) return 1;
   const std::string alerts_path = options.alerts_path.empty() ? options.dir + "/alerts.jsonl" : options.alerts_path;
   std::ofstream alerts(alerts_path, std::ios::app);
   if (!alerts) {
@@ -113,7 +112,6 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
   });
   report::RunFollower follower(options.dir, run, live);
   follower.observeBatches([&](const report::RecordBatch& batch) { hangs.observe(batch); });
-  const auto interval = std::chrono::duration<double>(options.interval_s);
   for (;;) {
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
@@ -121,13 +119,19 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
     if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
-    if (ended || timed_out) break;
-    std::this_thread::sleep_for(interval);
+    if (ended || timed_out || (loop.stop && loop.stop())) break;
+    if (loop.wait) loop.wait(options.interval_s);
+    else std::this_thread::sleep_for(std::chrono::duration<double>(options.interval_s));
   }
   follower.finish();
   live.advance(UINT64_MAX);  // the job ended: its last windows are whole
   if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
   return 0;
+}
+
+int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {
+  if (!waitForDirectory(options, Clock::now(), err)) return 1;
+  return followLive(options, {}, out, err);
 }
 
 }  // namespace commtrace::tools

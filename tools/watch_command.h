@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -26,5 +27,15 @@ struct WatchOptions {
 // is closed (the job ended), or the timeout. Exit codes: 0; 1 when the directory never
 // appeared or cannot be read, or the alerts file cannot be written.
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err);
+
+// The loop under watch and collect: follows options.dir (which must exist), prints and writes
+// the alerts, rewrites the metrics file, until every file is closed, the timeout, or stop().
+// Between looks it calls wait(interval_s) (default: sleeps), where the collector serves its
+// connections.
+struct LiveLoop {
+  std::function<void(double seconds)> wait;
+  std::function<bool()> stop;
+};
+int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& out, std::ostream& err);
 
 }  // namespace commtrace::tools

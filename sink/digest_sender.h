@@ -1,0 +1,73 @@
+// The process's end of the live link (collect_protocol.h): a TCP client on the flusher thread
+// that never blocks it. Every call does what the socket allows at once (connect, read the
+// collector's greeting, send what is queued) and returns; a digest offered while the link is
+// down, unkeyed or backed up is dropped and counted, never queued without bound. A collector
+// that is gone costs one "commtrace:" line for the life of the process, then a quiet retry
+// every few seconds; the trace file is never affected.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "sink/collect_protocol.h"
+
+namespace commtrace {
+
+class DigestSender {
+ public:
+  struct Options {
+    std::string host;  // a name or a numeric address
+    uint16_t port = 0;
+    uint32_t retry_ms = 5000;
+    size_t max_queued_bytes = 256 * 1024;
+  };
+  struct Stats {
+    uint64_t messages_sent = 0;  // queued on a live connection
+    uint64_t digests_dropped = 0;
+    uint64_t connections = 0;
+    uint64_t bytes_sent = 0;
+  };
+
+  explicit DigestSender(Options options);
+  ~DigestSender();
+  DigestSender(const DigestSender&) = delete;
+  DigestSender& operator=(const DigestSender&) = delete;
+
+  // Any thread, once the job's key is known; digests offered before are dropped.
+  void setKey(const collect::LinkKey& key);
+
+  // Flusher thread only, from here on.
+  void pump(uint64_t now_ns);
+  // A new connection's first message must start with the trace's FileHeader frame.
+  bool needsHeader() const { return needs_header_; }
+  // Queues one message and sends what the socket takes; false (dropped, counted) when the link
+  // is not up, the key not known, or the queue full.
+  bool offer(std::span<const uint8_t> payload, uint64_t now_ns);
+  Stats stats() const { return stats_; }
+
+ private:
+  enum class State : uint8_t { kIdle, kConnecting, kGreeting, kReady };
+  void startConnect(uint64_t now_ns);
+  void fail(const char* what, int error, uint64_t now_ns);
+  bool sendQueued(uint64_t now_ns);
+
+  Options options_;
+  State state_ = State::kIdle;
+  int fd_ = -1;
+  uint64_t next_attempt_ns_ = 0;
+  bool warned_ = false;
+  bool needs_header_ = false;
+  std::atomic<bool> keyed_{false};
+  collect::LinkKey key_{};
+  collect::Challenge challenge_{};
+  uint8_t greeting_[collect::kGreetingBytes] = {};
+  size_t greeting_bytes_ = 0;
+  uint64_t number_ = 0;
+  wire::Bytes queued_;
+  size_t queued_sent_ = 0;
+  Stats stats_;
+};
+
+}  // namespace commtrace

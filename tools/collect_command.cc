@@ -1,0 +1,90 @@
+#include "tools/collect_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+
+#include "tools/collect_server.h"
+
+namespace commtrace::tools {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void requestStop(int) { g_stop.store(true); }
+
+bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
+  const size_t colon = listen.rfind(':');
+  const std::string port_text = colon == std::string::npos ? listen : listen.substr(colon + 1);
+  host = colon == std::string::npos || colon == 0 ? "0.0.0.0" : listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  char* end = nullptr;
+  const long value = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || value < 0 || value > 65535) return false;
+  port = static_cast<uint16_t>(value);
+  return true;
+}
+
+bool readKey(const CollectOptions& options, collect::LinkKey& key, std::ostream& err) {
+  if (options.key_fd >= 0) {
+    char hex[64];
+    size_t got = 0;
+    while (got < sizeof hex) {
+      const ssize_t n = read(options.key_fd, hex + got, sizeof hex - got);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    close(options.key_fd);
+    for (size_t i = 0; got == sizeof hex && i < key.size(); ++i) {
+      const std::string byte(hex + 2 * i, 2);
+      key[i] = static_cast<uint8_t>(std::strtoul(byte.c_str(), nullptr, 16));
+    }
+    if (got == sizeof hex) return true;
+    err << "commtrace: collector: no key on descriptor " << options.key_fd << "\n";
+    return false;
+  }
+  if (const char* token = std::getenv("COMMTRACE_TOKEN"); token != nullptr && *token != '\0') {
+    key = collect::keyFromToken(token);
+    return true;
+  }
+  err << "commtrace: collect needs the job's key: set COMMTRACE_TOKEN, to the same value as in the job's environment\n";
+  return false;
+}
+
+}  // namespace
+
+int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& err) {
+  CollectServer::Options server_options;
+  if (!splitListen(options.listen, server_options.host, server_options.port)) {
+    err << "commtrace: collector: --listen " << options.listen << " is not HOST:PORT\n";
+    return 1;
+  }
+  if (!readKey(options, server_options.key, err)) return 1;
+  WatchOptions live = options.live;
+  const bool own_spool = live.dir.empty();
+  if (own_spool) {
+    const char* tmp = std::getenv("TMPDIR");
+    live.dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/commtrace-live-" + std::to_string(getpid());
+  }
+  server_options.spool_dir = live.dir;
+  CollectServer server(server_options);
+  if (!server.start(err)) return 1;
+  err << "commtrace: collector listening on " << server_options.host << ":" << server.port() << "\n" << std::flush;
+  struct sigaction action {};
+  action.sa_handler = requestStop;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  LiveLoop loop{.wait = [&](double seconds) { server.serveFor(seconds, err); },
+                .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); }};
+  const int code = followLive(live, loop, out, err);
+  if (own_spool) {
+    std::error_code ec;
+    std::filesystem::remove_all(live.dir, ec);
+  }
+  return code;
+}
+
+}  // namespace commtrace::tools

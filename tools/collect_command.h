@@ -1,0 +1,29 @@
+// `commtrace collect`: the job's live collector. Spawned by global rank 0's libcommtrace.so
+// on its host (it inherits the job's stderr, so its alerts land in the training log) or run
+// standalone (`--listen HOST:PORT`, e.g. on a login node), it takes the processes' signed
+// digests (collect_server.h) into a spool of trace files and runs `commtrace watch`'s engine
+// on them: STRAGGLER, HANG and RECOVERED lines, alerts.jsonl, the metrics file.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "tools/watch_command.h"
+
+namespace commtrace::tools {
+
+struct CollectOptions {
+  WatchOptions live;        // live.dir: the spool (empty: a fresh directory under $TMPDIR, removed at the end)
+  std::string listen = "0.0.0.0:29517";
+  int key_fd = -1;          // read the job's key (64 hex digits) from this descriptor; else COMMTRACE_TOKEN
+  long parent_pid = 0;      // > 0: stop when this process (the rank that spawned it) is gone
+};
+
+// The default port when neither --listen nor COMMTRACE_COLLECT_PORT names one.
+inline constexpr uint16_t kDefaultCollectPort = 29517;
+
+// Exit codes: 0; 1 when the port cannot be listened on, the key is missing, or the spool or
+// alerts file cannot be written.
+int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace commtrace::tools

@@ -1,0 +1,208 @@
+#include "tools/collect_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "sink/commtrace.pb.h"
+#include "sink/frame.h"
+
+namespace commtrace::tools {
+namespace {
+
+std::string peerName(int fd) {
+  sockaddr_storage addr{};
+  socklen_t size = sizeof addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) return "an unknown peer";
+  char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
+  getnameinfo(reinterpret_cast<sockaddr*>(&addr), size, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+  return std::string(host) + ":" + port;
+}
+
+collect::Challenge freshChallenge() {
+  std::random_device device;  // the kernel's random source
+  collect::Challenge c;
+  for (uint8_t& b : c) b = static_cast<uint8_t>(device());
+  return c;
+}
+
+// A host name as a file name: letters, digits, '.', '-' and '_' kept, the rest '_'.
+std::string fileSafe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return s.empty() ? "host" : s;
+}
+
+bool writeAll(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+struct CollectServer::Connection {
+  int fd = -1;
+  std::string peer;
+  collect::MessageReader reader;
+  int spool_fd = -1;
+  Connection(int f, const collect::LinkKey& key, const collect::Challenge& challenge) : fd(f), peer(peerName(f)), reader(key, challenge) {}
+  ~Connection() {
+    if (fd >= 0) close(fd);
+    if (spool_fd >= 0) close(spool_fd);
+  }
+};
+
+CollectServer::CollectServer(Options options) : options_(std::move(options)) {}
+
+CollectServer::~CollectServer() {
+  if (listen_fd_ >= 0) close(listen_fd_);
+}
+
+bool CollectServer::start(std::ostream& err) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  if (getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found) != 0 || found == nullptr) {
+    err << "commtrace: collector: cannot resolve " << options_.host << "\n";
+    return false;
+  }
+  listen_fd_ = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  if (listen_fd_ >= 0) setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool bound = listen_fd_ >= 0 && bind(listen_fd_, found->ai_addr, found->ai_addrlen) == 0 && listen(listen_fd_, 1024) == 0;
+  const int error = errno;
+  freeaddrinfo(found);
+  if (!bound) {
+    err << "commtrace: collector: cannot listen on " << where << ": " << std::strerror(error)
+        << (error == EADDRINUSE ? " (another program has the port: choose another with COMMTRACE_COLLECT_PORT or --listen)" : "") << "\n";
+    return false;
+  }
+  sockaddr_storage addr{};
+  socklen_t size = sizeof addr;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &size);
+  port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  std::error_code ec;
+  std::filesystem::create_directories(options_.spool_dir, ec);
+  return true;
+}
+
+void CollectServer::accept(std::ostream& err) {
+  for (;;) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (connections_.size() >= options_.max_connections) {
+      close(fd);
+      ++stats_.refused;
+      continue;
+    }
+    const collect::Challenge challenge = freshChallenge();
+    wire::Bytes greeting;
+    collect::appendGreeting(greeting, challenge);
+    if (send(fd, greeting.data(), greeting.size(), MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(greeting.size())) {
+      close(fd);
+      continue;
+    }
+    ++stats_.accepted;
+    connections_.push_back(std::make_unique<Connection>(fd, options_.key, challenge));
+  }
+  (void)err;
+}
+
+// The first message names the process (its FileHeader frame): a new spool file, or the one
+// of an earlier connection of the same process, continued without a second header.
+bool CollectServer::spool(Connection& c, std::span<const uint8_t> payload, std::string& why) {
+  if (c.spool_fd < 0) {
+    const auto header = payload.size() >= frame::kHeaderBytes ? frame::parseHeader(payload.data()) : std::nullopt;
+    trace::v1::FileHeader h;
+    if (!header || header->type != frame::Type::kFileHeader || payload.size() < frame::kHeaderBytes + header->length ||
+        !h.ParseFromArray(payload.data() + frame::kHeaderBytes, static_cast<int>(header->length))) {
+      why = "its first message is not a trace header";
+      return false;
+    }
+    const std::string path = options_.spool_dir + "/" + fileSafe(h.host()) + "-pid" + std::to_string(h.pid()) + "-" +
+                             std::to_string(h.start_realtime_ns()) + ".ctrace";
+    const bool continued = std::filesystem::exists(path);
+    c.spool_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (c.spool_fd < 0) {
+      why = "cannot write " + path + ": " + std::strerror(errno);
+      return false;
+    }
+    if (continued) payload = payload.subspan(frame::kHeaderBytes + header->length);
+  }
+  if (!writeAll(c.spool_fd, payload.data(), payload.size())) {
+    why = std::string("cannot write the spool: ") + std::strerror(errno);
+    return false;
+  }
+  ++stats_.messages;
+  stats_.bytes += payload.size();
+  return true;
+}
+
+bool CollectServer::readFrom(Connection& c, std::string& why) {
+  uint8_t buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c.reader.feed({buffer, static_cast<size_t>(n)});
+    for (std::span<const uint8_t> payload; c.reader.next(payload);)
+      if (!spool(c, payload, why)) return false;
+    if (!c.reader.fault().empty()) {
+      why = c.reader.fault();
+      return false;
+    }
+  }
+}
+
+void CollectServer::serveFor(double seconds, std::ostream& err) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  std::vector<pollfd> fds;
+  for (Clock::time_point now = Clock::now(); now < until; now = Clock::now()) {
+    fds.clear();
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
+    const int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count()) + 1;
+    if (poll(fds.data(), fds.size(), wait_ms) <= 0) continue;
+    if (fds[0].revents != 0) accept(err);
+    std::vector<std::unique_ptr<Connection>> kept;
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      Connection& c = *connections_[i];
+      std::string why;
+      const bool ready = i + 1 < fds.size() && fds[i + 1].revents != 0;
+      if (!ready || readFrom(c, why)) {
+        kept.push_back(std::move(connections_[i]));
+        continue;
+      }
+      if (why.empty()) continue;  // closed by its peer
+      ++stats_.refused;
+      if (std::find(warned_peers_.begin(), warned_peers_.end(), c.peer) == warned_peers_.end()) {
+        warned_peers_.push_back(c.peer);
+        err << "commtrace: collector: refused " << c.peer << ": " << why << "\n" << std::flush;
+      }
+    }
+    connections_.swap(kept);
+  }
+}
+
+}  // namespace commtrace::tools
