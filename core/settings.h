@@ -30,6 +30,8 @@ struct Settings {
   uint32_t cupti_window_s = 5;
   uint32_t cupti_period_s = 60;
   char cupti_lib[PATH_MAX] = "";  // empty: the libcupti the process has, else the toolkit's
+  bool live = true;
+  uint32_t collect_port = 29517;
 };
 
 // COMMTRACE_CUPTI, in the order its choices are listed.

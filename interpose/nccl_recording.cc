@@ -1,5 +1,6 @@
 #include "interpose/nccl_recording.h"
 
+
 #include <unistd.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "core/api_witness.h"
 #include "core/gpu_use.h"
+#include "core/job_secret.h"
 #include "core/process_identity.h"
 #include "core/real_symbol.h"
 #include "core/string_table.h"
@@ -274,14 +276,16 @@ NewComms commsOfInitRank(CommHandle* out, int n_ranks, const UniqueId& id, int r
                   .comm_id = commIdOfUniqueId(id.internal, sizeof id.internal),
                   .n_ranks = n_ranks,
                   .rank = rank,
-                  .may_be_world = true};
+                  .may_be_world = true,
+                  .unique_id = id.internal};
 }
 
 NewComms commsOfInitRankScalable(CommHandle* out, int n_ranks, int rank, int n_ids, const UniqueId* ids) {
   // Every rank passes the same ids (NCCL spreads its bootstrap over them): the first names it.
   const uint64_t id = n_ids > 0 && ids != nullptr ? commIdOfUniqueId(ids[0].internal, sizeof ids[0].internal)
                                                   : randomCommId();
-  return NewComms{.out = out, .comm_id = id, .n_ranks = n_ranks, .rank = rank, .may_be_world = true};
+  return NewComms{.out = out, .comm_id = id, .n_ranks = n_ranks, .rank = rank, .may_be_world = true,
+                  .unique_id = n_ids > 0 && ids != nullptr ? ids[0].internal : nullptr};
 }
 
 NewComms commsOfInitAll(CommHandle* out, int n_devices, const int* devices) {
@@ -316,11 +320,15 @@ void beforeCreate(NewComms& comms) {
   const int32_t rank = comms.clique ? 0 : comms.rank;  // InitAll: the process starts the world
   if (rank < 0 || rank >= comms.n_ranks) return;
   comms.defined_world = noteNcclWorldRank(rank, comms.n_ranks);
+  if (comms.defined_world && comms.unique_id != nullptr) {
+    noteJobSecret({static_cast<const uint8_t*>(comms.unique_id), kUniqueIdBytes});
+  }
 }
 
 void afterCreate(const char* api, const NewComms& comms, const CallOutcome& outcome, Result result) {
   const uint64_t cpu_end_ns = nowNs();  // before asking NCCL about the new communicators
   if (succeeded(result)) noteGpuInUse();  // the CUPTI face may attach
+  if (succeeded(result)) noteCommunicatorMade();
   if (succeeded(result) && comms.out != nullptr) {
     for (int i = 0; i < comms.count; ++i) {
       const void* handle = comms.out[i];

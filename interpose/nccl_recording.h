@@ -52,6 +52,7 @@ struct NewComms {
   bool may_be_world = false;     // InitRank*/InitAll: the process's first is its world
   bool clique = false;           // InitAll: this process holds every rank
   bool defined_world = false;    // set by beforeCreate: this call is the process's world
+  const void* unique_id = nullptr;  // InitRank*: the (first) ncclUniqueId, the job's secret when it makes the world
 };
 NewComms commsOfInitRank(nccl_api::CommHandle* out, int n_ranks, const nccl_api::UniqueId& id, int rank);
 NewComms commsOfInitRankScalable(nccl_api::CommHandle* out, int n_ranks, int rank, int n_ids,

@@ -11,6 +11,7 @@
 #include "core/run_directory.h"
 #include "core/settings.h"
 #include "interpose/process_life.h"
+#include "libcommtrace/live_link.h"
 #include "nccl-plugin/in_flight_report.h"
 #include "sink/flusher.h"
 #if COMMTRACE_CUPTI_FACE
@@ -24,13 +25,16 @@ commtrace::Flusher* g_flusher = nullptr;
 std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 
 // The faces' slow work, on the flusher thread before each drain: CUPTI's buffers handed over,
-// the ops NCCL has had in flight for long reported (at the last drain the process is
-// ending: what it still has in flight is not a hang).
+// the ops NCCL has had in flight for long reported, the live link keyed once it can be (at
+// the last drain the process is ending: what it still has in flight is not a hang).
 void beforeDrain(bool last) {
 #if COMMTRACE_CUPTI_FACE
   commtrace::cupti::beforeDrain(last);
 #endif
-  if (!last) commtrace::plugin::reportOpsInFlight(commtrace::nowNs());
+  if (last) return;
+  const uint64_t now = commtrace::nowNs();
+  commtrace::plugin::reportOpsInFlight(now);
+  commtrace::library::tendLiveLink(now);
 }
 
 }  // namespace
@@ -55,6 +59,7 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     options.flush_period_ms = settings().flush_period_ms;
     options.dir = dir != nullptr ? dir : commtrace::runDirectory(settings(), options.identity);
     options.before_drain = &beforeDrain;
+    options.digest = commtrace::library::openLiveLink(options.dir);
 #if COMMTRACE_CUPTI_FACE
     options.cupti_clock = &commtrace::cupti::clockNow;
 #endif

@@ -1,5 +1,6 @@
 #include "nccl-plugin/event_recorder.h"
 
+
 #include <pthread.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <string_view>
 
 #include "core/api_witness.h"
+#include "core/job_secret.h"
 #include "core/process_identity.h"
 #include "core/settings.h"
 #include "nccl-plugin/name_cache.h"
@@ -225,6 +227,7 @@ CommContext* initComm(uint64_t comm_id, int* activation_mask, const char* comm_n
   // One int shared by every communicator of the process: every init writes the same value.
   if (activation_mask != nullptr) *activation_mask = mask;
   g_live_comms.fetch_add(1, std::memory_order_relaxed);
+  noteCommunicatorMade();
   record(CommInfoRecord{.comm_id = comm_id,
                         .cpu_ns = nowNs(),
                         .comm_name = StringTable::global().intern(comm_name),

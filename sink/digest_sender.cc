@@ -19,10 +19,10 @@ DigestSender::~DigestSender() {
   if (fd_ >= 0) close(fd_);
 }
 
-void DigestSender::setKey(const collect::LinkKey& key) {
-  if (keyed_.load(std::memory_order_acquire)) return;
+void DigestSender::setKey(const collect::LinkKey& key, uint64_t now_ns) {
   key_ = key;
-  keyed_.store(true, std::memory_order_release);
+  keyed_ = true;
+  quiet_until_ns_ = now_ns + kGraceNs;
 }
 
 void DigestSender::fail(const char* what, int error, uint64_t now_ns) {
@@ -31,8 +31,9 @@ void DigestSender::fail(const char* what, int error, uint64_t now_ns) {
   state_ = State::kIdle;
   queued_.clear();
   queued_sent_ = 0;
-  next_attempt_ns_ = now_ns + uint64_t{options_.retry_ms} * 1'000'000u;
-  if (warned_) return;
+  const bool grace = now_ns < quiet_until_ns_;
+  next_attempt_ns_ = now_ns + (grace ? 500'000'000u : uint64_t{options_.retry_ms} * 1'000'000u);
+  if (warned_ || grace) return;
   warned_ = true;
   std::fprintf(stderr, "commtrace: live collector at %s:%u %s%s%s; live digests of this process are dropped until it answers "
                "(the trace file is unaffected)\n", options_.host.c_str(), options_.port, what, error != 0 ? ": " : "",
@@ -65,6 +66,7 @@ void DigestSender::startConnect(uint64_t now_ns) {
 }
 
 void DigestSender::pump(uint64_t now_ns) {
+  if (!keyed_) return;
   if (state_ == State::kIdle) {
     if (now_ns < next_attempt_ns_) return;
     startConnect(now_ns);
@@ -115,7 +117,7 @@ bool DigestSender::sendQueued(uint64_t now_ns) {
 bool DigestSender::offer(std::span<const uint8_t> payload, uint64_t now_ns) {
   pump(now_ns);
   const size_t message = collect::kHeaderBytes + payload.size() + collect::kMacBytes;
-  if (state_ != State::kReady || !keyed_.load(std::memory_order_acquire) || payload.size() > collect::kMaxPayload ||
+  if (state_ != State::kReady || payload.size() > collect::kMaxPayload ||
       queued_.size() - queued_sent_ + message > options_.max_queued_bytes) {
     ++stats_.digests_dropped;
     return false;

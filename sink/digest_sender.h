@@ -6,7 +6,6 @@
 // every few seconds; the trace file is never affected.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -35,11 +34,16 @@ class DigestSender {
   DigestSender(const DigestSender&) = delete;
   DigestSender& operator=(const DigestSender&) = delete;
 
-  // Any thread, once the job's key is known; digests offered before are dropped.
-  void setKey(const collect::LinkKey& key);
+  // Flusher thread only. Once the job's key is known: nothing is tried before. The collector
+  // may still be starting (rank 0 starts it as the others start sending): for a grace
+  // period, failures are retried every half second without a word.
+  void setKey(const collect::LinkKey& key, uint64_t now_ns);
+  bool keyed() const { return keyed_; }
+  static constexpr uint64_t kGraceNs = 10'000'000'000;
 
-  // Flusher thread only, from here on.
   void pump(uint64_t now_ns);
+  // Connected and greeted: an offer now is sent (if the queue has room).
+  bool ready() const { return state_ == State::kReady; }
   // A new connection's first message must start with the trace's FileHeader frame.
   bool needsHeader() const { return needs_header_; }
   // Queues one message and sends what the socket takes; false (dropped, counted) when the link
@@ -59,7 +63,8 @@ class DigestSender {
   uint64_t next_attempt_ns_ = 0;
   bool warned_ = false;
   bool needs_header_ = false;
-  std::atomic<bool> keyed_{false};
+  bool keyed_ = false;
+  uint64_t quiet_until_ns_ = 0;
   collect::LinkKey key_{};
   collect::Challenge challenge_{};
   uint8_t greeting_[collect::kGreetingBytes] = {};

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <vector>
 
 #include "core/tsc_clock.h"
 #include "ringbuffer/doorbell.h"
@@ -96,19 +97,26 @@ struct Flusher::Worker {
   void add(const RecordSlot& slot) {
     encoder.add(slot);
     if (encoder.rows() >= flusher.options_.chunk_records) writeChunk();
-    if (flusher.options_.digest != nullptr && isLiveKind(slot.kind)) {
+    if (slot.kind == RecordKind::kCommInfo && comm_infos.size() < kMaxCommInfos) comm_infos.push_back(slot);
+    if (flusher.options_.digest != nullptr && flusher.options_.digest->keyed() && isLiveKind(slot.kind)) {
       digest_encoder.add(slot);
       if (digest_encoder.rows() >= kMaxDigestRecords) sendDigest(nowNs(), false, /*full=*/true);
     }
   }
 
   // Moves the connection on at every drain; a digest every period (at once when full or
-  // closing), its clock sample the collector's heartbeat of this process.
+  // closing), its clock sample the collector's heartbeat of this process. While the link is
+  // being made the records wait (up to kMaxDigestRecords); each new connection is told the
+  // process's communicators again, which were recorded once, at their creation.
   void sendDigest(uint64_t now, bool closing, bool full = false) {
     DigestSender& link = *flusher.options_.digest;
     link.pump(now);
+    if (!link.keyed()) return;
     if (!closing && !full && now - last_digest_ns < uint64_t{flusher.options_.digest_period_ms} * 1'000'000u) return;
+    if (!link.ready() && !closing && !full) return;
     last_digest_ns = now;
+    if (link.needsHeader())
+      for (const RecordSlot& info : comm_infos) digest_encoder.add(info);
     addClockSample(digest_encoder);
     const uint32_t rows = digest_encoder.rows();
     digest_encoder.finish(digest_index, closing, payload);
@@ -120,6 +128,8 @@ struct Flusher::Worker {
     else flusher.stats_.digest_records_dropped.fetch_add(rows - 1, std::memory_order_relaxed);  // not our clock sample
   }
   static constexpr uint32_t kMaxDigestRecords = 8192;
+  static constexpr size_t kMaxCommInfos = 4096;
+  std::vector<RecordSlot> comm_infos;  // every communicator the process recorded, for each new connection
 
   void reportRingDrops(ThreadRing& ring) {
     ring.forEachNewDropCount([&](RecordKind kind, uint64_t cumulative) {
