@@ -1,0 +1,192 @@
+// The live collector with jobs the NCCL driver plays in real time through libcommtrace.so:
+// global rank 0 starts `commtrace collect`, whose HANG line lands in the job's own output;
+// and a job whose collector is absent, killed mid-run, speaks garbage or holds another key
+// ends as it does without live alerts (same exit status, same ops recorded, its trace files
+// whole).
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "tests/support/commtrace_cli.h"
+#include "tests/support/run_program.h"
+#include "tests/support/temp_dir.h"
+
+namespace commtrace {
+namespace {
+
+using testutil::TempDir;
+using testutil::ProgramResult;
+
+// A port nothing listens on now (the kernel's choice for a socket bound and closed).
+uint16_t freePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t size = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+ProgramResult playJob(const std::string& scenario, const std::string& run_dir, const std::map<std::string, std::optional<std::string>>& env) {
+  TempDir scratch;
+  return testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/" + scenario, "--plugin",
+                               COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+                              scratch.path(), env);
+}
+
+std::vector<nlohmann::json> alertsOf(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// What the ranks say they did ("rank 1/2 done: 200 NCCL calls, 200 Coll + 0 P2p events, ..."), in order.
+std::set<std::string> rankLines(const std::string& text) {
+  std::set<std::string> out;
+  for (const std::string& line : testutil::linesOf(text))
+    if (line.rfind("rank ", 0) == 0) out.insert(line);
+  return out;
+}
+
+TEST(CollectCli, RankZeroStartsTheCollectorAndTheHangLandsInTheJobsLog) {
+  TempDir dir;
+  const std::string run_dir = dir.path() + "/run";
+  const ProgramResult job = playJob("live_hang.json", run_dir,
+                                    {{"COMMTRACE_TOKEN", "test-token"}, {"COMMTRACE_COLLECT_PORT", std::to_string(freePort())}});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const std::string log = job.out + job.err;
+  EXPECT_NE(log.find("commtrace: collector listening on 0.0.0.0:"), std::string::npos) << log;
+  EXPECT_NE(log.find("commtrace: HANG AllReduce #60 on world.0: ranks 0,1,3 waiting "), std::string::npos) << log;
+  EXPECT_NE(log.find("; rank 2 last seen at AllReduce #59"), std::string::npos) << log;
+  EXPECT_NE(log.find("commtrace: RECOVERED AllReduce #60 on world.0 went on after "), std::string::npos) << log;
+  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  ASSERT_EQ(alerts.size(), 2u);
+  // The wait began when the others issued #60; the driver plays it 60 steps of 40 ms in.
+  const double waited_at_alert = alerts[0]["waited_s"].get<double>();
+  EXPECT_GE(waited_at_alert, 5.0);
+  EXPECT_LE(waited_at_alert, 10.0) << "the first HANG line came " << waited_at_alert << " s after progress stopped";
+  std::printf("HANG through the collector after %.1f s of waiting\n", waited_at_alert);
+}
+
+// A collector that answers with garbage: accepts, writes nonsense, reads what comes.
+class GarbageServer {
+ public:
+  GarbageServer() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(fd_, 64);
+    socklen_t size = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &size);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const int c = accept(fd_, nullptr, nullptr);
+        if (c < 0) break;
+        const char junk[] = "HTTP/1.1 400 Bad Request\r\n\r\nnot a collector at all";
+        (void)!write(c, junk, sizeof junk);
+        char buffer[4096];
+        while (read(c, buffer, sizeof buffer) > 0) {
+        }
+        close(c);
+      }
+    });
+  }
+  ~GarbageServer() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A standalone `commtrace collect` on port, killed after kill_after_s if that is positive.
+class StandaloneCollector {
+ public:
+  StandaloneCollector(uint16_t port, const std::string& token, double kill_after_s) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      setenv("COMMTRACE_TOKEN", token.c_str(), 1);
+      const std::string listen = "127.0.0.1:" + std::to_string(port);
+      execl(COMMTRACE_CLI, COMMTRACE_CLI, "collect", "--listen", listen.c_str(), "--timeout", "60", nullptr);
+      _exit(127);
+    }
+    if (kill_after_s > 0) killer_ = std::thread([this, kill_after_s] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(kill_after_s));
+      kill(pid_, SIGKILL);
+    });
+  }
+  ~StandaloneCollector() {
+    if (killer_.joinable()) killer_.join();
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::thread killer_;
+};
+
+TEST(CollectCli, TheJobIsTheSameWhateverBecomesOfItsCollector) {
+  TempDir dir;
+  const ProgramResult baseline = playJob("live_straggler.json", dir.path() + "/baseline", {{"COMMTRACE_LIVE", "0"}});
+  ASSERT_EQ(baseline.exit_code, 0) << baseline.err;
+  const std::set<std::string> ranks_did = rankLines(baseline.out + baseline.err);
+  ASSERT_EQ(ranks_did.size(), 2u);
+
+  const uint16_t absent = freePort();
+  GarbageServer garbage;
+  const uint16_t killed_port = freePort(), wrong_key_port = freePort();
+  StandaloneCollector killed(killed_port, "test-token", 2.0);
+  StandaloneCollector wrong_key(wrong_key_port, "another-jobs-token", 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both listening
+  const std::vector<std::pair<std::string, uint16_t>> cases = {
+      {"absent", absent}, {"garbage", garbage.port()}, {"killed mid-run", killed_port}, {"another key", wrong_key_port}};
+  for (const auto& [what, port] : cases) {
+    SCOPED_TRACE("collector " + what);
+    const std::string run_dir = dir.path() + "/" + std::to_string(port);
+    const ProgramResult job = playJob("live_straggler.json", run_dir,
+                                      {{"COMMTRACE_TOKEN", "test-token"},
+                                       {"COMMTRACE_COLLECT_ADDR", "127.0.0.1"},
+                                       {"COMMTRACE_COLLECT_PORT", std::to_string(port)}});
+    EXPECT_EQ(job.exit_code, 0) << job.err;
+    EXPECT_EQ(rankLines(job.out + job.err), ranks_did);
+    // At most one line per rank about its collector, past the grace period.
+    size_t link_lines = 0;
+    for (const std::string& line : testutil::linesOf(job.err)) link_lines += line.rfind("commtrace: live collector at", 0) == 0;
+    EXPECT_LE(link_lines, 2u) << job.err;
+    // The trace files are whole: the report reads the run and finds every collective.
+    TempDir scratch;
+    const ProgramResult report = testutil::commtrace(scratch, {"report", run_dir, "--format", "json"});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    const nlohmann::json json = nlohmann::json::parse(report.out);
+    EXPECT_EQ(json["run"]["collective_instances"], 200) << json["run"].dump();
+    EXPECT_EQ(json["run"]["damaged_files"], 0);
+    EXPECT_EQ(json["run"]["files_left_open"], 0);
+  }
+}
+
+}  // namespace
+}  // namespace commtrace
