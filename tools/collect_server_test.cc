@@ -1,0 +1,135 @@
+// The collector's network side with the library's sender, in one process: what a process
+// sends over two connections is spooled as the very trace file it would have written, and a
+// sender with another key leaves nothing behind but one line.
+#include "tools/collect_server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/clock.h"
+#include "sink/digest_sender.h"
+#include "tests/support/sink_test_support.h"
+#include "tests/support/temp_dir.h"
+
+namespace commtrace::tools {
+namespace {
+
+const collect::LinkKey kKey = collect::keyFromToken("job-token");
+
+// The server served on its own thread while the test sends.
+class RunningServer {
+ public:
+  explicit RunningServer(const std::string& spool) : server_({.host = "127.0.0.1", .key = kKey, .spool_dir = spool}) {
+    EXPECT_TRUE(server_.start(err_)) << err_.str();
+    thread_ = std::thread([this] {
+      while (!stop_) server_.serveFor(0.02, err_);
+    });
+  }
+  ~RunningServer() { stopServing(); }
+  void stopServing() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  uint16_t port() const { return server_.port(); }
+  const CollectServer& server() const { return server_; }
+  std::string err() const { return err_.str(); }
+
+ private:
+  CollectServer server_;
+  std::ostringstream err_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Offers each message once the sender is connected (a few ms on loopback); false if it never was.
+bool sendAll(DigestSender& sender, const std::vector<std::vector<uint8_t>>& messages) {
+  sender.setKey(kKey, nowNs());
+  for (const auto& m : messages) {
+    for (int tries = 0; !sender.ready() && tries < 2000; ++tries) {
+      sender.pump(nowNs());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!sender.offer(m, nowNs())) return false;
+  }
+  return true;
+}
+
+std::vector<uint8_t> slice(const std::vector<uint8_t>& bytes, uint64_t from, uint64_t to) {
+  return {bytes.begin() + static_cast<ptrdiff_t>(from), bytes.begin() + static_cast<ptrdiff_t>(to)};
+}
+
+std::vector<uint8_t> concat(std::vector<uint8_t> a, const std::vector<uint8_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(CollectServer, TwoConnectionsOfOneProcessSpoolItsTraceFileExactly) {
+  testutil::TempDir dir;
+  testing::SlotGenerator gen(21);
+  std::vector<std::vector<RecordSlot>> chunks(4);
+  for (auto& c : chunks)
+    for (int i = 0; i < 50; ++i) c.push_back(gen.make(gen.anyKind(), 7));
+  const testing::BuiltTrace trace = testing::buildTrace(chunks);
+  const std::vector<uint8_t> header = slice(trace.bytes, 0, trace.header_end);
+  const auto chunk = [&](size_t i) { return slice(trace.bytes, trace.chunk_begin[i], trace.chunk_end[i]); };
+  {
+    RunningServer server(dir.path());
+    {  // the process's first connection, cut after two chunks (its collector restarted, say)
+      DigestSender first({.host = "127.0.0.1", .port = server.port()});
+      ASSERT_TRUE(sendAll(first, {concat(header, chunk(0)), chunk(1)}));
+    }
+    {  // the reconnection starts with the header again, as every new connection does
+      DigestSender second({.host = "127.0.0.1", .port = server.port()});
+      ASSERT_TRUE(sendAll(second, {concat(header, chunk(2)), chunk(3)}));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stopServing();
+    EXPECT_EQ(server.server().stats().accepted, 2u);
+    EXPECT_EQ(server.server().stats().refused, 0u) << server.err();
+    EXPECT_EQ(server.server().stats().messages, 4u);
+  }
+  const std::vector<std::string> files = testing::traceFilesIn(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("testhost-pid4242-"), std::string::npos) << files[0];
+  std::ifstream in(files[0], std::ios::binary);
+  const std::vector<uint8_t> spooled((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(spooled, trace.bytes) << "the spool is the file the process would have written";
+}
+
+TEST(CollectServer, ASenderWithAnotherKeyLeavesNothingButOneLine) {
+  testutil::TempDir dir;
+  RunningServer server(dir.path());
+  const testing::BuiltTrace trace = testing::buildTrace({{}});
+  DigestSender sender({.host = "127.0.0.1", .port = server.port()});
+  sender.setKey(collect::keyFromToken("another-job"), nowNs());
+  for (int tries = 0; !sender.ready() && tries < 2000; ++tries) {
+    sender.pump(nowNs());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(sender.offer(trace.bytes, nowNs()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.stopServing();
+  EXPECT_EQ(server.server().stats().refused, 1u);
+  EXPECT_EQ(server.server().stats().messages, 0u);
+  EXPECT_TRUE(testing::traceFilesIn(dir.path()).empty());
+  EXPECT_NE(server.err().find("commtrace: collector: refused 127.0.0.1:"), std::string::npos) << server.err();
+  EXPECT_NE(server.err().find(": message not signed with this job's key"), std::string::npos) << server.err();
+}
+
+TEST(CollectServer, APortTakenIsSaidPlainly) {
+  testutil::TempDir dir;
+  RunningServer first(dir.path());
+  CollectServer second({.host = "127.0.0.1", .port = first.port(), .key = kKey, .spool_dir = dir.path()});
+  std::ostringstream err;
+  EXPECT_FALSE(second.start(err));
+  EXPECT_NE(err.str().find("cannot listen on 127.0.0.1:" + std::to_string(first.port()) + ": Address already in use (another program has the port"),
+            std::string::npos)
+      << err.str();
+}
+
+}  // namespace
+}  // namespace commtrace::tools
