@@ -41,6 +41,7 @@ void Sha256::block(const uint8_t* p) {
 }
 
 void Sha256::update(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;  // an empty span's data() may be null, which memcpy must not see
   total_bytes_ += bytes.size();
   size_t at = 0;
   if (buffered_ > 0) {
