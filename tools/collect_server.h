@@ -50,11 +50,13 @@ class CollectServer {
   // false: the connection ends (closed by its peer, or refused for `why`).
   bool readFrom(Connection& c, std::string& why);
   bool spool(Connection& c, std::span<const uint8_t> payload, std::string& why);
+  int closeConnection(int fd);  // -1
 
   Options options_;
   int listen_fd_ = -1;
+  int epoll_fd_ = -1;
   uint16_t port_ = 0;
-  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // the epoll data of each is its Connection*
   std::vector<std::string> warned_peers_;
   Stats stats_;
 };
