@@ -22,10 +22,15 @@ double secondsBetween(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_ns
 LiveHangs::LiveHangs(const RunModel& run, Options options, OnAlert on_alert)
     : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
 
+// A process's ops come in runs on one communicator: the last one looked up is remembered.
 LiveHangs::MemberState* LiveHangs::memberOf(int32_t process, uint64_t comm_id) {
-  const auto rank = processes_[static_cast<size_t>(process)].comm_rank.find(comm_id);
-  if (rank == processes_[static_cast<size_t>(process)].comm_rank.end()) return nullptr;
-  return &comms_[comm_id].members[rank->second];
+  ProcessState& p = processes_[static_cast<size_t>(process)];
+  if (p.last_member != nullptr && p.last_comm_id == comm_id) return p.last_member;
+  const auto rank = p.comm_rank.find(comm_id);
+  if (rank == p.comm_rank.end()) return nullptr;
+  p.last_comm_id = comm_id;
+  p.last_member = &comms_[comm_id].members[rank->second];
+  return p.last_member;
 }
 
 void LiveHangs::noteDone(int32_t process, uint64_t comm_id, const HungOp& op, uint64_t start_utc_ns) {

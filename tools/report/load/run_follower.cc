@@ -1,6 +1,7 @@
 #include "tools/report/load/run_follower.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <queue>
@@ -56,21 +57,43 @@ void RunFollower::readInStep() {
   }
 }
 
-// A file whose header cannot be read yet (just created) is tried again at the next poll.
+// The directories' modification times, as last listed: a new file changes its directory's.
+// The kernel stamps them from a coarse clock, so a time as recent as the listing proves
+// nothing (a file made in the same tick leaves it as it was): such a directory is listed again.
+bool RunFollower::directoriesChanged() const {
+  if (directories_.empty()) return true;
+  const auto settled = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(2);
+  for (const auto& [path, time] : directories_) {
+    std::error_code ec;
+    if (time > settled || std::filesystem::last_write_time(path, ec) != time || ec) return true;
+  }
+  return false;
+}
+
+// A file whose header cannot be read yet (just created) is tried again at the next poll; the
+// directories are listed again only when one changed (or such a file waits).
 void RunFollower::admitNewFiles() {
+  if (!directoriesChanged() && !retry_) return;
   std::error_code ec;
   std::vector<std::string> found;
+  directories_.clear();
+  directories_.emplace_back(dir_, std::filesystem::last_write_time(dir_, ec));
   for (std::filesystem::recursive_directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code file_ec;
-    if (it->path().extension() == ".ctrace" && it->is_regular_file(file_ec)) found.push_back(it->path().string());
+    if (it->is_directory(file_ec)) directories_.emplace_back(it->path().string(), std::filesystem::last_write_time(it->path(), file_ec));
+    else if (it->path().extension() == ".ctrace" && it->is_regular_file(file_ec)) found.push_back(it->path().string());
   }
+  retry_ = false;
   std::sort(found.begin(), found.end());
   for (const std::string& path : found) {
     if (std::binary_search(seen_.begin(), seen_.end(), path)) continue;
     const int process = static_cast<int>(run_.processes.size());
     auto reader = std::make_unique<ProcessReader>(names_, process, options_);
     std::string error;
-    if (!reader->open(path, error)) continue;
+    if (!reader->open(path, error)) {
+      retry_ = true;
+      continue;
+    }
     ProcessInfo& info = run_.processes.emplace_back();
     describeProcess(reader->header(), path, info);
     run_.timelines.emplace_back();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -41,6 +42,7 @@ class RunFollower {
  private:
   struct File;
   void admitNewFiles();
+  bool directoriesChanged() const;
   void readInStep();
 
   std::string dir_;
@@ -52,6 +54,8 @@ class RunFollower {
   std::vector<std::unique_ptr<File>> files_;
   std::vector<std::string> seen_;  // paths admitted, sorted (one not readable yet is tried again)
   std::function<void(const RecordBatch&)> observer_;
+  std::vector<std::pair<std::string, std::filesystem::file_time_type>> directories_;  // as last listed
+  bool retry_ = false;  // a file found could not be opened yet
 };
 
 }  // namespace commtrace::report
