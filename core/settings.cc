@@ -103,6 +103,13 @@ constexpr SettingSpec kSpecs[] = {
      .number = &Settings::collect_port,
      .min = 1,
      .max = 65535},
+    {.name = "COMMTRACE_METRICS_PORT",
+     .kind = SettingKind::kWholeNumber,
+     .help = "the port on which the collector rank 0 starts serves the live metrics for Prometheus "
+             "(http://<its host>:PORT/metrics). 0: none (the metrics file of --prom-dir / COMMTRACE_PROM_DIR still works)",
+     .number = &Settings::metrics_port,
+     .min = 0,
+     .max = 65535},
     {.name = "COMMTRACE_COLLECT_ADDR",
      .kind = SettingKind::kText,
      .help = "the host of a collector run standalone (`commtrace collect --listen`, e.g. on a login node): the processes "

@@ -32,6 +32,7 @@ struct Settings {
   char cupti_lib[PATH_MAX] = "";  // empty: the libcupti the process has, else the toolkit's
   bool live = true;
   uint32_t collect_port = 29517;
+  uint32_t metrics_port = 0;  // 0: the collector rank 0 starts serves no /metrics
 };
 
 // COMMTRACE_CUPTI, in the order its choices are listed.

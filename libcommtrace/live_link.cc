@@ -50,8 +50,11 @@ bool startCollector(const collect::LinkKey& key) {
   const std::string listen = "0.0.0.0:" + std::to_string(settings().collect_port);
   const std::string parent = std::to_string(getpid());
   const std::string alerts = g_run_dir + "/alerts.jsonl";
+  const std::string metrics = "0.0.0.0:" + std::to_string(settings().metrics_port);
   std::vector<const char*> argv = {program.c_str(), "collect", "--listen", listen.c_str(), "--key-fd", "3",
-                                   "--parent-pid", parent.c_str(), "--alerts", alerts.c_str(), nullptr};
+                                   "--parent-pid", parent.c_str(), "--alerts", alerts.c_str()};
+  if (settings().metrics_port != 0) argv.insert(argv.end(), {"--metrics", metrics.c_str()});
+  argv.push_back(nullptr);
   std::vector<char*> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e)
     if (std::string_view(*e).rfind("LD_PRELOAD=", 0) != 0) env.push_back(*e);

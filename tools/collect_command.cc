@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "tools/collect_server.h"
+#include "tools/metrics_endpoint.h"
 
 namespace commtrace::tools {
 namespace {
@@ -77,8 +78,20 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   action.sa_handler = requestStop;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  MetricsEndpoint endpoint;
+  if (!options.metrics.empty()) {
+    std::string host;
+    uint16_t port = 0;
+    if (!splitListen(options.metrics, host, port)) {
+      err << "commtrace: collector: --metrics " << options.metrics << " is not HOST:PORT\n";
+      return 1;
+    }
+    if (!endpoint.start(host, port, err)) return 1;
+    err << "commtrace: collector's metrics at http://" << host << ":" << endpoint.port() << "/metrics\n" << std::flush;
+  }
   LiveLoop loop{.wait = [&](double seconds) { server.serveFor(seconds, err); },
-                .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); }};
+                .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); },
+                .publish = [&](std::string text) { endpoint.publish(std::move(text)); }};
   const int code = followLive(live, loop, out, err);
   if (own_spool) {
     std::error_code ec;

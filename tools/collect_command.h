@@ -17,6 +17,7 @@ struct CollectOptions {
   std::string listen = "0.0.0.0:29517";
   int key_fd = -1;          // read the job's key (64 hex digits) from this descriptor; else COMMTRACE_TOKEN
   long parent_pid = 0;      // > 0: stop when this process (the rank that spawned it) is gone
+  std::string metrics;      // HOST:PORT of the /metrics endpoint; empty: none
 };
 
 // The default port when neither --listen nor COMMTRACE_COLLECT_PORT names one.

@@ -251,6 +251,8 @@ int main(int argc, char** argv) {
                       "keep the digests as trace files here (`commtrace report` reads them); default: a directory under $TMPDIR removed at the end");
   collect->add_option("--key-fd", collect_options.key_fd, "read the job's key from this descriptor (how rank 0 hands it over)");
   collect->add_option("--parent-pid", collect_options.parent_pid, "stop when this process is gone");
+  collect->add_option("--metrics", collect_options.metrics,
+                      "serve the live metrics for Prometheus at http://HOST:PORT/metrics (read-only; default: none)");
   LiveFlags collect_flags;
   addLiveOptions(collect, collect_options.live, collect_flags);
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +118,11 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
     if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
+    if (loop.publish) {
+      std::ostringstream text;
+      report::writePrometheusText(run, live, hangs, text);
+      loop.publish(text.str());
+    }
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
     if (ended || timed_out || (loop.stop && loop.stop())) break;

@@ -35,6 +35,7 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err);
 struct LiveLoop {
   std::function<void(double seconds)> wait;
   std::function<bool()> stop;
+  std::function<void(std::string metrics_text)> publish;  // the metrics after every look (the collector's /metrics)
 };
 int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& out, std::ostream& err);
 

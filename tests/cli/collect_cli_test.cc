@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "tests/support/commtrace_cli.h"
+#include "tests/support/http_get.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 
@@ -65,9 +66,26 @@ std::set<std::string> rankLines(const std::string& text) {
 TEST(CollectCli, RankZeroStartsTheCollectorAndTheHangLandsInTheJobsLog) {
   TempDir dir;
   const std::string run_dir = dir.path() + "/run";
+  const uint16_t metrics_port = freePort();
+  std::atomic<bool> job_done{false};
+  std::string hang_metric;  // the hang's series, as the collector's /metrics served it while it lasted
+  std::thread scraper([&] {
+    const std::regex series(R"(commtrace_hang_seconds\{comm="world.0",comm_id="0x[0-9a-f]{16}",func="AllReduce"\} [0-9.]+)");
+    while (!job_done) {
+      const std::string text = testutil::httpGet(metrics_port, "/metrics");
+      std::smatch m;
+      if (hang_metric.empty() && std::regex_search(text, m, series)) hang_metric = m.str();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
   const ProgramResult job = playJob("live_hang.json", run_dir,
-                                    {{"COMMTRACE_TOKEN", "test-token"}, {"COMMTRACE_COLLECT_PORT", std::to_string(freePort())}});
+                                    {{"COMMTRACE_TOKEN", "test-token"},
+                                     {"COMMTRACE_COLLECT_PORT", std::to_string(freePort())},
+                                     {"COMMTRACE_METRICS_PORT", std::to_string(metrics_port)}});
+  job_done = true;
+  scraper.join();
   ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_FALSE(hang_metric.empty()) << "the collector's /metrics never showed the hang";
   const std::string log = job.out + job.err;
   EXPECT_NE(log.find("commtrace: collector listening on 0.0.0.0:"), std::string::npos) << log;
   EXPECT_NE(log.find("commtrace: HANG AllReduce #60 on world.0: ranks 0,1,3 waiting "), std::string::npos) << log;
