@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -112,15 +113,20 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     alerts << hangJson(run, a, line).dump() << '\n' << std::flush;
   });
   report::RunFollower follower(options.dir, run, live);
-  follower.observeBatches([&](const report::RecordBatch& batch) { hangs.observe(batch); });
+  std::map<int32_t, uint64_t> dropped;
+  follower.observeBatches([&](const report::RecordBatch& batch) {
+    hangs.observe(batch);
+    if (batch.dropped_records != 0) dropped[batch.process] = batch.dropped_records;
+  });
+  const report::LiveView view{live, hangs, dropped};
   for (;;) {
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
-    if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
+    if (!options.prom_dir.empty() && !report::writePrometheusFile(run, view, options.prom_dir, err)) return 1;
     if (loop.publish) {
       std::ostringstream text;
-      report::writePrometheusText(run, live, hangs, text);
+      report::writePrometheusText(run, view, text);
       loop.publish(text.str());
     }
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
@@ -131,7 +137,7 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
   }
   follower.finish();
   live.advance(UINT64_MAX);  // the job ended: its last windows are whole
-  if (!options.prom_dir.empty() && !report::writePrometheusFile(run, live, hangs, options.prom_dir, err)) return 1;
+  if (!options.prom_dir.empty() && !report::writePrometheusFile(run, view, options.prom_dir, err)) return 1;
   return 0;
 }
 

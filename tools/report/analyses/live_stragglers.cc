@@ -7,12 +7,20 @@
 #include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
+
+int sizeClassOf(uint64_t bytes) { return bytes < (64u << 10) ? 0 : bytes < (1u << 20) ? 1 : bytes < (16u << 20) ? 2 : 3; }
+
+const char* sizeClassName(int size_class) {
+  static constexpr const char* kNames[] = {"<64KiB", "64KiB-1MiB", "1MiB-16MiB", ">=16MiB"};
+  return kNames[std::clamp(size_class, 0, 3)];
+}
+
 LiveStragglers::LiveStragglers(const RunModel& run, Options options, OnAlert on_alert)
     : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
 
 void LiveStragglers::collective(const CollInstance& c, std::span<const MemberView> members) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
-  LiveTotals::CommFunc& totals = totals_.by_comm_func[{c.comm, c.func}];
+  LiveTotals::CommFunc& totals = totals_.by_op_class[{c.comm, c.func, sizeClassOf(c.bytes), c.algo, c.proto}];
   ++totals.instances;
   if (const uint64_t ns = transferNs(members); ns != 0 && c.bytes != 0) {
     const int n = static_cast<int>(members.size());
@@ -55,7 +63,7 @@ void LiveStragglers::finish(std::span<const uint32_t> new_index) {
   for (auto& [start, window] : windows_) renumberKeys(window, new_index, [](uint32_t& comm) -> uint32_t& { return comm; });
   renumberKeys(streaks_, new_index, first);
   for (auto& [seat, streak] : streaks_) streak.last_alert.comm = seat.first;
-  renumberKeys(totals_.by_comm_func, new_index, first);
+  renumberKeys(totals_.by_op_class, new_index, [](LiveTotals::OpClass& key) -> uint32_t& { return key.comm; });
 }
 
 std::map<std::pair<uint32_t, int>, LiveAlert> LiveStragglers::straggling() const {

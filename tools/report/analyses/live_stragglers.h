@@ -49,9 +49,21 @@ struct LiveTotals {
     double bus_bytes = 0;      // nccl-tests bus bytes of the timed instances
     uint64_t transfer_ns = 0;  // their transfer times (the last arriver's duration)
   };
+  // What busBw is broken down by: few values each, so the metrics' labels stay bounded.
+  struct OpClass {
+    uint32_t comm = 0;
+    NameId func = 0;
+    int size_class = 0;  // sizeClassName()
+    NameId algo = 0, proto = 0;
+    auto operator<=>(const OpClass&) const = default;
+  };
   std::map<int32_t, Rank> by_process;
-  std::map<std::pair<uint32_t, NameId>, CommFunc> by_comm_func;  // (comm, func)
+  std::map<OpClass, CommFunc> by_op_class;
 };
+
+// Bytes per rank in four classes: "<64KiB", "64KiB-1MiB", "1MiB-16MiB", ">=16MiB" (0 to 3).
+int sizeClassOf(uint64_t bytes);
+const char* sizeClassName(int size_class);
 
 class LiveStragglers : public JoinedOpSink {
  public:

@@ -122,8 +122,11 @@ TEST(LiveStragglers, FinishRenumbersTheCommunicators) {
   ASSERT_EQ(now.count({0, 1}), 1u);
   EXPECT_EQ(now.at({0, 1}).comm, 0u);
   const NameId allreduce = b.run.names.find("AllReduce");
-  EXPECT_EQ(live.totals().by_comm_func.count({0, allreduce}), 1u);
-  EXPECT_EQ(live.totals().by_comm_func.at({0, allreduce}).instances, 200u);
+  ASSERT_EQ(live.totals().by_op_class.size(), 1u);
+  const auto& [op_class, totals] = *live.totals().by_op_class.begin();
+  EXPECT_EQ(op_class.comm, 0u);
+  EXPECT_EQ(op_class.func, allreduce);
+  EXPECT_EQ(totals.instances, 200u);
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
   for (const P2pRow& r : batch.p2ps) noteCpuSpan(r.view);
   batch.position_ns = utcOf(last_cpu_ns_);
   batch.closed = closed();
+  batch.dropped_records = tally_.droppedRingFull() + tally_.droppedSinkFailed();
   return more;
 }
 

@@ -98,6 +98,7 @@ struct RecordBatch {
   std::vector<InFlightRow> in_flight;
   uint64_t heartbeat_utc_ns = 0;  // the chunk's latest clock sample: its writer was alive then (0: none)
   bool closed = false;            // its writer marked the file closed with this chunk
+  uint64_t dropped_records = 0;   // the process's records lost before its file so far (ring full, write failed)
 };
 
 // CPU times are the process's CLOCK_MONOTONIC; the header pairs it with CLOCK_REALTIME.

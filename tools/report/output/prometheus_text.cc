@@ -31,6 +31,11 @@ std::string commLabels(const RunModel& run, uint32_t comm, NameId func) {
   return "comm=" + quoted(run.name(c.name)) + ",comm_id=" + quoted(fmt::hexId(c.id)) + ",func=" + quoted(run.name(func));
 }
 
+std::string opClassLabels(const RunModel& run, const LiveTotals::OpClass& k) {
+  return commLabels(run, k.comm, k.func) + ",size=" + quoted(sizeClassName(k.size_class)) + ",algo=" + quoted(run.name(k.algo)) +
+         ",proto=" + quoted(run.name(k.proto));
+}
+
 std::string rankLabels(const RunModel& run, int32_t process) {
   const ProcessInfo& p = run.processes[static_cast<size_t>(process)];
   return "rank=" + quoted(std::to_string(p.rank)) + ",host=" + quoted(p.host);
@@ -38,15 +43,17 @@ std::string rankLabels(const RunModel& run, int32_t process) {
 
 }  // namespace
 
-void writePrometheusText(const RunModel& run, const LiveStragglers& live, const LiveHangs& hangs, std::ostream& out) {
+void writePrometheusText(const RunModel& run, const LiveView& view, std::ostream& out) {
+  const LiveStragglers& live = view.stragglers;
   const LiveTotals& t = live.totals();
-  family(out, "commtrace_collectives_total", "counter", "Collective instances joined, per communicator and func.");
-  for (const auto& [key, f] : t.by_comm_func) out << "commtrace_collectives_total{" << commLabels(run, key.first, key.second) << "} " << f.instances << '\n';
+  family(out, "commtrace_collectives_total", "counter",
+         "Collective instances joined, per communicator, func, size class (bytes per rank), algorithm and protocol.");
+  for (const auto& [key, f] : t.by_op_class) out << "commtrace_collectives_total{" << opClassLabels(run, key) << "} " << f.instances << '\n';
   family(out, "commtrace_busbw_gbps", "gauge",
          "nccl-tests bus bandwidth so far: the timed instances' bus bytes over their transfer times, GB/s.");
-  for (const auto& [key, f] : t.by_comm_func)
+  for (const auto& [key, f] : t.by_op_class)
     if (f.transfer_ns != 0)
-      out << "commtrace_busbw_gbps{" << commLabels(run, key.first, key.second) << "} " << f.bus_bytes / static_cast<double>(f.transfer_ns) << '\n';
+      out << "commtrace_busbw_gbps{" << opClassLabels(run, key) << "} " << f.bus_bytes / static_cast<double>(f.transfer_ns) << '\n';
   family(out, "commtrace_last_arrivals_total", "counter", "Collective instances the rank arrived last at (a tie shared).");
   for (const auto& [process, r] : t.by_process) out << "commtrace_last_arrivals_total{" << rankLabels(run, process) << "} " << r.last_arrivals << '\n';
   family(out, "commtrace_wait_caused_seconds_total", "counter", "The other members' waiting the rank caused by arriving last.");
@@ -59,20 +66,23 @@ void writePrometheusText(const RunModel& run, const LiveStragglers& live, const 
   family(out, "commtrace_straggler_score", "gauge", "The share of the other members' time a straggler cost them in its latest straggling window.");
   for (const auto& [seat, a] : straggling)
     if (a.process >= 0) out << "commtrace_straggler_score{" << rankLabels(run, a.process) << "," << commLabels(run, a.comm, a.func) << "} " << a.effect << '\n';
+  family(out, "commtrace_dropped_records_total", "counter",
+         "The rank's records lost before its trace file (its rings full, or its file unwritable), so far.");
+  for (const auto& [process, dropped] : view.dropped_records)
+    out << "commtrace_dropped_records_total{" << rankLabels(run, process) << "} " << dropped << '\n';
   family(out, "commtrace_hang_seconds", "gauge",
          "How long the communicator's members have waited in an op some member has not joined (series only while it hangs).");
-  for (const HangAlert& h : hangs.hanging()) {
+  for (const HangAlert& h : view.hangs.hanging()) {
     out << "commtrace_hang_seconds{comm=" << quoted(run.name(h.comm_name)) << ",comm_id=" << quoted(fmt::hexId(h.comm_id))
         << ",func=" << quoted(run.name(h.op.func)) << "} " << h.waited_s << '\n';
   }
 }
 
-bool writePrometheusFile(const RunModel& run, const LiveStragglers& live, const LiveHangs& hangs, const std::string& dir,
-                         std::ostream& err) {
+bool writePrometheusFile(const RunModel& run, const LiveView& live, const std::string& dir, std::ostream& err) {
   const std::string path = dir + "/commtrace.prom", temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
-    writePrometheusText(run, live, hangs, out);
+    writePrometheusText(run, live, out);
     if (!out.flush()) {
       err << "commtrace: " << temporary << ": cannot write the metrics file\n";
       return false;

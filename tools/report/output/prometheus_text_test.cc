@@ -28,7 +28,8 @@ std::string metricsText(bool straggler) {
     return straggler ? 5'000'000 : (step % 2 == 0 ? 100'000 : 0);  // else last every other step, by a hair
   });
   std::ostringstream out;
-  writePrometheusText(b.run, live, hangs, out);
+  const std::map<int32_t, uint64_t> dropped{{1, 7}};
+  writePrometheusText(b.run, {live, hangs, dropped}, out);
   return out.str();
 }
 
@@ -37,6 +38,8 @@ TEST(PrometheusText, EscapesLabelValuesAndCarriesTheStragglerWhileItStraggles) {
   EXPECT_NE(text.find(R"(commtrace_straggler{rank="1",host="node\\b",comm="dp\n0",comm_id=")"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(commtrace_last_arrivals_total{rank="1",host="node\\b"} 200)"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(commtrace_collectives_total{comm="dp\n0")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(func="AllReduce",size="1MiB-16MiB",algo=")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(commtrace_dropped_records_total{rank="1",host="node\\b"} 7)"), std::string::npos) << text;
   const std::string quiet = metricsText(false);
   EXPECT_EQ(quiet.find("commtrace_straggler{"), std::string::npos) << quiet;
   EXPECT_NE(quiet.find("# TYPE commtrace_straggler gauge"), std::string::npos) << "the family is declared even without series";
@@ -78,7 +81,8 @@ TEST(PrometheusText, AHangHasASeriesWhileItLasts) {
   }
   const auto text = [&] {
     std::ostringstream out;
-    writePrometheusText(b.run, live, hangs, out);
+    const std::map<int32_t, uint64_t> none;
+    writePrometheusText(b.run, {live, hangs, none}, out);
     return out.str();
   };
   hangs.advance(t0 + 2'000'000'000);
