@@ -4,7 +4,7 @@
 // scanned, and for every communicator whose oldest op has been in flight for a second or more
 // an InFlightRecord goes into the flusher thread's own ring; a communicator reported before
 // that has nothing stuck any more gets one record with in_flight = 0. Never a caller's thread:
-// the scan reads 8,192 slot tags (some 10 us).
+// the scan reads 8,192 slot tags (5 us on the dev VM: plugin_bench BM_InFlightScan).
 #pragma once
 
 #include <cstdint>

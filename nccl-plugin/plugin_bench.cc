@@ -51,6 +51,8 @@
 #include <vector>
 
 #include "bench/main_with_run_dir.h"
+#include "core/clock.h"
+#include "nccl-plugin/in_flight_report.h"
 #include "nccl-plugin/profiler_abi.h"
 #include "ringbuffer/ringbuffer.h"
 #include "sink/flusher.h"
@@ -547,6 +549,14 @@ void BM_PerCallback(benchmark::State& state) { runOps(state, true, false); }
 void BM_PerCallback_ProxyThread(benchmark::State& state) { runOps(state, true, true); }
 void BM_WholeOp(benchmark::State& state) { runOps(state, false, false); }
 void BM_WholeOp_ProxyThread(benchmark::State& state) { runOps(state, false, true); }
+
+// The flusher's once-a-second scan for ops in flight (in_flight_report.h) over the whole
+// pool, here with no op in flight: its fixed cost, paid on the flusher thread, never NCCL's.
+void BM_InFlightScan(benchmark::State& state) {
+  uint64_t now = nowNs();
+  for (auto _ : state) plugin::reportOpsInFlight(now += plugin::kInFlightReportPeriodNs);
+}
+BENCHMARK(BM_InFlightScan)->Unit(benchmark::kMicrosecond);
 
 #define CT_PLUGIN_BENCH(fn) \
   BENCHMARK(fn)->Setup(startFlusher)->Teardown(stopFlusher)->UseManualTime()->Iterations(kOpsPerRun)
