@@ -27,4 +27,9 @@ std::optional<JobSecret> jobSecret() {
 void noteCommunicatorMade() { g_communicator.store(true, std::memory_order_release); }
 bool communicatorMade() { return g_communicator.load(std::memory_order_acquire); }
 
+void forgetJobAfterFork() {
+  g_secret_state.store(0, std::memory_order_relaxed);
+  g_communicator.store(false, std::memory_order_relaxed);
+}
+
 }  // namespace commtrace

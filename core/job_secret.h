@@ -22,4 +22,9 @@ std::optional<JobSecret> jobSecret();
 void noteCommunicatorMade();
 bool communicatorMade();
 
+// In a forked child (pthread_atfork child handler; allocation-free): the child has made no
+// communicator of its own, and a DataLoader worker must neither send digests nor start a
+// second collector as if it were its parent rank.
+void forgetJobAfterFork();
+
 }  // namespace commtrace

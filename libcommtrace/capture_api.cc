@@ -44,6 +44,7 @@ namespace commtrace::library {
 void abandonRecorderInForkedChild() {
   new (&g_mutex) std::mutex();
   g_flusher = nullptr;
+  forgetLiveLinkAfterFork();
 }
 
 }  // namespace commtrace::library

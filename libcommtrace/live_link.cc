@@ -103,6 +103,13 @@ DigestSender* openLiveLink(const std::string& run_dir) {
   return g_link;
 }
 
+void forgetLiveLinkAfterFork() {
+  if (g_link != nullptr) g_link->abandonAfterFork();
+  g_link = nullptr;
+  g_start_collector = false;
+  forgetJobAfterFork();
+}
+
 void tendLiveLink(uint64_t now_ns) {
   if (g_link == nullptr || g_link->keyed() || !communicatorMade()) return;
   collect::LinkKey key = g_token_key;

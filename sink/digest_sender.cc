@@ -19,6 +19,13 @@ DigestSender::~DigestSender() {
   if (fd_ >= 0) close(fd_);
 }
 
+void DigestSender::abandonAfterFork() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  state_ = State::kIdle;
+  keyed_ = false;
+}
+
 void DigestSender::setKey(const collect::LinkKey& key, uint64_t now_ns) {
   key_ = key;
   keyed_ = true;

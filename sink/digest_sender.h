@@ -50,6 +50,9 @@ class DigestSender {
   // is not up, the key not known, or the queue full.
   bool offer(std::span<const uint8_t> payload, uint64_t now_ns);
   Stats stats() const { return stats_; }
+  // In a forked child: lets go of the parent's connection (closes the child's copy of the
+  // socket, sends nothing). Allocation-free.
+  void abandonAfterFork();
 
  private:
   enum class State : uint8_t { kIdle, kConnecting, kGreeting, kReady };
