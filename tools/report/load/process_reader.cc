@@ -63,11 +63,7 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
     for (const RecordSlot& slot : chunk.records) {
       if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
     }
-    std::vector<MemberView*> chunk_ops;  // freed with the chunk: every file of a run is open at once
-    chunk_ops.reserve(batch.colls.size() + batch.p2ps.size());
-    for (CollRow& r : batch.colls) chunk_ops.push_back(&r.view);
-    for (P2pRow& r : batch.p2ps) chunk_ops.push_back(&r.view);
-    gaps_.fill(chunk_ops);
+    if (gpu_gaps_) fillGpuGaps(batch);
   }
   const uint64_t at = more ? reader_.offset() : reader_.size();
   batch.file_bytes = at - consumed_;
@@ -82,6 +78,14 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
   batch.closed = closed();
   batch.dropped_records = tally_.droppedRingFull() + tally_.droppedSinkFailed();
   return more;
+}
+
+void ProcessReader::fillGpuGaps(RecordBatch& batch) {
+  std::vector<MemberView*> chunk_ops;  // freed with the chunk: every file of a run is open at once
+  chunk_ops.reserve(batch.colls.size() + batch.p2ps.size());
+  for (CollRow& r : batch.colls) chunk_ops.push_back(&r.view);
+  for (P2pRow& r : batch.p2ps) chunk_ops.push_back(&r.view);
+  gaps_.fill(chunk_ops);
 }
 
 void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {

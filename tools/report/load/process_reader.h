@@ -117,6 +117,8 @@ struct ProcessReadOptions {
   // Compute kernels: kept in the timeline, or only counted (the report's overlap pass reads
   // them from the file again).
   bool keep_compute = true;
+  // MemberView::gpu_gap_ns, which the report's straggler classes read; the live alerts do not.
+  bool gpu_gaps = true;
 };
 
 class ProcessReader {
@@ -126,6 +128,7 @@ class ProcessReader {
         process_(process),
         window_(options.window),
         keep_compute_(options.keep_compute),
+        gpu_gaps_(options.gpu_gaps),
         phases_(options.keep_all_phases, options.step_range) {}
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
@@ -146,6 +149,7 @@ class ProcessReader {
  private:
   NameId name(StringId id);
   void project(const RecordSlot& slot, RecordBatch& batch);
+  void fillGpuGaps(RecordBatch& batch);
   void addKernel(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
   void mapClocks(ProcessInfo& info);
@@ -155,6 +159,7 @@ class ProcessReader {
   const int process_;
   const TimeWindow& window_;
   const bool keep_compute_;
+  const bool gpu_gaps_;
   TraceReader reader_;
   tools::TraceTally tally_;
   std::vector<NameId> name_of_;  // reader string id -> run NameId (kUnset until first seen)
