@@ -18,6 +18,7 @@
 
 #include "sink/commtrace.pb.h"
 #include "sink/frame.h"
+#include "tools/tcp_listen.h"
 
 namespace commtrace::tools {
 namespace {
@@ -78,37 +79,22 @@ CollectServer::~CollectServer() {
 }
 
 bool CollectServer::start(std::ostream& err) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string where = options_.host + ":" + std::to_string(options_.port);
-  if (getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found) != 0 || found == nullptr) {
-    err << "commtrace: collector: cannot resolve " << options_.host << "\n";
+  std::string why;
+  const TcpListener listener = listenTcp(options_.host, options_.port, /*nonblocking=*/true, why);
+  if (listener.fd < 0) {
+    err << "commtrace: collector: cannot listen on " << options_.host << ":" << options_.port << ": " << why
+        << (listener.error == EADDRINUSE ? " (another program has the port: choose another with COMMTRACE_COLLECT_PORT or --listen)" : "")
+        << "\n";
     return false;
   }
-  listen_fd_ = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  if (listen_fd_ >= 0) setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool bound = listen_fd_ >= 0 && bind(listen_fd_, found->ai_addr, found->ai_addrlen) == 0 && listen(listen_fd_, 1024) == 0;
-  const int error = errno;
-  freeaddrinfo(found);
-  if (!bound) {
-    err << "commtrace: collector: cannot listen on " << where << ": " << std::strerror(error)
-        << (error == EADDRINUSE ? " (another program has the port: choose another with COMMTRACE_COLLECT_PORT or --listen)" : "") << "\n";
-    return false;
-  }
+  listen_fd_ = listener.fd;
+  port_ = listener.port;
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   epoll_event listening{.events = EPOLLIN, .data = {.ptr = nullptr}};
   if (epoll_fd_ < 0 || epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &listening) != 0) {
     err << "commtrace: collector: epoll: " << std::strerror(errno) << "\n";
     return false;
   }
-  sockaddr_storage addr{};
-  socklen_t size = sizeof addr;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &size);
-  port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
   std::error_code ec;
   std::filesystem::create_directories(options_.spool_dir, ec);
   return true;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tools/tcp_listen.h"
+
 namespace commtrace::tools {
 
 MetricsEndpoint::~MetricsEndpoint() {
@@ -19,29 +21,14 @@ MetricsEndpoint::~MetricsEndpoint() {
 }
 
 bool MetricsEndpoint::start(const std::string& host, uint16_t port, std::ostream& err) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || found == nullptr) {
-    err << "commtrace: metrics endpoint: cannot resolve " << host << "\n";
+  std::string why;
+  const TcpListener listener = listenTcp(host, port, /*nonblocking=*/false, why);
+  if (listener.fd < 0) {
+    err << "commtrace: metrics endpoint: cannot listen on " << host << ":" << port << ": " << why << "\n";
     return false;
   }
-  listen_fd_ = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  if (listen_fd_ >= 0) setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool bound = listen_fd_ >= 0 && bind(listen_fd_, found->ai_addr, found->ai_addrlen) == 0 && listen(listen_fd_, 16) == 0;
-  const int error = errno;
-  freeaddrinfo(found);
-  if (!bound) {
-    err << "commtrace: metrics endpoint: cannot listen on " << host << ":" << port << ": " << std::strerror(error) << "\n";
-    return false;
-  }
-  sockaddr_storage addr{};
-  socklen_t size = sizeof addr;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &size);
-  port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  listen_fd_ = listener.fd;
+  port_ = listener.port;
   thread_ = std::thread([this] { serve(); });
   return true;
 }
