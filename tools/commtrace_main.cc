@@ -254,6 +254,7 @@ int main(int argc, char** argv) {
   collect->add_option("--metrics", collect_options.metrics,
                       "serve the live metrics for Prometheus at http://HOST:PORT/metrics (read-only; default: none)");
   LiveFlags collect_flags;
+  collect_options.live.interval_s = 0.5;  // its spool is local: looking twice a second costs little, and a HANG line comes up to half a second sooner
   addLiveOptions(collect, collect_options.live, collect_flags);
 
   CLI::App* settings = app.add_subcommand(

@@ -19,6 +19,7 @@
 
 #include "tests/support/commtrace_cli.h"
 #include "tests/support/http_get.h"
+#include "tests/support/live_onset.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 
@@ -98,6 +99,25 @@ TEST(CollectCli, RankZeroStartsTheCollectorAndTheHangLandsInTheJobsLog) {
   EXPECT_GE(waited_at_alert, 5.0);
   EXPECT_LE(waited_at_alert, 10.0) << "the first HANG line came " << waited_at_alert << " s after progress stopped";
   std::printf("HANG through the collector after %.1f s of waiting\n", waited_at_alert);
+}
+
+// A rank 6 % slower from step 75 on: rank 0's collector names it in the job's log within 5 s.
+TEST(CollectCli, AStragglerIsNamedThroughTheCollectorWithinFiveSeconds) {
+  TempDir dir;
+  const std::string run_dir = dir.path() + "/run";
+  const ProgramResult job = playJob("live_straggler.json", run_dir,
+                                    {{"COMMTRACE_TOKEN", "test-token"}, {"COMMTRACE_COLLECT_PORT", std::to_string(freePort())}});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_NE((job.out + job.err).find("commtrace: STRAGGLER rank 1 "), std::string::npos) << job.out << job.err;
+  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
+  EXPECT_EQ(alerts[0]["rank"], 1);
+  const uint64_t onset = testutil::onsetUtc(run_dir);
+  ASSERT_NE(onset, UINT64_MAX);
+  const auto raised = alerts[0]["raised_utc_ns"].get<uint64_t>();
+  EXPECT_LE(raised - onset, 5'000'000'000u) << "raised " << (raised - onset) / 1e9 << " s after the slowdown began";
+  std::printf("STRAGGLER through the collector %.2f s after the slowdown began\n", static_cast<double>(raised - onset) / 1e9);
 }
 
 // A collector that answers with garbage: accepts, writes nonsense, reads what comes.

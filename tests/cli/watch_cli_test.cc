@@ -16,6 +16,7 @@
 #include "tools/report/load/run_loader.h"
 
 #include "tests/support/commtrace_cli.h"
+#include "tests/support/live_onset.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 #include "tools/synthetic/run_writer.h"
@@ -132,25 +133,6 @@ TEST(WatchCli, WaitsForTheRunDirectoryUntilTheTimeout) {
   EXPECT_NE(f.err.find("a-file: not a directory"), std::string::npos) << f.err;
 }
 
-// The UTC time of the first AllReduce rank 1 arrived at more than 1.5 ms after rank 0 (the
-// planted 2.5 ms longer compute begins), from the files after the run.
-uint64_t onsetUtc(const std::string& run_dir) {
-  report::RunModel run;
-  std::ostringstream err;
-  EXPECT_TRUE(report::loadRun({.paths = {run_dir}}, run, err)) << err.str();
-  report::InstanceArrivals arrivals;
-  uint64_t onset = UINT64_MAX;
-  for (const report::CollInstance& c : run.collectives) {
-    if (!report::arrivalsOf(run, c, arrivals)) continue;
-    for (const report::MemberArrival& a : arrivals.members) {
-      if (a.rank != 1 || a.lateness_ns < 1'500'000) continue;
-      const report::MemberView& m = run.membersOf(c)[a.comm_rank];
-      onset = std::min(onset, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
-    }
-  }
-  return onset;
-}
-
 TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
   TempDir scratch, driver_scratch, dir;
   const std::string run_dir = dir.path() + "/run";
@@ -168,7 +150,7 @@ TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
   ASSERT_EQ(alerts.size(), 1u) << r.out;
   EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
   EXPECT_EQ(alerts[0]["rank"], 1);
-  const uint64_t onset = onsetUtc(run_dir);
+  const uint64_t onset = testutil::onsetUtc(run_dir);
   ASSERT_NE(onset, UINT64_MAX) << "the planted slowdown is in the files";
   const auto raised = alerts[0]["raised_utc_ns"].get<uint64_t>();
   EXPECT_GT(raised, onset);
@@ -178,24 +160,6 @@ TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
   const auto since = alerts[0]["since_utc_ns"].get<uint64_t>();
   EXPECT_LT(since, onset + 1'000'000'000u);
   EXPECT_GT(since + 1'000'000'000u, onset);
-}
-
-// When the others began waiting in the AllReduce #seq rank 2 was late to (its first member's
-// start, UTC), from the files after the run.
-uint64_t firstArrivalUtc(const std::string& run_dir, uint64_t seq) {
-  report::RunModel run;
-  std::ostringstream err;
-  EXPECT_TRUE(report::loadRun({.paths = {run_dir}}, run, err)) << err.str();
-  uint64_t first = UINT64_MAX;
-  for (const report::CollInstance& c : run.collectives) {
-    if (c.seq != seq || run.name(c.func) != "AllReduce") continue;
-    const report::MemberView* members = run.membersOf(c);
-    for (int32_t k = 0; k < run.comms[c.comm].size; ++k) {
-      const report::MemberView& m = members[k];
-      if (m.process >= 0) first = std::min(first, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
-    }
-  }
-  return first;
 }
 
 // The NCCL driver plays 4 ranks in real time; rank 2 stops issuing ops for 12 s before
@@ -226,7 +190,7 @@ TEST(WatchCli, ARankThatStopsIssuingOpsIsAHangNamedWithinTenSeconds) {
   EXPECT_EQ(hang["others"][0]["last_op"], "AllReduce #59");
   EXPECT_EQ(hang["others"][0]["silent_s"], 0.0) << "rank 2's process lives: its file beats";
   EXPECT_NE(r.out.find("commtrace: HANG AllReduce #60 on world.0: ranks 0,1,3 waiting "), std::string::npos) << r.out;
-  const uint64_t onset = firstArrivalUtc(run_dir, 60);
+  const uint64_t onset = testutil::firstArrivalUtc(run_dir, 60);
   ASSERT_NE(onset, UINT64_MAX);
   const auto raised = hang["raised_utc_ns"].get<uint64_t>();
   EXPECT_GT(raised, onset + 5'000'000'000u) << "no sooner than --hang-after";
