@@ -9,6 +9,7 @@
 
 #include "tools/collect_server.h"
 #include "tools/metrics_endpoint.h"
+#include "tools/spool_trim.h"
 
 namespace commtrace::tools {
 namespace {
@@ -78,6 +79,7 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   action.sa_handler = requestStop;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  SpoolTrimmer trimmer;
   MetricsEndpoint endpoint;
   if (!options.metrics.empty()) {
     std::string host;
@@ -91,7 +93,10 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   }
   LiveLoop loop{.wait = [&](double seconds) { server.serveFor(seconds, err); },
                 .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); },
-                .publish = [&](std::string text) { endpoint.publish(std::move(text)); }};
+                .publish = [&](std::string text) { endpoint.publish(std::move(text)); },
+                .looked = [&](const report::RunFollower& follower) {
+                  follower.forEachFile([&](const std::string& path, uint64_t from, uint64_t consumed) { trimmer.release(path, from, consumed); });
+                }};
   const int code = followLive(live, loop, out, err);
   if (own_spool) {
     std::error_code ec;

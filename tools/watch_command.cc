@@ -124,6 +124,7 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
     if (!options.prom_dir.empty() && !report::writePrometheusFile(run, view, options.prom_dir, err)) return 1;
+    if (loop.looked) loop.looked(follower);
     if (loop.publish) {
       std::ostringstream text;
       report::writePrometheusText(run, view, text);

@@ -10,6 +10,7 @@
 
 #include "tools/report/analyses/live_hangs.h"
 #include "tools/report/analyses/live_stragglers.h"
+#include "tools/report/load/run_follower.h"
 
 namespace commtrace::tools {
 
@@ -36,6 +37,7 @@ struct LiveLoop {
   std::function<void(double seconds)> wait;
   std::function<bool()> stop;
   std::function<void(std::string metrics_text)> publish;  // the metrics after every look (the collector's /metrics)
+  std::function<void(const report::RunFollower&)> looked;  // after every look (the collector trims its spool)
 };
 int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& out, std::ostream& err);
 

@@ -32,7 +32,7 @@ MemberView viewOf(int process, uint64_t cpu_start, uint64_t cpu_end, uint64_t gp
 bool ProcessReader::open(const std::string& path, std::string& error) {
   if (!reader_.open(path, error)) return false;
   send_ = names_.intern("Send");
-  consumed_ = reader_.offset();
+  consumed_ = first_chunk_offset_ = reader_.offset();
   return true;
 }
 

@@ -145,6 +145,9 @@ class ProcessReader {
   bool closed() const { return reader_.state() == TraceReader::State::kClosed; }
 
   const trace::v1::FileHeader& header() const { return reader_.header(); }
+  // The file's bytes read so far, and where its first chunk begins (after the header).
+  uint64_t consumed() const { return consumed_; }
+  uint64_t firstChunkOffset() const { return first_chunk_offset_; }
 
  private:
   NameId name(StringId id);
@@ -165,6 +168,7 @@ class ProcessReader {
   std::vector<NameId> name_of_;  // reader string id -> run NameId (kUnset until first seen)
   NameId send_ = 0;
   uint64_t consumed_ = 0;
+  uint64_t first_chunk_offset_ = 0;
   uint64_t colls_before_ = 0, p2ps_before_ = 0;  // tallied before this chunk: its rows are the rest
   uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
   uint64_t first_cpu_ns_ = 0;  // the earliest CPU start of an op read so far

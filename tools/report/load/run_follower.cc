@@ -100,6 +100,7 @@ void RunFollower::admitNewFiles() {
     joiner_.addProcess({info.rank, info.restart_count});
     files_.push_back(std::make_unique<File>(File{std::move(reader)}));
     seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
+    seen_paths_.push_back(path);
   }
 }
 
@@ -117,5 +118,8 @@ size_t RunFollower::closedFiles() const {
 }
 
 void RunFollower::finish() { joiner_.finish(); }
+
+uint64_t RunFollower::fileFirstChunk(size_t i) const { return files_[i]->reader->firstChunkOffset(); }
+uint64_t RunFollower::fileConsumed(size_t i) const { return files_[i]->reader->consumed(); }
 
 }  // namespace commtrace::report
