@@ -128,6 +128,10 @@ uint32_t OpJoiner::openInstance(const CollRow& row, uint32_t comm) {
   c.graph_captured = row.graph_captured;
   c.n_members = size;
   fillMissing(c, row);
+  // Slots are reused whatever the communicator: one that held a world instance's seats would
+  // keep them for every small instance after, and in a run with both, in time every slot would
+  // (64 KB each at 1,024 ranks).
+  if (o.seats.capacity() > 2 * size + 16) std::vector<MemberView>().swap(o.seats);
   o.seats.assign(size, MemberView{});
   for (uint32_t r = 0; r < size; ++r) o.seats[r].comm_rank = static_cast<int32_t>(r);
   o.filled = 0;

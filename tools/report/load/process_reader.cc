@@ -163,7 +163,7 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
   if (isComputeKernel(k, text)) {
     ++compute_kernels_;
     if (keep_compute_) compute_cupti_.push_back({k.start_ns, k.end_ns, kernel, k.stream_id});
-  } else if (duration != 0) {
+  } else if (duration != 0 && match_kernel_clocks_) {
     clock_match_.addKernelEnd(k.end_ns);
   }
 }
@@ -171,7 +171,7 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
 void ProcessReader::noteGpuTimes(const MemberView& v) {
   if (v.gpu_start_ns != 0 && (first_gpu_ns_ == 0 || v.gpu_start_ns < first_gpu_ns_)) first_gpu_ns_ = v.gpu_start_ns;
   last_gpu_ns_ = std::max(last_gpu_ns_, v.gpu_end_ns);
-  if (v.gpu_end_ns != 0) clock_match_.addOpEnd(v.gpu_end_ns);
+  if (v.gpu_end_ns != 0 && match_kernel_clocks_) clock_match_.addOpEnd(v.gpu_end_ns);
 }
 
 uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const { return cpuToUtc(cpu_ns, utcMinusCpu(reader_.header())); }

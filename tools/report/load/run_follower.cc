@@ -15,7 +15,7 @@ struct RunFollower::File {
 };
 
 RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink)
-    : dir_(std::move(dir)), run_(run), names_(run.names), options_{.keep_all_phases = false, .keep_compute = false, .gpu_gaps = false}, joiner_(run, {}, sink) {
+    : dir_(std::move(dir)), run_(run), names_(run.names), options_{.keep_all_phases = false, .keep_compute = false, .gpu_gaps = false, .match_kernel_clocks = false}, joiner_(run, {}, sink) {
   run_.dir = dir_;
 }
 
