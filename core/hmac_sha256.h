@@ -1,9 +1,9 @@
 // SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104), for authenticating the live digests a job's
 // processes send to its collector. Written here rather than linked: libcommtrace.so pulls in
-// no shared library beyond libc/libm/libgcc_s/libstdc++ (DESIGN.md), and a static libcrypto
-// or libsodium would be megabytes and a PIC build the distribution does not ship. Checked
-// against the published test vectors (hmac_sha256_test.cc). Not for the hot path; no
-// allocation.
+// no shared library beyond libc/libm/libgcc_s/libstdc++ (DESIGN.md), and linking a crypto
+// library into it statically for two functions would bring its size and its security updates
+// into every process of every job. Checked against the published test vectors
+// (hmac_sha256_test.cc). Not for the hot path; no allocation.
 #pragma once
 
 #include <array>
