@@ -98,8 +98,11 @@ DigestSender* openLiveLink(const std::string& run_dir) {
   }
   g_start_collector = !has_standalone && processIdentity().rank == 0;
   g_run_dir = run_dir;
+  // With rank 0's collector, rank 0 alone says when the link fails (it started the collector,
+  // or said why it could not): a thousand ranks do not each add the same line to the log.
   g_link = new DigestSender(DigestSender::Options{.host = has_standalone ? standalone : master,
-                                                  .port = static_cast<uint16_t>(settings().collect_port)});
+                                                  .port = static_cast<uint16_t>(settings().collect_port),
+                                                  .quiet = !has_standalone && processIdentity().rank != 0});
   return g_link;
 }
 

@@ -40,7 +40,7 @@ void DigestSender::fail(const char* what, int error, uint64_t now_ns) {
   queued_sent_ = 0;
   const bool grace = now_ns < quiet_until_ns_;
   next_attempt_ns_ = now_ns + (grace ? 500'000'000u : uint64_t{options_.retry_ms} * 1'000'000u);
-  if (warned_ || grace) return;
+  if (warned_ || grace || options_.quiet) return;
   warned_ = true;
   std::fprintf(stderr, "commtrace: live collector at %s:%u %s%s%s; live digests of this process are dropped until it answers "
                "(the trace file is unaffected)\n", options_.host.c_str(), options_.port, what, error != 0 ? ": " : "",

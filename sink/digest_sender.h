@@ -21,6 +21,9 @@ class DigestSender {
     uint16_t port = 0;
     uint32_t retry_ms = 5000;
     size_t max_queued_bytes = 256 * 1024;
+    // Say nothing when the collector cannot be reached: in a job whose collector rank 0
+    // starts, rank 0 says so once for all, rather than every rank once.
+    bool quiet = false;
   };
   struct Stats {
     uint64_t messages_sent = 0;  // queued on a live connection

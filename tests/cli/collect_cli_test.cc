@@ -187,6 +187,23 @@ class StandaloneCollector {
   std::thread killer_;
 };
 
+// Rank 0's collector cannot have its port: one line says so, the ranks stay quiet about the
+// collector they cannot reach, and the job runs as without live alerts.
+TEST(CollectCli, APortTakenCostsOneLineAndNotTheJob) {
+  TempDir dir;
+  GarbageServer squatter;  // holds the port on 127.0.0.1
+  const ProgramResult job = playJob("live_straggler.json", dir.path() + "/run",
+                                    {{"COMMTRACE_TOKEN", "test-token"}, {"COMMTRACE_COLLECT_PORT", std::to_string(squatter.port())}});
+  EXPECT_EQ(job.exit_code, 0) << job.err;
+  size_t lines = 0;
+  for (const std::string& line : testutil::linesOf(job.out + job.err)) lines += line.rfind("commtrace:", 0) == 0;
+  EXPECT_EQ(lines, 1u) << job.out << job.err;
+  EXPECT_NE(job.err.find("commtrace: collector: cannot listen on 0.0.0.0:" + std::to_string(squatter.port()) +
+                         ": Address already in use (another program has the port"),
+            std::string::npos)
+      << job.err;
+}
+
 TEST(CollectCli, TheJobIsTheSameWhateverBecomesOfItsCollector) {
   TempDir dir;
   const ProgramResult baseline = playJob("live_straggler.json", dir.path() + "/baseline", {{"COMMTRACE_LIVE", "0"}});
