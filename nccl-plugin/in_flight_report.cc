@@ -28,7 +28,7 @@ uint64_t g_last_scan_ns = 0;
 // The oldest op in flight per communicator, in a fixed table (no allocation).
 size_t collectOldest(std::array<Oldest, kMaxComms>& table) {
   size_t used = 0;
-  OpPool::global().forEachLiveSnapshot(roleBit(Role::kColl) | roleBit(Role::kP2p), [&](Role, const SharedSnapshot& op) {
+  OpPool::global().forEachLiveSnapshot(roleBit(Role::kColl) | roleBit(Role::kP2p), [&](const SharedSnapshot& op) {
     if (op.cpu_start_ns == 0) return;  // its start is being written
     Oldest* entry = std::find_if(table.begin(), table.begin() + used, [&](const Oldest& o) { return o.comm_id == op.comm_id; });
     if (entry == table.begin() + used) {

@@ -183,19 +183,16 @@ class OpPool {
   // Slots whose claim found nothing free (the event went untracked).
   uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
 
-  // visit(role, fields) for every live slot of one of `roles` whose SharedFields could be
-  // copied whole (a slot reclaimed during the copy is skipped). Any thread.
+  // visit(fields) for every live slot of one of `roles` whose SharedFields could be copied
+  // whole (a slot reclaimed during the copy is skipped). Any thread.
   template <class Visit>
   void forEachLiveSnapshot(uint32_t roles, Visit&& visit) {
-    for (uint32_t i = 0; i < kSlots; ++i) {
-      const uint64_t tag = slots_[i].tag.load(std::memory_order_acquire);
-      if (SlotTag::state(tag) != SlotState::kLive) continue;
-      const Role role = slots_[i].role.load(std::memory_order_relaxed);
+    forEachLive([&](const OpSlot& s, uint64_t tag) {
+      const Role role = s.role.load(std::memory_order_relaxed);
+      const auto index = static_cast<uint32_t>(&s - slots_);
       SharedSnapshot fields;
-      if ((roles & roleBit(role)) != 0 && snapshot(OpHandle::make(role, i, SlotTag::sequence(tag)), roles, fields)) {
-        visit(role, fields);
-      }
-    }
+      if ((roles & roleBit(role)) != 0 && snapshot(OpHandle::make(role, index, SlotTag::sequence(tag)), roles, fields)) visit(fields);
+    });
   }
 
   // visit(slot, tag) for every live slot.

@@ -97,8 +97,9 @@ struct Flusher::Worker {
   void add(const RecordSlot& slot) {
     encoder.add(slot);
     if (encoder.rows() >= flusher.options_.chunk_records) writeChunk();
+    if (flusher.options_.digest == nullptr) return;
     if (slot.kind == RecordKind::kCommInfo && comm_infos.size() < kMaxCommInfos) comm_infos.push_back(slot);
-    if (flusher.options_.digest != nullptr && flusher.options_.digest->keyed() && isLiveKind(slot.kind)) {
+    if (flusher.options_.digest->keyed() && isLiveKind(slot.kind)) {
       digest_encoder.add(slot);
       if (digest_encoder.rows() >= kMaxDigestRecords) sendDigest(nowNs(), false, /*full=*/true);
     }
