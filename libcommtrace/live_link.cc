@@ -74,8 +74,8 @@ bool startCollector(const collect::LinkKey& key) {
   posix_spawnattr_destroy(&attributes);
   close(key_pipe[0]);
   if (spawned == 0) {
-    char hex[2 * sizeof key];
-    for (size_t i = 0; i < key.size(); ++i) std::snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    char hex[collect::kKeyHexDigits];
+    collect::keyToHex(key, hex);
     (void)!write(key_pipe[1], hex, sizeof hex);
   } else {
     std::fprintf(stderr, "commtrace: cannot start the live collector %s: %s; live alerts are off\n", program.c_str(), std::strerror(spawned));

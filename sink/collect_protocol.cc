@@ -30,6 +30,27 @@ LinkKey keyOf(std::span<const uint8_t> secret) {
 LinkKey keyFromToken(std::string_view token) { return keyOf(bytesOf(token)); }
 LinkKey keyFromUniqueId(std::span<const uint8_t> unique_id) { return keyOf(unique_id); }
 
+void keyToHex(const LinkKey& key, char (&hex)[kKeyHexDigits]) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (size_t i = 0; i < key.size(); ++i) {
+    hex[2 * i] = kDigits[key[i] >> 4];
+    hex[2 * i + 1] = kDigits[key[i] & 15];
+  }
+}
+
+bool keyFromHex(std::string_view hex, LinkKey& key) {
+  const auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+  if (hex.size() != kKeyHexDigits) return false;
+  LinkKey out;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int high = nibble(hex[2 * i]), low = nibble(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<uint8_t>(high << 4 | low);
+  }
+  key = out;
+  return true;
+}
+
 void appendGreeting(wire::Bytes& out, const Challenge& challenge) {
   out.insert(out.end(), kGreeting, kGreeting + sizeof kGreeting);
   out.insert(out.end(), challenge.begin(), challenge.end());

@@ -39,6 +39,12 @@ inline constexpr uint32_t kMaxPayload = 1u << 20;  // a second of one process's 
 LinkKey keyFromToken(std::string_view token);
 LinkKey keyFromUniqueId(std::span<const uint8_t> unique_id);
 
+// How rank 0 hands the key to the collector it starts (on a pipe): 64 lowercase hex digits.
+inline constexpr size_t kKeyHexDigits = 2 * sizeof(LinkKey);
+void keyToHex(const LinkKey& key, char (&hex)[kKeyHexDigits]);
+// false unless `hex` is exactly 64 hex digits.
+bool keyFromHex(std::string_view hex, LinkKey& key);
+
 void appendGreeting(wire::Bytes& out, const Challenge& challenge);
 // The challenge from the collector's first bytes; false if they are not a greeting.
 bool parseGreeting(std::span<const uint8_t> bytes, Challenge& challenge);

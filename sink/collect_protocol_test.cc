@@ -87,6 +87,19 @@ TEST(CollectProtocol, EveryFlippedBitStopsTheStreamAtItsMessage) {
   }
 }
 
+// The key rank 0 hands its collector on a pipe comes out as it went in; anything but 64 hex
+// digits is no key.
+TEST(CollectProtocol, KeyHexRoundTrip) {
+  char hex[kKeyHexDigits];
+  keyToHex(kKey, hex);
+  LinkKey back{};
+  ASSERT_TRUE(keyFromHex({hex, sizeof hex}, back));
+  EXPECT_EQ(back, kKey);
+  EXPECT_FALSE(keyFromHex({hex, sizeof hex - 1}, back));
+  hex[5] = 'g';
+  EXPECT_FALSE(keyFromHex({hex, sizeof hex}, back));
+}
+
 TEST(CollectProtocol, GreetingAndGarbage) {
   wire::Bytes greeting;
   appendGreeting(greeting, kChallenge);

@@ -32,7 +32,7 @@ bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
 
 bool readKey(const CollectOptions& options, collect::LinkKey& key, std::ostream& err) {
   if (options.key_fd >= 0) {
-    char hex[64];
+    char hex[collect::kKeyHexDigits];
     size_t got = 0;
     while (got < sizeof hex) {
       const ssize_t n = read(options.key_fd, hex + got, sizeof hex - got);
@@ -40,11 +40,7 @@ bool readKey(const CollectOptions& options, collect::LinkKey& key, std::ostream&
       got += static_cast<size_t>(n);
     }
     close(options.key_fd);
-    for (size_t i = 0; got == sizeof hex && i < key.size(); ++i) {
-      const std::string byte(hex + 2 * i, 2);
-      key[i] = static_cast<uint8_t>(std::strtoul(byte.c_str(), nullptr, 16));
-    }
-    if (got == sizeof hex) return true;
+    if (collect::keyFromHex({hex, got}, key)) return true;
     err << "commtrace: collector: no key on descriptor " << options.key_fd << "\n";
     return false;
   }
