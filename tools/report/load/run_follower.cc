@@ -9,6 +9,7 @@
 namespace commtrace::report {
 
 struct RunFollower::File {
+  std::string path;
   std::unique_ptr<ProcessReader> reader;
   uint64_t position_ns = 0;  // the latest op read, as UTC; 0 before any
   bool closed = false;
@@ -98,9 +99,8 @@ void RunFollower::admitNewFiles() {
     describeProcess(reader->header(), path, info);
     run_.timelines.emplace_back();
     joiner_.addProcess({info.rank, info.restart_count});
-    files_.push_back(std::make_unique<File>(File{std::move(reader)}));
+    files_.push_back(std::make_unique<File>(File{path, std::move(reader)}));
     seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
-    seen_paths_.push_back(path);
   }
 }
 
@@ -119,7 +119,8 @@ size_t RunFollower::closedFiles() const {
 
 void RunFollower::finish() { joiner_.finish(); }
 
-uint64_t RunFollower::fileFirstChunk(size_t i) const { return files_[i]->reader->firstChunkOffset(); }
-uint64_t RunFollower::fileConsumed(size_t i) const { return files_[i]->reader->consumed(); }
+void RunFollower::forEachFile(const std::function<void(const std::string&, uint64_t, uint64_t)>& visit) const {
+  for (const std::unique_ptr<File>& f : files_) visit(f->path, f->reader->firstChunkOffset(), f->reader->consumed());
+}
 
 }  // namespace commtrace::report

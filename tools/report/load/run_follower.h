@@ -39,17 +39,12 @@ class RunFollower {
   // Hands on the instances still open; call once, when done.
   void finish();
   // visit(path, first chunk offset, bytes read so far) for every file admitted.
-  template <class Visit>
-  void forEachFile(Visit&& visit) const {
-    for (size_t i = 0; i < files_.size(); ++i) visit(seen_paths_[i], fileFirstChunk(i), fileConsumed(i));
-  }
+  void forEachFile(const std::function<void(const std::string& path, uint64_t first_chunk, uint64_t consumed)>& visit) const;
 
  private:
   struct File;
   void admitNewFiles();
   bool directoriesChanged() const;
-  uint64_t fileFirstChunk(size_t i) const;
-  uint64_t fileConsumed(size_t i) const;
   void readInStep();
 
   std::string dir_;
@@ -60,7 +55,6 @@ class RunFollower {
   DecodedChunk scratch_;
   std::vector<std::unique_ptr<File>> files_;
   std::vector<std::string> seen_;  // paths admitted, sorted (one not readable yet is tried again)
-  std::vector<std::string> seen_paths_;  // paths admitted, in files_' order
   std::function<void(const RecordBatch&)> observer_;
   std::vector<std::pair<std::string, std::filesystem::file_time_type>> directories_;  // as last listed
   bool retry_ = false;  // a file found could not be opened yet
