@@ -102,15 +102,17 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     return 1;
   }
   report::RunModel run;
+  const auto emit = [&](const std::string& line, const nlohmann::json& json) {
+    out << line << '\n' << std::flush;
+    alerts << json.dump() << '\n' << std::flush;
+  };
   report::LiveStragglers live(run, options.rules, [&](const report::LiveAlert& a) {
     const std::string line = report::alertLine(run, a);
-    out << line << '\n' << std::flush;
-    alerts << alertJson(run, a, line).dump() << '\n' << std::flush;
+    emit(line, alertJson(run, a, line));
   });
   report::LiveHangs hangs(run, options.hang_rules, [&](const report::HangAlert& a) {
     const std::string line = report::hangLine(run, a);
-    out << line << '\n' << std::flush;
-    alerts << hangJson(run, a, line).dump() << '\n' << std::flush;
+    emit(line, hangJson(run, a, line));
   });
   report::RunFollower follower(options.dir, run, live);
   std::map<int32_t, uint64_t> dropped;
@@ -119,17 +121,20 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     if (batch.dropped_records != 0) dropped[batch.process] = batch.dropped_records;
   });
   const report::LiveView view{live, hangs, dropped};
+  // The metrics text, made once per look for the file and the collector's /metrics.
+  const auto putMetrics = [&] {
+    if (options.prom_dir.empty() && !loop.publish) return true;
+    std::ostringstream text;
+    report::writePrometheusText(run, view, text);
+    if (loop.publish) loop.publish(text.str());
+    return options.prom_dir.empty() || report::writePrometheusFile(text.str(), options.prom_dir, err);
+  };
   for (;;) {
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
-    if (!options.prom_dir.empty() && !report::writePrometheusFile(run, view, options.prom_dir, err)) return 1;
+    if (!putMetrics()) return 1;
     if (loop.looked) loop.looked(follower);
-    if (loop.publish) {
-      std::ostringstream text;
-      report::writePrometheusText(run, view, text);
-      loop.publish(text.str());
-    }
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
     if (ended || timed_out || (loop.stop && loop.stop())) break;
@@ -138,8 +143,7 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
   }
   follower.finish();
   live.advance(UINT64_MAX);  // the job ended: its last windows are whole
-  if (!options.prom_dir.empty() && !report::writePrometheusFile(run, view, options.prom_dir, err)) return 1;
-  return 0;
+  return putMetrics() ? 0 : 1;
 }
 
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {

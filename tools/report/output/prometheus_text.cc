@@ -26,9 +26,13 @@ void family(std::ostream& out, const char* name, const char* type, const char* h
   out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
 }
 
+std::string commLabels(std::string_view name, uint64_t id, std::string_view func) {
+  return "comm=" + quoted(name) + ",comm_id=" + quoted(fmt::hexId(id)) + ",func=" + quoted(func);
+}
+
 std::string commLabels(const RunModel& run, uint32_t comm, NameId func) {
   const Communicator& c = run.comms[comm];
-  return "comm=" + quoted(run.name(c.name)) + ",comm_id=" + quoted(fmt::hexId(c.id)) + ",func=" + quoted(run.name(func));
+  return commLabels(run.name(c.name), c.id, run.name(func));
 }
 
 std::string opClassLabels(const RunModel& run, const LiveTotals::OpClass& k) {
@@ -73,16 +77,15 @@ void writePrometheusText(const RunModel& run, const LiveView& view, std::ostream
   family(out, "commtrace_hang_seconds", "gauge",
          "How long the communicator's members have waited in an op some member has not joined (series only while it hangs).");
   for (const HangAlert& h : view.hangs.hanging()) {
-    out << "commtrace_hang_seconds{comm=" << quoted(run.name(h.comm_name)) << ",comm_id=" << quoted(fmt::hexId(h.comm_id))
-        << ",func=" << quoted(run.name(h.op.func)) << "} " << h.waited_s << '\n';
+    out << "commtrace_hang_seconds{" << commLabels(run.name(h.comm_name), h.comm_id, run.name(h.op.func)) << "} " << h.waited_s << '\n';
   }
 }
 
-bool writePrometheusFile(const RunModel& run, const LiveView& live, const std::string& dir, std::ostream& err) {
+bool writePrometheusFile(const std::string& text, const std::string& dir, std::ostream& err) {
   const std::string path = dir + "/commtrace.prom", temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
-    writePrometheusText(run, live, out);
+    out << text;
     if (!out.flush()) {
       err << "commtrace: " << temporary << ": cannot write the metrics file\n";
       return false;

@@ -26,8 +26,8 @@ struct LiveView {
 
 void writePrometheusText(const RunModel& run, const LiveView& live, std::ostream& out);
 
-// Writes it to DIR/commtrace.prom through a temporary file renamed over it, so that the
-// collector never reads half a file. false, with the reason on err, when it cannot.
-bool writePrometheusFile(const RunModel& run, const LiveView& live, const std::string& dir, std::ostream& err);
+// Writes the text to DIR/commtrace.prom through a temporary file renamed over it, so that
+// the collector never reads half a file. false, with the reason on err, when it cannot.
+bool writePrometheusFile(const std::string& text, const std::string& dir, std::ostream& err);
 
 }  // namespace commtrace::report
