@@ -19,7 +19,7 @@
 
 #include "tests/support/commtrace_cli.h"
 #include "tests/support/http_get.h"
-#include "tests/support/live_onset.h"
+#include "tests/support/live_run.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 
@@ -49,12 +49,7 @@ ProgramResult playJob(const std::string& scenario, const std::string& run_dir, c
                               scratch.path(), env);
 }
 
-std::vector<nlohmann::json> alertsOf(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+using testutil::alertsOf;
 
 // What the ranks say they did ("rank 1/2 done: 200 NCCL calls, 200 Coll + 0 P2p events, ..."), in order.
 std::set<std::string> rankLines(const std::string& text) {

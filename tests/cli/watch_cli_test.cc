@@ -16,7 +16,7 @@
 #include "tools/report/load/run_loader.h"
 
 #include "tests/support/commtrace_cli.h"
-#include "tests/support/live_onset.h"
+#include "tests/support/live_run.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 #include "tools/synthetic/run_writer.h"
@@ -42,12 +42,7 @@ std::string writeRun(const TempDir& dir, int straggler_rank, uint64_t in_flight_
   return options.dir;
 }
 
-std::vector<nlohmann::json> alertsOf(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+using testutil::alertsOf;
 
 TEST(WatchCli, NamesThePlantedStragglerAndWritesEachAlertAsJson) {
   TempDir scratch, dir;

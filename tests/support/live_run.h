@@ -1,18 +1,30 @@
-// When a planted live scenario's trouble began, read from the run's files after the job:
-// what a live alert's latency is measured from (watch_cli_test, collect_cli_test).
+// What a live run left, read after the job (watch_cli_test, collect_cli_test): its
+// alerts.jsonl, and when a planted scenario's trouble began, which an alert's latency is
+// measured from.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/load/run_loader.h"
 
 namespace commtrace::testutil {
+
+// Every alert of an alerts.jsonl, one JSON object per line.
+inline std::vector<nlohmann::json> alertsOf(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
 
 // live_straggler.json: the UTC time of the first AllReduce rank 1 arrived at more than 1.5 ms after rank 0 (the
 // planted 2.5 ms longer compute begins), from the files after the run.
