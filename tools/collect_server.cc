@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <thread>
 
@@ -33,7 +32,7 @@ std::string peerName(int fd) {
 }
 
 collect::Challenge freshChallenge() {
-  std::random_device device;  // the kernel's random source
+  static std::random_device device;  // the kernel's random source, opened once (the collector accepts on one thread)
   collect::Challenge c;
   for (uint8_t& b : c) b = static_cast<uint8_t>(device());
   return c;
@@ -100,7 +99,7 @@ bool CollectServer::start(std::ostream& err) {
   return true;
 }
 
-void CollectServer::accept(std::ostream& err) {
+void CollectServer::accept() {
   for (;;) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
@@ -122,7 +121,6 @@ void CollectServer::accept(std::ostream& err) {
     ++stats_.accepted;
     connections_.push_back(std::move(connection));
   }
-  (void)err;
 }
 
 // The first message names the process (its FileHeader frame): a new spool file, or the one
@@ -185,7 +183,7 @@ void CollectServer::serveFor(double seconds, std::ostream& err) {
     for (int i = 0; i < n; ++i) {
       auto* c = static_cast<Connection*>(events[static_cast<size_t>(i)].data.ptr);
       if (c == nullptr) {
-        accept(err);
+        accept();
         continue;
       }
       std::string why;

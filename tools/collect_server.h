@@ -46,7 +46,7 @@ class CollectServer {
 
  private:
   struct Connection;
-  void accept(std::ostream& err);
+  void accept();
   // false: the connection ends (closed by its peer, or refused for `why`).
   bool readFrom(Connection& c, std::string& why);
   bool spool(Connection& c, std::span<const uint8_t> payload, std::string& why);
