@@ -20,7 +20,7 @@ double secondsBetween(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_ns
 }  // namespace
 
 LiveHangs::LiveHangs(const RunModel& run, Options options, OnAlert on_alert)
-    : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
+    : run_(run), options_(options), on_alert_(std::move(on_alert)), send_(run.names.find("Send")), recv_(run.names.find("Recv")) {}
 
 // A process's ops come in runs on one communicator: the last one looked up is remembered.
 LiveHangs::MemberState* LiveHangs::memberOf(int32_t process, uint64_t comm_id) {
@@ -56,9 +56,8 @@ void LiveHangs::observe(const RecordBatch& batch) {
   for (const CollRow& r : batch.colls) {
     noteDone(batch.process, r.comm_id, HungOp{r.func, r.seq, r.op_index, -1}, cpuToUtc(r.view.cpu_start_ns, utc_minus_cpu));
   }
-  const NameId send = run_.names.find("Send"), recv = run_.names.find("Recv");
   for (const P2pRow& r : batch.p2ps) {
-    noteDone(batch.process, r.comm_id, HungOp{r.is_send ? send : recv, 0, r.op_index, r.peer},
+    noteDone(batch.process, r.comm_id, HungOp{r.is_send ? send_ : recv_, 0, r.op_index, r.peer},
              cpuToUtc(r.view.cpu_start_ns, utc_minus_cpu));
   }
   for (const InFlightRow& f : batch.in_flight) {

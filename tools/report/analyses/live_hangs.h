@@ -102,6 +102,7 @@ class LiveHangs {
   const RunModel& run_;
   Options options_;
   OnAlert on_alert_;
+  const NameId send_, recv_;  // NCCL's names are in every run's pool from the start
   std::unordered_map<uint64_t, CommState> comms_;
   std::vector<ProcessState> processes_;
 };
