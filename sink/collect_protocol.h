@@ -64,6 +64,8 @@ class MessageReader {
   bool next(std::span<const uint8_t>& payload);
   const std::string& fault() const { return fault_; }
   uint64_t messages() const { return number_; }
+  // Bytes received and not yet handed out: what a peer has made this side hold unverified.
+  size_t buffered() const { return buffer_.size() - consumed_; }
 
  private:
   LinkKey key_;

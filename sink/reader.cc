@@ -35,19 +35,6 @@ struct TraceReader::Frame {
 
 namespace {
 
-bool preadFully(int fd, void* buf, size_t n, uint64_t offset) {
-  auto* p = static_cast<uint8_t*>(buf);
-  while (n > 0) {
-    const ssize_t got = pread(fd, p, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-  return true;
-}
-
 // The index of the row column with proto field `number`; t.columns.size() if none.
 size_t rowColumnIndex(const schema::Table& t, uint32_t number) {
   size_t index = 0;
@@ -269,9 +256,7 @@ bool decodeRows(const schema::Table& t, const TableColumns& columns, const Shape
 
 TraceReader::TraceReader() : string_index_(std::make_unique<StringIndex>()) { fileString(""); }
 
-TraceReader::~TraceReader() {
-  if (fd_ >= 0) close(fd_);
-}
+TraceReader::~TraceReader() = default;
 
 void TraceReader::report(uint64_t offset, const std::string& what) {
   issues_.push_back({offset, "commtrace: " + path_ + ": offset " + std::to_string(offset) + ": " + what});
@@ -291,23 +276,26 @@ std::string_view TraceReader::str(StringId id) const {
 }
 
 bool TraceReader::open(const std::string& path, std::string& error) {
-  // A refused file stays refused: next() finds nothing to read in it.
+  auto file = std::make_shared<FileBytes>();
+  if (!file->open(path)) {
+    path_ = path;
+    error = errno == EINVAL ? "commtrace: " + path + " is not a regular file" : "commtrace: cannot read " + path + ": " + strerror(errno);
+    return false;
+  }
+  return open(path, std::move(file), error);
+}
+
+bool TraceReader::open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error) {
+  // A refused stream stays refused: next() finds nothing to read in it.
   auto refuse = [&](std::string message) {
     error = std::move(message);
     size_ = 0;
     offset_ = 0;
     return false;
   };
-  path_ = path;
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st{};
-  if (fd_ < 0 || fstat(fd_, &st) != 0) {
-    return refuse("commtrace: cannot read " + path + ": " + strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return refuse("commtrace: " + path + " is not a regular file");
-  }
-  size_ = static_cast<uint64_t>(st.st_size);
+  path_ = name;
+  source_ = std::move(source);
+  if (!source_->size(size_)) return refuse("commtrace: cannot read " + name + ": " + strerror(errno));
   std::vector<uint8_t> header_payload;
   Frame first{{}, header_payload};
   std::string why;
@@ -318,7 +306,7 @@ bool TraceReader::open(const std::string& path, std::string& error) {
     // intact frame at all is not ours.
     const uint64_t next = findNextFrame(1);
     if (next == size_) {
-      return refuse("commtrace: " + path + " is not a commtrace trace (" +
+      return refuse("commtrace: " + name + " is not a commtrace trace (" +
                     (why.empty() ? "no valid file header" : why) + ")");
     }
     header_.Clear();
@@ -328,7 +316,7 @@ bool TraceReader::open(const std::string& path, std::string& error) {
     return true;
   }
   if (header_.format_version() > schema::kFormatVersion) {
-    return refuse("commtrace: " + path + " has format version " + std::to_string(header_.format_version()) +
+    return refuse("commtrace: " + name + " has format version " + std::to_string(header_.format_version()) +
                   "; this commtrace reads up to " + std::to_string(schema::kFormatVersion));
   }
   offset_ = frame::kHeaderBytes + first.payload.size();
@@ -338,7 +326,7 @@ bool TraceReader::open(const std::string& path, std::string& error) {
 bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
   uint8_t header_bytes[frame::kHeaderBytes];
   f.cut_short = size_ - offset < frame::kHeaderBytes;
-  if (f.cut_short || !preadFully(fd_, header_bytes, sizeof header_bytes, offset)) {
+  if (f.cut_short || !source_->readAt(offset, header_bytes, sizeof header_bytes)) {
     why = "incomplete frame header";
     return false;
   }
@@ -354,7 +342,7 @@ bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
   }
   f.header = *header;
   f.payload.resize(header->length);
-  if (!preadFully(fd_, f.payload.data(), f.payload.size(), offset + frame::kHeaderBytes)) {
+  if (!source_->readAt(offset + frame::kHeaderBytes, f.payload.data(), f.payload.size())) {
     why = "read error";
     return false;
   }
@@ -369,7 +357,7 @@ uint64_t TraceReader::findNextFrame(uint64_t from) {
   std::vector<uint8_t> window(1 << 16), candidate_payload;
   for (uint64_t base = from; base + 4 <= size_;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(window.size(), size_ - base));
-    if (!preadFully(fd_, window.data(), n, base)) break;
+    if (!source_->readAt(base, window.data(), n)) break;
     for (size_t i = 0; i + 4 <= n; ++i) {
       if (std::memcmp(window.data() + i, frame::kMagic, 4) != 0) continue;
       Frame candidate{{}, candidate_payload};
@@ -387,9 +375,8 @@ TraceReader::State TraceReader::state() const {
 }
 
 bool TraceReader::refresh() {
-  struct stat st{};
-  if (fd_ < 0 || fstat(fd_, &st) != 0) return false;
-  const auto size = static_cast<uint64_t>(st.st_size);
+  uint64_t size = 0;
+  if (source_ == nullptr || !source_->size(size)) return false;
   if (size <= size_) return true;
   size_ = size;
   if (torn_tail_) {
@@ -429,6 +416,7 @@ bool TraceReader::next(DecodedChunk& chunk) {
       report(at, "chunk does not parse; skipped");
       continue;
     }
+    source_->release(offset_);
     chunk.offset = at;
     chunk.index = wire.index;
     last_chunk_closing_ = wire.closing;

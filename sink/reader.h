@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "sink/byte_source.h"
 #include "sink/chunk_wire.h"
 #include "sink/commtrace.pb.h"
 
@@ -44,6 +45,8 @@ class TraceReader {
   // false with a complete message if the file cannot be read or is not a commtrace trace
   // (no valid FileHeader frame at offset 0, or a newer format version).
   bool open(const std::string& path, std::string& error);
+  // The same for a stream held elsewhere (a live digest stream), `name` standing for its path.
+  bool open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error);
 
   const trace::v1::FileHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
@@ -81,7 +84,7 @@ class TraceReader {
   StringId fileString(std::string_view s);
   void report(uint64_t offset, const std::string& what);
 
-  int fd_ = -1;
+  std::shared_ptr<ByteSource> source_;
   std::string path_;
   uint64_t size_ = 0;
   uint64_t offset_ = 0;

@@ -1,6 +1,7 @@
 // Following a trace file while it is written (`commtrace watch`): after the reader reaches
 // the end, refresh() lets it go on with what was appended, a frame cut short by the old end
-// is read whole once the rest arrives, and a file still being written reports no damage.
+// is read whole once the rest arrives, and a file still being written reports no damage. The
+// same for a stream in memory (the live collector's), which frees what has been read.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -60,6 +61,38 @@ TEST(ReaderFollow, RefreshGoesOnWithWhatWasAppendedAndReadsACutFrameWhole) {
   EXPECT_TRUE(reader.issues().empty());
   EXPECT_FALSE(reader.tornTail());
   EXPECT_EQ(reader.state(), TraceReader::State::kOpen);
+}
+
+// The stream arrives in pieces of 37 bytes, as TCP may cut it: every chunk comes out whole
+// and in order, and the stream holds no more than the frame still being received.
+TEST(ReaderFollow, AStreamInMemoryReadsAsTheFileWouldAndFreesWhatWasRead) {
+  const BuiltTrace built = openTrace(6);
+  auto stream = std::make_shared<StreamBytes>();
+  stream->append({built.bytes.data(), built.header_end});
+  TraceReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.open("live.ctrace", stream, error)) << error;
+  DecodedChunk chunk;
+  uint64_t next_index = 0;
+  size_t most_held = 0;
+  for (size_t at = built.header_end; at < built.bytes.size(); at += 37) {
+    stream->append({built.bytes.data() + at, std::min<size_t>(37, built.bytes.size() - at)});
+    most_held = std::max(most_held, stream->held());
+    ASSERT_TRUE(reader.refresh());
+    while (reader.next(chunk)) {
+      ASSERT_EQ(chunk.index, next_index);
+      EXPECT_EQ(testing::diffChunk(built.expected[next_index], chunk, reader), "");
+      ++next_index;
+    }
+  }
+  EXPECT_EQ(next_index, 6u);
+  EXPECT_TRUE(reader.issues().empty());
+  EXPECT_EQ(stream->held(), 0u) << "everything read was released";
+  uint64_t longest_frame = 0;
+  for (size_t c = 0; c < 6; ++c) longest_frame = std::max(longest_frame, built.chunk_end[c] - built.chunk_begin[c]);
+  EXPECT_LE(most_held, built.header_end + longest_frame + 37) << "what was read was freed as it was read";
+  uint8_t byte = 0;
+  EXPECT_FALSE(stream->readAt(0, &byte, 1)) << "released bytes cannot be read again";
 }
 
 }  // namespace

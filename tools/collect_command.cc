@@ -5,11 +5,9 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <filesystem>
 
 #include "tools/collect_server.h"
 #include "tools/metrics_endpoint.h"
-#include "tools/spool_trim.h"
 
 namespace commtrace::tools {
 namespace {
@@ -62,12 +60,9 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   }
   if (!readKey(options, server_options.key, err)) return 1;
   WatchOptions live = options.live;
-  const bool own_spool = live.dir.empty();
-  if (own_spool) {
-    const char* tmp = std::getenv("TMPDIR");
-    live.dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/commtrace-live-" + std::to_string(getpid());
-  }
-  server_options.spool_dir = live.dir;
+  live.dir.clear();  // the streams come from the server, not a directory
+  if (live.alerts_path.empty() && !options.spool_dir.empty()) live.alerts_path = options.spool_dir + "/alerts.jsonl";
+  server_options.spool_dir = options.spool_dir;
   CollectServer server(server_options);
   if (!server.start(err)) return 1;
   err << "commtrace: collector listening on " << server_options.host << ":" << server.port() << "\n" << std::flush;
@@ -75,7 +70,6 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   action.sa_handler = requestStop;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
-  SpoolTrimmer trimmer;
   MetricsEndpoint endpoint;
   if (!options.metrics.empty()) {
     std::string host;
@@ -90,15 +84,10 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   LiveLoop loop{.wait = [&](double seconds) { server.serveFor(seconds, err); },
                 .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); },
                 .publish = [&](std::string text) { endpoint.publish(std::move(text)); },
-                .looked = [&](const report::RunFollower& follower) {
-                  follower.forEachFile([&](const std::string& path, uint64_t from, uint64_t consumed) { trimmer.release(path, from, consumed); });
+                .feed = [&](report::RunFollower& follower) {
+                  for (const CollectServer::Stream& s : server.takeNewStreams()) follower.admit(s.name, s.bytes, err);
                 }};
-  const int code = followLive(live, loop, out, err);
-  if (own_spool) {
-    std::error_code ec;
-    std::filesystem::remove_all(live.dir, ec);
-  }
-  return code;
+  return followLive(live, loop, out, err);
 }
 
 }  // namespace commtrace::tools

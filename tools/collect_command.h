@@ -1,8 +1,8 @@
 // `commtrace collect`: the job's live collector. Spawned by global rank 0's libcommtrace.so
 // on its host (it inherits the job's stderr, so its alerts land in the training log) or run
 // standalone (`--listen HOST:PORT`, e.g. on a login node), it takes the processes' signed
-// digests (collect_server.h) into a spool of trace files and runs `commtrace watch`'s engine
-// on them: STRAGGLER, HANG and RECOVERED lines, alerts.jsonl, the metrics file.
+// digests (collect_server.h) into a stream per process in memory and runs `commtrace watch`'s
+// engine on them: STRAGGLER, HANG and RECOVERED lines, alerts.jsonl, the metrics file.
 #pragma once
 
 #include <ostream>
@@ -13,7 +13,8 @@
 namespace commtrace::tools {
 
 struct CollectOptions {
-  WatchOptions live;        // live.dir: the spool (empty: a fresh directory under $TMPDIR, removed at the end)
+  WatchOptions live;        // its dir is not used: the streams come over the network
+  std::string spool_dir;    // non-empty: also keep every process's stream here as a trace file
   std::string listen = "0.0.0.0:29517";
   int key_fd = -1;          // read the job's key (64 hex digits) from this descriptor; else COMMTRACE_TOKEN
   long parent_pid = 0;      // > 0: stop when this process (the rank that spawned it) is gone
@@ -24,7 +25,8 @@ struct CollectOptions {
 inline constexpr uint16_t kDefaultCollectPort = 29517;
 
 // Exit codes: 0; 1 when the port cannot be listened on, the key is missing, or the spool or
-// alerts file cannot be written.
+// alerts file cannot be written. Alerts go to live.alerts_path, else SPOOL/alerts.jsonl, else
+// only to `out`.
 int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace commtrace::tools

@@ -62,7 +62,9 @@ struct CollectServer::Connection {
   int fd = -1;
   std::string peer;
   collect::MessageReader reader;
+  std::shared_ptr<StreamBytes> stream;  // its process's, from its first message on
   int spool_fd = -1;
+  size_t unverified = 0;  // reader.buffered() as last counted in the server's total
   Connection(int f, const collect::LinkKey& key, const collect::Challenge& challenge) : fd(f), peer(peerName(f)), reader(key, challenge) {}
   ~Connection() {
     if (fd >= 0) close(fd);
@@ -95,7 +97,7 @@ bool CollectServer::start(std::ostream& err) {
     return false;
   }
   std::error_code ec;
-  std::filesystem::create_directories(options_.spool_dir, ec);
+  if (!options_.spool_dir.empty()) std::filesystem::create_directories(options_.spool_dir, ec);
   return true;
 }
 
@@ -123,28 +125,37 @@ void CollectServer::accept() {
   }
 }
 
-// The first message names the process (its FileHeader frame): a new spool file, or the one
-// of an earlier connection of the same process, continued without a second header.
-bool CollectServer::spool(Connection& c, std::span<const uint8_t> payload, std::string& why) {
-  if (c.spool_fd < 0) {
-    const auto header = payload.size() >= frame::kHeaderBytes ? frame::parseHeader(payload.data()) : std::nullopt;
-    trace::v1::FileHeader h;
-    if (!header || header->type != frame::Type::kFileHeader || payload.size() < frame::kHeaderBytes + header->length ||
-        !h.ParseFromArray(payload.data() + frame::kHeaderBytes, static_cast<int>(header->length))) {
-      why = "its first message is not a trace header";
-      return false;
-    }
-    const std::string path = options_.spool_dir + "/" + fileSafe(h.host()) + "-pid" + std::to_string(h.pid()) + "-" +
-                             std::to_string(h.start_realtime_ns()) + ".ctrace";
-    const bool continued = std::filesystem::exists(path);
-    c.spool_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-    if (c.spool_fd < 0) {
-      why = "cannot write " + path + ": " + std::strerror(errno);
-      return false;
-    }
-    if (continued) payload = payload.subspan(frame::kHeaderBytes + header->length);
+// The first message names the process (its FileHeader frame): a new stream, or the one of an
+// earlier connection of the same process, continued without a second header.
+bool CollectServer::attach(Connection& c, std::span<const uint8_t>& payload, std::string& why) {
+  const auto header = payload.size() >= frame::kHeaderBytes ? frame::parseHeader(payload.data()) : std::nullopt;
+  trace::v1::FileHeader h;
+  if (!header || header->type != frame::Type::kFileHeader || payload.size() < frame::kHeaderBytes + header->length ||
+      !h.ParseFromArray(payload.data() + frame::kHeaderBytes, static_cast<int>(header->length))) {
+    why = "its first message is not a trace header";
+    return false;
   }
-  if (!writeAll(c.spool_fd, payload.data(), payload.size())) {
+  const std::string name = fileSafe(h.host()) + "-pid" + std::to_string(h.pid()) + "-" + std::to_string(h.start_realtime_ns()) + ".ctrace";
+  auto [known, fresh] = streams_.try_emplace(name);
+  if (fresh) {
+    known->second = std::make_shared<StreamBytes>();
+    new_streams_.push_back({name, known->second});
+  } else {
+    payload = payload.subspan(frame::kHeaderBytes + header->length);
+  }
+  c.stream = known->second;
+  if (options_.spool_dir.empty()) return true;
+  const std::string path = options_.spool_dir + "/" + name;
+  c.spool_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (c.spool_fd >= 0) return true;
+  why = "cannot write " + path + ": " + std::strerror(errno);
+  return false;
+}
+
+bool CollectServer::deliver(Connection& c, std::span<const uint8_t> payload, std::string& why) {
+  if (c.stream == nullptr && !attach(c, payload, why)) return false;
+  c.stream->append(payload);
+  if (c.spool_fd >= 0 && !writeAll(c.spool_fd, payload.data(), payload.size())) {
     why = std::string("cannot write the spool: ") + std::strerror(errno);
     return false;
   }
@@ -153,20 +164,25 @@ bool CollectServer::spool(Connection& c, std::span<const uint8_t> payload, std::
   return true;
 }
 
+// One recv per readiness (epoll is level-triggered: what is left wakes it again), which
+// spares the recv that would only say EAGAIN after each digest.
 bool CollectServer::readFrom(Connection& c, std::string& why) {
   uint8_t buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (n == 0) return false;
-    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-    c.reader.feed({buffer, static_cast<size_t>(n)});
-    for (std::span<const uint8_t> payload; c.reader.next(payload);)
-      if (!spool(c, payload, why)) return false;
-    if (!c.reader.fault().empty()) {
-      why = c.reader.fault();
-      return false;
-    }
+  const ssize_t n = recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  if (n == 0) return false;
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  c.reader.feed({buffer, static_cast<size_t>(n)});
+  for (std::span<const uint8_t> payload; c.reader.next(payload);)
+    if (!deliver(c, payload, why)) return false;
+  if (!c.reader.fault().empty()) {
+    why = c.reader.fault();
+    return false;
   }
+  unverified_bytes_ = unverified_bytes_ - c.unverified + c.reader.buffered();
+  c.unverified = c.reader.buffered();
+  if (unverified_bytes_ <= options_.max_unverified_bytes) return true;
+  why = "the collector holds " + std::to_string(unverified_bytes_ >> 20) + " MiB of unverified messages, its limit";
+  return false;
 }
 
 // Readiness from epoll (a wake costs what is ready, not what is connected), handled in
@@ -195,16 +211,18 @@ void CollectServer::serveFor(double seconds, std::ostream& err) {
           err << "commtrace: collector: refused " << c->peer << ": " << why << "\n" << std::flush;
         }
       }
-      c->fd = closeConnection(c->fd);
+      c->fd = closeConnection(*c);
     }
     std::erase_if(connections_, [](const std::unique_ptr<Connection>& c) { return c->fd < 0; });
     if (n > 0) std::this_thread::sleep_for(std::min<Clock::duration>(kBatch, until - Clock::now()));
   }
 }
 
-int CollectServer::closeConnection(int fd) {
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  close(fd);
+int CollectServer::closeConnection(Connection& c) {
+  unverified_bytes_ -= c.unverified;
+  c.unverified = 0;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  close(c.fd);
   return -1;
 }
 

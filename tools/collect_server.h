@@ -1,18 +1,24 @@
 // `commtrace collect`'s network side: listens on one TCP port, greets every connection with a
-// fresh challenge, and appends each authenticated message (collect_protocol.h) to a spool file
-// per process, named from the FileHeader its first message carries, so that the same engine
-// that follows a run directory (`commtrace watch`) follows the spool. A process that
-// reconnects continues its file. A connection that sends anything else (another key, garbage,
-// a replay, an oversize message) is closed, its peer named on stderr once; nothing it sent is
-// kept. Memory is bounded by the connections' whole messages (collect::kMaxPayload each).
+// fresh challenge, and appends each authenticated message (collect_protocol.h) to a stream
+// per process held in memory, named from the FileHeader its first message carries: the bytes
+// of the trace file the process would have written with the live kinds, which the engine that
+// follows a run directory (`commtrace watch`) reads as it reads a file, never touching a disk.
+// A process that reconnects continues its stream. With a spool directory the streams are also
+// kept there as trace files. A connection that sends anything else (another key, garbage, a
+// replay, an oversize message) is closed, its peer named on stderr once; nothing it sent is
+// kept. What peers can make it hold before their messages are verified is capped across all
+// connections (Options::max_unverified_bytes).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "sink/byte_source.h"
 #include "sink/collect_protocol.h"
 
 namespace commtrace::tools {
@@ -23,8 +29,13 @@ class CollectServer {
     std::string host = "0.0.0.0";
     uint16_t port = 0;  // 0: any free port (tests)
     collect::LinkKey key{};
-    std::string spool_dir;
+    std::string spool_dir;  // non-empty: also keep every process's stream here as a trace file
     size_t max_connections = 65536;
+    size_t max_unverified_bytes = 16u << 20;  // beyond it, the connection that would add to it is refused
+  };
+  struct Stream {
+    std::string name;  // HOST-pidPID-START.ctrace, as its spool file is named
+    std::shared_ptr<StreamBytes> bytes;
   };
   struct Stats {
     uint64_t accepted = 0;
@@ -43,14 +54,18 @@ class CollectServer {
   void serveFor(double seconds, std::ostream& err);
   size_t openConnections() const { return connections_.size(); }
   const Stats& stats() const { return stats_; }
+  // The streams of processes first heard from since the last call.
+  std::vector<Stream> takeNewStreams() { return std::exchange(new_streams_, {}); }
+  size_t unverifiedBytes() const { return unverified_bytes_; }
 
  private:
   struct Connection;
   void accept();
   // false: the connection ends (closed by its peer, or refused for `why`).
   bool readFrom(Connection& c, std::string& why);
-  bool spool(Connection& c, std::span<const uint8_t> payload, std::string& why);
-  int closeConnection(int fd);  // -1
+  bool deliver(Connection& c, std::span<const uint8_t> payload, std::string& why);
+  bool attach(Connection& c, std::span<const uint8_t>& payload, std::string& why);
+  int closeConnection(Connection& c);  // -1, its new fd
 
   Options options_;
   int listen_fd_ = -1;
@@ -58,6 +73,9 @@ class CollectServer {
   uint16_t port_ = 0;
   std::vector<std::unique_ptr<Connection>> connections_;  // the epoll data of each is its Connection*
   std::vector<std::string> warned_peers_;
+  std::unordered_map<std::string, std::shared_ptr<StreamBytes>> streams_;  // by name: every process heard from
+  std::vector<Stream> new_streams_;
+  size_t unverified_bytes_ = 0;
   Stats stats_;
 };
 

@@ -1,11 +1,17 @@
 // The collector's network side with the library's sender, in one process: what a process
-// sends over two connections is spooled as the very trace file it would have written, and a
-// sender with another key leaves nothing behind but one line.
+// sends over two connections is one stream in memory, and the spool file, that is the very
+// trace file it would have written; a sender with another key leaves nothing behind but one
+// line; peers that make the collector hold too much unverified are cut off.
 #include "tools/collect_server.h"
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -23,7 +29,8 @@ const collect::LinkKey kKey = collect::keyFromToken("job-token");
 // The server served on its own thread while the test sends.
 class RunningServer {
  public:
-  explicit RunningServer(const std::string& spool) : server_({.host = "127.0.0.1", .key = kKey, .spool_dir = spool}) {
+  explicit RunningServer(const std::string& spool, size_t max_unverified_bytes = 16u << 20)
+      : server_({.host = "127.0.0.1", .key = kKey, .spool_dir = spool, .max_unverified_bytes = max_unverified_bytes}) {
     EXPECT_TRUE(server_.start(err_)) << err_.str();
     thread_ = std::thread([this] {
       while (!stop_) server_.serveFor(0.02, err_);
@@ -35,7 +42,7 @@ class RunningServer {
     if (thread_.joinable()) thread_.join();
   }
   uint16_t port() const { return server_.port(); }
-  const CollectServer& server() const { return server_; }
+  CollectServer& server() { return server_; }
   std::string err() const { return err_.str(); }
 
  private:
@@ -67,7 +74,15 @@ std::vector<uint8_t> concat(std::vector<uint8_t> a, const std::vector<uint8_t>& 
   return a;
 }
 
-TEST(CollectServer, TwoConnectionsOfOneProcessSpoolItsTraceFileExactly) {
+std::vector<uint8_t> bytesOf(ByteSource& source) {
+  uint64_t size = 0;
+  EXPECT_TRUE(source.size(size));
+  std::vector<uint8_t> bytes(size);
+  EXPECT_TRUE(source.readAt(0, bytes.data(), bytes.size()));
+  return bytes;
+}
+
+TEST(CollectServer, TwoConnectionsOfOneProcessMakeItsTraceFileExactly) {
   testutil::TempDir dir;
   testing::SlotGenerator gen(21);
   std::vector<std::vector<RecordSlot>> chunks(4);
@@ -91,6 +106,10 @@ TEST(CollectServer, TwoConnectionsOfOneProcessSpoolItsTraceFileExactly) {
     EXPECT_EQ(server.server().stats().accepted, 2u);
     EXPECT_EQ(server.server().stats().refused, 0u) << server.err();
     EXPECT_EQ(server.server().stats().messages, 4u);
+    const std::vector<CollectServer::Stream> streams = server.server().takeNewStreams();
+    ASSERT_EQ(streams.size(), 1u) << "one process, however many connections";
+    EXPECT_EQ(bytesOf(*streams[0].bytes), trace.bytes) << "the stream in memory is the file the process would have written";
+    EXPECT_TRUE(server.server().takeNewStreams().empty());
   }
   const std::vector<std::string> files = testing::traceFilesIn(dir.path());
   ASSERT_EQ(files.size(), 1u);
@@ -118,6 +137,37 @@ TEST(CollectServer, ASenderWithAnotherKeyLeavesNothingButOneLine) {
   EXPECT_TRUE(testing::traceFilesIn(dir.path()).empty());
   EXPECT_NE(server.err().find("commtrace: collector: refused 127.0.0.1:"), std::string::npos) << server.err();
   EXPECT_NE(server.err().find(": message not signed with this job's key"), std::string::npos) << server.err();
+}
+
+// A raw peer that announces a message of the largest size and sends most of it: the
+// collector holds that much unverified until the MAC can be checked.
+int holdUnverified(uint16_t port, size_t bytes) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = {htonl(INADDR_LOOPBACK)}, .sin_zero = {}};
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::vector<uint8_t> message(collect::kHeaderBytes + bytes);
+  std::memcpy(message.data(), collect::kMagic, 4);
+  const uint32_t length = collect::kMaxPayload;
+  std::memcpy(message.data() + 4, &length, 4);  // little-endian host
+  EXPECT_EQ(send(fd, message.data(), message.size(), MSG_NOSIGNAL), static_cast<ssize_t>(message.size()));
+  return fd;
+}
+
+TEST(CollectServer, PeersHoldingTooMuchUnverifiedAreCutOff) {
+  testutil::TempDir dir;
+  RunningServer server(dir.path(), /*max_unverified_bytes=*/1u << 20);
+  const int first = holdUnverified(server.port(), 600'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int second = holdUnverified(server.port(), 600'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server.stopServing();
+  EXPECT_EQ(server.server().stats().refused, 1u) << "the second peer took the total past the limit";
+  EXPECT_EQ(server.server().openConnections(), 1u);
+  EXPECT_LE(server.server().unverifiedBytes(), 1u << 20);
+  EXPECT_GE(server.server().unverifiedBytes(), 600'000u) << "the first peer's bytes still wait for their MAC";
+  EXPECT_NE(server.err().find("MiB of unverified messages, its limit"), std::string::npos) << server.err();
+  close(first);
+  close(second);
 }
 
 TEST(CollectServer, APortTakenIsSaidPlainly) {

@@ -111,7 +111,7 @@ struct LiveFlags {
   }
 };
 
-void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags& flags) {
+void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags& flags, const std::string& alerts_default) {
   cmd->add_option("--interval", o.interval_s, "seconds between looks at the files")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--window", flags.window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--min-slowdown", o.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
@@ -121,7 +121,7 @@ void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags&
   cmd->add_option("--hang-after", flags.hang_after_s, "seconds a member waits in an op before its communicator is a HANG")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 86400.0));
-  cmd->add_option("--alerts", o.alerts_path, "append alerts as JSON lines here (default RUN_DIR/alerts.jsonl)");
+  cmd->add_option("--alerts", o.alerts_path, "append alerts as JSON lines here (default " + alerts_default + ")");
   if (const char* prom = std::getenv("COMMTRACE_PROM_DIR")) o.prom_dir = prom;
   cmd->add_option("--prom-dir", o.prom_dir,
                   "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
       "on. Stops when every file is closed (the job ended) or after --timeout.");
   watch->add_option("run_dir", watch_options.dir, "the run directory (COMMTRACE_DIR of the job)")->required();
   LiveFlags watch_flags;
-  addLiveOptions(watch, watch_options, watch_flags);
+  addLiveOptions(watch, watch_options, watch_flags, "RUN_DIR/alerts.jsonl");
 
   commtrace::tools::CollectOptions collect_options;
   CLI::App* collect = app.add_subcommand(
@@ -247,15 +247,16 @@ int main(int argc, char** argv) {
       "or after --timeout.");
   collect->add_option("--listen", collect_options.listen, "HOST:PORT to listen on (the processes reach MASTER_ADDR:COMMTRACE_COLLECT_PORT)")
       ->capture_default_str();
-  collect->add_option("--spool", collect_options.live.dir,
-                      "keep the digests as trace files here (`commtrace report` reads them); default: a directory under $TMPDIR removed at the end");
+  collect->add_option("--spool", collect_options.spool_dir,
+                      "also keep the digests as trace files here, one per process (`commtrace report` reads them); default: none, "
+                      "they are read in memory");
   collect->add_option("--key-fd", collect_options.key_fd, "read the job's key from this descriptor (how rank 0 hands it over)");
   collect->add_option("--parent-pid", collect_options.parent_pid, "stop when this process is gone");
   collect->add_option("--metrics", collect_options.metrics,
                       "serve the live metrics for Prometheus at http://HOST:PORT/metrics (read-only; default: none)");
   LiveFlags collect_flags;
-  collect_options.live.interval_s = 0.5;  // its spool is local: looking twice a second costs little, and a HANG line comes up to half a second sooner
-  addLiveOptions(collect, collect_options.live, collect_flags);
+  collect_options.live.interval_s = 0.5;  // its streams are in memory: looking twice a second costs little, and a HANG line comes up to half a second sooner
+  addLiveOptions(collect, collect_options.live, collect_flags, "SPOOL/alerts.jsonl with --spool, else none");
 
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");

@@ -95,16 +95,19 @@ bool waitForDirectory(const WatchOptions& options, Clock::time_point start, std:
 
 int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& out, std::ostream& err) {
   const Clock::time_point start = Clock::now();
-  const std::string alerts_path = options.alerts_path.empty() ? options.dir + "/alerts.jsonl" : options.alerts_path;
-  std::ofstream alerts(alerts_path, std::ios::app);
-  if (!alerts) {
+  const std::string alerts_path = !options.alerts_path.empty() ? options.alerts_path
+                                  : options.dir.empty()          ? std::string()
+                                                                 : options.dir + "/alerts.jsonl";
+  std::ofstream alerts;
+  if (!alerts_path.empty()) alerts.open(alerts_path, std::ios::app);
+  if (!alerts_path.empty() && !alerts) {
     err << "commtrace: " << alerts_path << ": cannot write the alerts file\n";
     return 1;
   }
   report::RunModel run;
   const auto emit = [&](const std::string& line, const nlohmann::json& json) {
     out << line << '\n' << std::flush;
-    alerts << json.dump() << '\n' << std::flush;
+    if (alerts.is_open()) alerts << json.dump() << '\n' << std::flush;
   };
   report::LiveStragglers live(run, options.rules, [&](const report::LiveAlert& a) {
     const std::string line = report::alertLine(run, a);
@@ -130,11 +133,11 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     return options.prom_dir.empty() || report::writePrometheusFile(text.str(), options.prom_dir, err);
   };
   for (;;) {
+    if (loop.feed) loop.feed(follower);
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
     if (!putMetrics()) return 1;
-    if (loop.looked) loop.looked(follower);
     const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
     if (ended || timed_out || (loop.stop && loop.stop())) break;

@@ -19,7 +19,7 @@ struct WatchOptions {
   double interval_s = 1.0;  // between polls of the directory
   report::LiveStragglers::Options rules;
   report::LiveHangs::Options hang_rules;
-  std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl
+  std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl (no dir: no file)
   double timeout_s = 0;     // > 0: stop after this long even if files are still open
   std::string prom_dir;     // non-empty: DIR/commtrace.prom rewritten after every look (node-exporter's textfile collector)
 };
@@ -29,15 +29,15 @@ struct WatchOptions {
 // appeared or cannot be read, or the alerts file cannot be written.
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err);
 
-// The loop under watch and collect: follows options.dir (which must exist), prints and writes
-// the alerts, rewrites the metrics file, until every file is closed, the timeout, or stop().
-// Between looks it calls wait(interval_s) (default: sleeps), where the collector serves its
-// connections.
+// The loop under watch and collect: follows options.dir (which must exist; empty: only the
+// streams feed() admits), prints and writes the alerts, rewrites the metrics file, until every
+// stream is closed, the timeout, or stop(). Between looks it calls wait(interval_s) (default:
+// sleeps), where the collector serves its connections.
 struct LiveLoop {
   std::function<void(double seconds)> wait;
   std::function<bool()> stop;
   std::function<void(std::string metrics_text)> publish;  // the metrics after every look (the collector's /metrics)
-  std::function<void(const report::RunFollower&)> looked;  // after every look (the collector trims its spool)
+  std::function<void(report::RunFollower&)> feed;  // before every look (the collector admits new processes' streams)
 };
 int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& out, std::ostream& err);
 

@@ -29,10 +29,15 @@ MemberView viewOf(int process, uint64_t cpu_start, uint64_t cpu_end, uint64_t gp
 
 }  // namespace
 
-bool ProcessReader::open(const std::string& path, std::string& error) {
-  if (!reader_.open(path, error)) return false;
+bool ProcessReader::open(const std::string& path, std::string& error) { return reader_.open(path, error) && opened(); }
+
+bool ProcessReader::open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error) {
+  return reader_.open(name, std::move(source), error) && opened();
+}
+
+bool ProcessReader::opened() {
   send_ = names_.intern("Send");
-  consumed_ = first_chunk_offset_ = reader_.offset();
+  consumed_ = reader_.offset();
   return true;
 }
 

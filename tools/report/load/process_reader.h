@@ -137,6 +137,8 @@ class ProcessReader {
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
   bool open(const std::string& path, std::string& error);
+  // The same for a stream held in memory (the live collector's), `name` standing for its path.
+  bool open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error);
   // The next chunk's rows; false at the end of the file. The chunk is decoded into
   // `scratch`, the calling thread's: a run's files are all open at once, and a decoded
   // chunk per file (up to 16,384 records of 128 bytes) would hold 2 GiB at 1,024 ranks.
@@ -149,11 +151,9 @@ class ProcessReader {
   bool closed() const { return reader_.state() == TraceReader::State::kClosed; }
 
   const trace::v1::FileHeader& header() const { return reader_.header(); }
-  // The file's bytes read so far, and where its first chunk begins (after the header).
-  uint64_t consumed() const { return consumed_; }
-  uint64_t firstChunkOffset() const { return first_chunk_offset_; }
 
  private:
+  bool opened();
   NameId name(StringId id);
   void project(const RecordSlot& slot, RecordBatch& batch);
   void fillGpuGaps(RecordBatch& batch);
@@ -173,7 +173,6 @@ class ProcessReader {
   std::vector<NameId> name_of_;  // reader string id -> run NameId (kUnset until first seen)
   NameId send_ = 0;
   uint64_t consumed_ = 0;
-  uint64_t first_chunk_offset_ = 0;
   uint64_t colls_before_ = 0, p2ps_before_ = 0;  // tallied before this chunk: its rows are the rest
   uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
   uint64_t first_cpu_ns_ = 0;  // the earliest CPU start of an op read so far

@@ -23,12 +23,14 @@ RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink)
 RunFollower::~RunFollower() = default;
 
 bool RunFollower::poll(std::ostream& err) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir_, ec)) {
-    err << "commtrace: " << dir_ << ": not a directory (or cannot be read)\n";
-    return false;
+  if (!dir_.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir_, ec)) {
+      err << "commtrace: " << dir_ << ": not a directory (or cannot be read)\n";
+      return false;
+    }
+    admitNewFiles();
   }
-  admitNewFiles();
   readInStep();
   return true;
 }
@@ -88,20 +90,34 @@ void RunFollower::admitNewFiles() {
   std::sort(found.begin(), found.end());
   for (const std::string& path : found) {
     if (std::binary_search(seen_.begin(), seen_.end(), path)) continue;
-    const int process = static_cast<int>(run_.processes.size());
-    auto reader = std::make_unique<ProcessReader>(names_, process, options_);
+    auto reader = std::make_unique<ProcessReader>(names_, static_cast<int>(run_.processes.size()), options_);
     std::string error;
     if (!reader->open(path, error)) {
       retry_ = true;
       continue;
     }
-    ProcessInfo& info = run_.processes.emplace_back();
-    describeProcess(reader->header(), path, info);
-    run_.timelines.emplace_back();
-    joiner_.addProcess({info.rank, info.restart_count});
-    files_.push_back(std::make_unique<File>(File{path, std::move(reader)}));
+    follow(path, std::move(reader));
     seen_.insert(std::upper_bound(seen_.begin(), seen_.end(), path), path);
   }
+}
+
+bool RunFollower::admit(const std::string& name, std::shared_ptr<ByteSource> source, std::ostream& err) {
+  auto reader = std::make_unique<ProcessReader>(names_, static_cast<int>(run_.processes.size()), options_);
+  std::string error;
+  if (!reader->open(name, std::move(source), error)) {
+    err << error << "\n";
+    return false;
+  }
+  follow(name, std::move(reader));
+  return true;
+}
+
+void RunFollower::follow(const std::string& path, std::unique_ptr<ProcessReader> reader) {
+  ProcessInfo& info = run_.processes.emplace_back();
+  describeProcess(reader->header(), path, info);
+  run_.timelines.emplace_back();
+  joiner_.addProcess({info.rank, info.restart_count});
+  files_.push_back(std::make_unique<File>(File{path, std::move(reader)}));
 }
 
 uint64_t RunFollower::watermark() const {
@@ -118,9 +134,5 @@ size_t RunFollower::closedFiles() const {
 }
 
 void RunFollower::finish() { joiner_.finish(); }
-
-void RunFollower::forEachFile(const std::function<void(const std::string&, uint64_t, uint64_t)>& visit) const {
-  for (const std::unique_ptr<File>& f : files_) visit(f->path, f->reader->firstChunkOffset(), f->reader->consumed());
-}
 
 }  // namespace commtrace::report

@@ -20,13 +20,17 @@ namespace commtrace::report {
 
 class RunFollower {
  public:
-  // run: filled as files appear (processes, communicators); sink: every joined op.
+  // run: filled as files appear (processes, communicators); sink: every joined op. An empty
+  // dir: no directory is listed, the streams come from admit() alone.
   RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink);
   ~RunFollower();
 
   // Also hands every batch read, as read, to `observer` (the live hang alerts').
   void observeBatches(std::function<void(const RecordBatch&)> observer) { observer_ = std::move(observer); }
 
+  // Follows a stream that is not a file in the directory (a live collector's, in memory);
+  // false, with the reason on err, when it does not begin with a trace header.
+  bool admit(const std::string& name, std::shared_ptr<ByteSource> source, std::ostream& err);
   // Admits new files and reads what every file gained since; false, with the reason on err,
   // when the directory cannot be read.
   bool poll(std::ostream& err);
@@ -38,12 +42,11 @@ class RunFollower {
   size_t closedFiles() const;
   // Hands on the instances still open; call once, when done.
   void finish();
-  // visit(path, first chunk offset, bytes read so far) for every file admitted.
-  void forEachFile(const std::function<void(const std::string& path, uint64_t first_chunk, uint64_t consumed)>& visit) const;
 
  private:
   struct File;
   void admitNewFiles();
+  void follow(const std::string& path, std::unique_ptr<ProcessReader> reader);
   bool directoriesChanged() const;
   void readInStep();
 
