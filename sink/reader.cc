@@ -140,6 +140,7 @@ struct ShapeTable {
   std::vector<uint8_t> grouped;      // the columns predicted within a group
   std::vector<uint32_t> group_of;    // per shape, per grouped column: its group number
   size_t groups = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> keys;  // buildShapes' scratch
 
   const uint32_t* groupsOf(size_t shape) const { return group_of.data() + shape * grouped.size(); }
 };
@@ -161,14 +162,15 @@ void numberGroups(std::vector<std::pair<uint64_t, uint32_t>>& keys, ShapeTable& 
 // Fills `out` for every shape of the table; false if a shape refers to a missing string.
 bool buildShapes(const schema::Table& t, const TableColumns& columns, std::span<const StringId> file_ids,
                  ShapeTable& out, std::string& why) {
+  out.grouped.clear();
   for (size_t i = 0; i < t.columns.size(); ++i) {
     if (t.columns[i].codec == Codec::kDelta && t.columns[i].group != 0) out.grouped.push_back(static_cast<uint8_t>(i));
   }
   RecordSlot blank{};
   blank.kind = t.kind;
   out.records.assign(columns.shapes, blank);
-  std::vector<std::pair<uint64_t, uint32_t>> keys;
-  keys.reserve(columns.shapes * out.grouped.size());
+  std::vector<std::pair<uint64_t, uint32_t>>& keys = out.keys;
+  keys.clear();
   uint64_t values[32] = {};  // the shape's values as encoded (strings as chunk indices), which groups are keyed on
   for (size_t s = 0; s < columns.shapes; ++s) {
     for (size_t i = 0; i < t.columns.size() && t.columns[i].in_shape; ++i) {  // shape columns come first
@@ -441,7 +443,13 @@ bool TraceReader::decodeChunk(WireChunk& chunk, DecodedChunk& out, std::string& 
   }
   std::vector<StringId> previous_table;
   if (before == 0) previous_table.swap(string_table_);
-  for (const std::string_view s : chunk.strings) string_table_.push_back(fileString(s));
+  for (size_t i = 0; i < chunk.strings.size(); ++i) {
+    // A fresh table mostly repeats the one before (a live digest carries its own every
+    // second): comparing with it is cheaper than looking each string up.
+    const std::string_view s = chunk.strings[i];
+    const bool repeated = i < previous_table.size() && str(previous_table[i]) == s;
+    string_table_.push_back(repeated ? previous_table[i] : fileString(s));
+  }
   if (!decodeTables(chunk, out, why)) {
     if (before == 0) string_table_.swap(previous_table);
     else string_table_.resize(before);
@@ -462,7 +470,9 @@ bool TraceReader::decodeTables(WireChunk& chunk, DecodedChunk& out, std::string&
     WireTable& wire = chunk.tables[i];
     if (!wire.present) continue;
     TableColumns columns{wire.columns, wire.row_shape};
-    ShapeTable shapes;
+    // Reused by the thread's every table: a live collector decodes a thousand small chunks a
+    // second, and a fresh one was five allocations per table of each.
+    thread_local ShapeTable shapes;
     if (!expandColumns(wire, t, columns.rows, columns.shapes, why) ||
         !buildShapes(t, columns, file_id_of_local, shapes, why) ||
         !decodeRows(t, columns, shapes, file_id_of_local, out.records, why)) {

@@ -83,10 +83,11 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
   }
   LiveLoop loop{.wait = [&](double seconds) { server.serveFor(seconds, err); },
                 .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); },
-                .publish = [&](std::string text) { endpoint.publish(std::move(text)); },
+                .publish = {},
                 .feed = [&](report::RunFollower& follower) {
                   for (const CollectServer::Stream& s : server.takeNewStreams()) follower.admit(s.name, s.bytes, err);
                 }};
+  if (!options.metrics.empty()) loop.publish = [&](std::string text) { endpoint.publish(std::move(text)); };  // made only when served
   return followLive(live, loop, out, err);
 }
 

@@ -24,13 +24,9 @@ LiveHangs::LiveHangs(const RunModel& run, Options options, OnAlert on_alert)
 
 // A process's ops come in runs on one communicator: the last one looked up is remembered.
 LiveHangs::MemberState* LiveHangs::memberOf(int32_t process, uint64_t comm_id) {
-  ProcessState& p = processes_[static_cast<size_t>(process)];
-  if (p.last_member != nullptr && p.last_comm_id == comm_id) return p.last_member;
-  const auto rank = p.comm_rank.find(comm_id);
-  if (rank == p.comm_rank.end()) return nullptr;
-  p.last_comm_id = comm_id;
-  p.last_member = &comms_[comm_id].members[rank->second];
-  return p.last_member;
+  for (const auto& [id, member] : processes_[static_cast<size_t>(process)].seats)
+    if (id == comm_id) return member;
+  return nullptr;
 }
 
 void LiveHangs::noteDone(int32_t process, uint64_t comm_id, const HungOp& op, uint64_t start_utc_ns) {
@@ -49,8 +45,11 @@ void LiveHangs::observe(const RecordBatch& batch) {
     CommState& comm = comms_[c.comm_id];
     comm.name = c.name;
     comm.size = std::max(comm.size, c.size);
-    comm.members[c.rank].process = batch.process;
-    process.comm_rank[c.comm_id] = c.rank;
+    MemberState* member = &comm.members[c.rank];
+    member->process = batch.process;
+    const auto seat = std::find_if(process.seats.begin(), process.seats.end(), [&](const auto& s) { return s.first == c.comm_id; });
+    if (seat == process.seats.end()) process.seats.emplace_back(c.comm_id, member);
+    else seat->second = member;
   }
   const int64_t utc_minus_cpu = run_.processes[static_cast<size_t>(batch.process)].utc_minus_cpu_ns;
   for (const CollRow& r : batch.colls) {

@@ -88,9 +88,8 @@ class LiveHangs {
   struct ProcessState {
     uint64_t heartbeat_utc_ns = 0;
     bool closed = false;
-    std::unordered_map<uint64_t, int> comm_rank;  // by comm id
-    uint64_t last_comm_id = 0;
-    MemberState* last_member = nullptr;  // std::map nodes stay put
+    // Its seat in each of its communicators (a process is in a few; std::map nodes stay put).
+    std::vector<std::pair<uint64_t, MemberState*>> seats;
   };
 
   MemberState* memberOf(int32_t process, uint64_t comm_id);
