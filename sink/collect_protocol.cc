@@ -100,7 +100,7 @@ bool MessageReader::next(std::span<const uint8_t>& payload) {
   const std::span<const uint8_t> body(h + kHeaderBytes, length);
   Sha256Digest mac;
   std::memcpy(mac.data(), h + kHeaderBytes + length, kMacBytes);
-  if (!digestsEqual(mac, hmacSha256(key_, {challenge_, std::span<const uint8_t>(h, kHeaderBytes), body}))) {
+  if (!digestsEqual(mac, key_.mac({challenge_, std::span<const uint8_t>(h, kHeaderBytes), body}))) {
     fault_ = "message not signed with this job's key";
     return false;
   }

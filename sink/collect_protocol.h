@@ -68,7 +68,7 @@ class MessageReader {
   size_t buffered() const { return buffer_.size() - consumed_; }
 
  private:
-  LinkKey key_;
+  HmacKey key_;
   Challenge challenge_;
   wire::Bytes buffer_;
   size_t consumed_ = 0;  // bytes of buffer_ handed out

@@ -83,7 +83,9 @@ TEST(CollectProtocol, EveryFlippedBitStopsTheStreamAtItsMessage) {
     const std::vector<wire::Bytes> got = readAll(flipped, flipped.size(), reader);
     // A flip in the first message's length may leave it waiting for bytes that never come.
     ASSERT_EQ(got.size(), bit / 8 < first_end ? 0u : 1u) << "bit " << bit;
-    if (!got.empty()) EXPECT_EQ(got[0], sent[0]);
+    if (!got.empty()) {
+      EXPECT_EQ(got[0], sent[0]);
+    }
   }
 }
 
