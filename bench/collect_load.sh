@@ -12,7 +12,7 @@ seconds=${4:-60}
 export COMMTRACE_TOKEN=collect-load-bench
 out=$(mktemp)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$build/bin/commtrace" collect --listen "127.0.0.1:$port" --timeout $((seconds + 30)) > "$out.alerts" 2> "$out.err" &
+"$build/bin/commtrace" collect --listen "127.0.0.1:$port" ${COLLECT_ARGS:-} --timeout $((seconds + 30)) > "$out.alerts" 2> "$out.err" &
 collector=$!
 sleep 0.5
 ticks() { awk '{print $14 + $15}' "/proc/$collector/stat"; }

@@ -190,7 +190,7 @@ bool CollectServer::readFrom(Connection& c, std::string& why) {
 // flusher's schedule, cost tens of wakes a second, not a thousand.
 void CollectServer::serveFor(double seconds, std::ostream& err) {
   using Clock = std::chrono::steady_clock;
-  constexpr auto kBatch = std::chrono::milliseconds(20);
+  constexpr auto kBatch = std::chrono::milliseconds(50);
   const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   std::vector<epoll_event> events(256);
   for (Clock::time_point now = Clock::now(); now < until; now = Clock::now()) {

@@ -65,8 +65,12 @@ void LiveHangs::observe(const RecordBatch& batch) {
     const HungOp op{f.func, f.seq, f.op_index, f.peer};
     // A report made just before the op completed can follow its completion in the same chunk.
     const bool stale = f.in_flight == 0 || (m->done && supersedes(m->done->op, op));
-    if (stale) m->stuck.reset();
-    else m->stuck = Seen{op, f.start_utc_ns};
+    if (stale) {
+      m->stuck.reset();
+    } else {
+      m->stuck = Seen{op, f.start_utc_ns};
+      comms_[f.comm_id].maybe_stuck = true;
+    }
   }
   // A process that ended waits for nothing (one that records on reopens its file).
   if (batch.heartbeat_utc_ns != 0 || !batch.colls.empty() || !batch.p2ps.empty()) process.closed = batch.closed;
@@ -93,6 +97,7 @@ void LiveHangs::judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns) {
     int members = 0;
     uint64_t first_start_utc_ns = UINT64_MAX;
   };
+  if (!comm.maybe_stuck && !comm.alert) return;
   std::vector<Wait> waits;  // few: the members stuck right now
   for (const auto& [rank, m] : comm.members) {
     if (!isStuck(m)) continue;
@@ -112,6 +117,7 @@ void LiveHangs::judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns) {
     comm.alert.reset();
     on_alert_(recovered);
   }
+  comm.maybe_stuck = !waits.empty();
   if (waits.empty()) return;
   const Wait& most = *std::max_element(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
     return a.members != b.members ? a.members < b.members : a.first_start_utc_ns > b.first_start_utc_ns;

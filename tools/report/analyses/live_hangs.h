@@ -84,6 +84,10 @@ class LiveHangs {
     int size = 0;
     std::map<int, MemberState> members;  // by comm rank
     std::optional<HangAlert> alert;      // raised, not yet recovered
+    // A member has reported an op in flight since the last judgment found nobody stuck:
+    // without one (nearly always) there is nothing to judge, and a 1,024-member
+    // communicator is not walked twice a second for nothing.
+    bool maybe_stuck = false;
   };
   struct ProcessState {
     uint64_t heartbeat_utc_ns = 0;
