@@ -35,6 +35,10 @@ nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a
           {"lateness_us", a.lateness_us},
           {"effect", a.effect},
           {"confidence", a.confidence},
+          {"class", a.cls},
+          {"class_certainty", a.class_certainty},
+          {"gap_excess_us", a.gap_excess_us},
+          {"class_words", report::liveClassWords(a)},
           {"raised_utc_ns", realtimeNs()},
           {"line", line}};
 }

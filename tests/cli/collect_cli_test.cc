@@ -108,6 +108,8 @@ TEST(CollectCli, AStragglerIsNamedThroughTheCollectorWithinFiveSeconds) {
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
   EXPECT_EQ(alerts[0]["rank"], 1);
+  EXPECT_EQ(alerts[0]["class"], "compute") << "its extra compute lengthened its GPU's gap before each AllReduce: " << alerts[0]["line"];
+  EXPECT_NEAR(alerts[0]["gap_excess_us"].get<double>(), 2500, 500) << alerts[0]["line"];
   const uint64_t onset = testutil::onsetUtc(run_dir);
   ASSERT_NE(onset, UINT64_MAX);
   const auto raised = alerts[0]["raised_utc_ns"].get<uint64_t>();

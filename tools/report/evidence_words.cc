@@ -1,6 +1,7 @@
 #include "tools/report/evidence_words.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tools/report/analyses/slow_links.h"
 #include "tools/report/format.h"
@@ -74,6 +75,17 @@ std::string evidenceWords(const SlowLinkRow& row) {
          "% of the " + fmt::gbs(row.peer_median_gbs) + " median of " + std::to_string(row.kind_links) + " " + kind + " links";
 }
 
+std::string liveClassWords(const LiveAlert& a) {
+  const std::string excess = (a.gap_excess_us >= 0 ? "+" : "-") + fmt::duration(std::abs(a.gap_excess_us));
+  switch (a.basis) {
+    case StragglerBasis::kInferred:
+      return "compute: its GPU's gap before them " + excess + " over its peers', host delay not ruled out";
+    case StragglerBasis::kEarlierOp:
+      return "cause unknown: its GPU's gap before them (" + excess + " over its peers') does not explain it, an earlier op or the network held it up";
+    default: return "cause unknown: no GPU times to measure its gaps";
+  }
+}
+
 std::string alertLine(const RunModel& run, const LiveAlert& a) {
   const ProcessInfo* p = a.process >= 0 && static_cast<size_t>(a.process) < run.processes.size() ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
   const Communicator& comm = run.comms[a.comm];
@@ -84,8 +96,8 @@ std::string alertLine(const RunModel& run, const LiveAlert& a) {
   if (a.kind == LiveAlert::Kind::kRecovered)
     return "commtrace: RECOVERED " + who + " no longer late at " + where + " since " + fmt::utcTime(a.since_utc_ns);
   return "commtrace: STRAGGLER " + who + " +" + fmt::duration(a.lateness_us) + " per step late at " + fmt::percent(a.late_share) + " of " + where +
-         " since " + fmt::utcTime(a.since_utc_ns) + " [others kept waiting " + fmt::percent(a.effect) + " of their time, confidence " +
-         fmt::fixed(a.confidence, 2) + "]";
+         " since " + fmt::utcTime(a.since_utc_ns) + " [" + liveClassWords(a) + "; others kept waiting " + fmt::percent(a.effect) +
+         " of their time, confidence " + fmt::fixed(a.confidence, 2) + "]";
 }
 
 std::string hungOpWords(const RunModel& run, const HungOp& op) {

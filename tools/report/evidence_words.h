@@ -17,9 +17,11 @@ std::string evidenceWords(const StragglerRow& row);
 // "best 9.72 GB/s over 1200 ops (300 on this pair alone), 21% of the 45.1 GB/s median of 24
 // inter-host links", or that too few links of its kind were measured.
 std::string evidenceWords(const SlowLinkRow& row);
+// Why a live straggler was late, in words ("compute: ..."), for its alert line.
+std::string liveClassWords(const LiveAlert& a);
 // One line for the training log: "commtrace: STRAGGLER rank 11 (host h2, GPU 3) +4.1 ms per
-// step late at 97% of AllReduce on dp.3 since 12:03:41.000 UTC [confidence 0.93]", or the
-// RECOVERED line that ends it.
+// step late at 97% of AllReduce on dp.3 since 12:03:41.000 UTC [compute: ...; others kept
+// waiting 6% of their time, confidence 0.93]", or the RECOVERED line that ends it.
 std::string alertLine(const RunModel& run, const LiveAlert& alert);
 // "commtrace: HANG AllReduce #4812 on dp.3: ranks 0-6 waiting 10.2 s; rank 7 last seen at
 // AllReduce #4811", or the RECOVERED line that ends it.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tools/report/analyses/op_metrics.h"
+#include "tools/report/analyses/straggler_class.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/op_stream.h"
 
@@ -45,6 +46,7 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
   w.members = static_cast<int>(members.size());
   ++w.funcs[c.func];
   const double p = 1.0 / static_cast<double>(arrivals_.members.size());
+  const uint64_t peer_gap = peersMedianGap(members);
   for (const MemberArrival& a : arrivals_.members) {
     Seat& s = w.seats[static_cast<size_t>(a.comm_rank)];
     s.process = a.process;
@@ -55,7 +57,23 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
     if (a.last_share == 0) continue;
     s.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
     s.lateness_ns += a.lateness_ns;
+    const uint64_t gap = members[static_cast<size_t>(a.comm_rank)].gpu_gap_ns;
+    if (gap == MemberView::kNoGap || peer_gap == MemberView::kNoGap) continue;
+    s.gap_excess_us += (static_cast<double>(gap) - static_cast<double>(peer_gap)) / 1e3;
+    ++s.gaps_measured;
   }
+}
+
+uint64_t LiveStragglers::peersMedianGap(std::span<const MemberView> members) {
+  peer_gaps_.clear();
+  for (const MemberArrival& a : arrivals_.members) {
+    const uint64_t gap = members[static_cast<size_t>(a.comm_rank)].gpu_gap_ns;
+    if (a.last_share == 0 && gap != MemberView::kNoGap) peer_gaps_.push_back(gap);
+  }
+  if (peer_gaps_.empty()) return MemberView::kNoGap;
+  const auto middle = peer_gaps_.begin() + static_cast<std::ptrdiff_t>(peer_gaps_.size() / 2);
+  std::nth_element(peer_gaps_.begin(), middle, peer_gaps_.end());
+  return *middle;
 }
 
 void LiveStragglers::finish(std::span<const uint32_t> new_index) {
@@ -103,6 +121,12 @@ void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_sta
          s.last / static_cast<double>(s.instances), s.last > 0 ? static_cast<double>(s.lateness_ns) / s.last / 1e3 : 0.0, effect,
          confidenceOf(std::min(z / options_.min_z, effect / options_.min_effect))};
     a.func = std::max_element(w.funcs.begin(), w.funcs.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
+    const bool measured = s.gaps_measured != 0;
+    a.gap_excess_us = measured ? s.gap_excess_us / static_cast<double>(s.gaps_measured) : 0;
+    StragglerClass cls = classFromGaps(measured, a.gap_excess_us, a.lateness_us, /*ends_slow_link=*/false);
+    a.cls = std::move(cls.cls);
+    a.class_certainty = cls.certainty;
+    a.basis = cls.basis;
     if (!streak.straggling && streak.flagged >= options_.persist) {
       streak.straggling = true;
       on_alert_(a);

@@ -19,6 +19,7 @@
 
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/load/op_joiner.h"
+#include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
 namespace commtrace::report {
@@ -36,6 +37,12 @@ struct LiveAlert {
   double lateness_us = 0;       // its mean lateness where it was last: how much later than the first arriver
   double effect = 0;            // the waiting it caused over the other members' time
   double confidence = 0;        // 0..1, as the report's straggler confidence
+  // Why it was late, from the GPU gaps before the ops it was last at (classFromGaps): the
+  // digests carry no kernel records, so a longer gap reads "compute", host delay not ruled out.
+  std::string cls = "unknown";
+  double class_certainty = 0;
+  StragglerBasis basis = StragglerBasis::kNone;
+  double gap_excess_us = 0;  // its mean gap before them over its peers' median gap, where measured
 };
 
 // What the stream has shown so far, for live metrics (counters since the start).
@@ -96,6 +103,8 @@ class LiveStragglers : public JoinedOpSink {
     double last = 0, expected_last = 0, variance = 0;  // last arrivals and chance's mean and variance of them
     uint64_t wait_caused_ns = 0;
     uint64_t lateness_ns = 0;  // summed over the instances it was last at
+    double gap_excess_us = 0;  // summed over those of them whose gaps were measured (its and its peers')
+    uint64_t gaps_measured = 0;
   };
   struct CommWindow {
     int members = 0;
@@ -116,7 +125,11 @@ class LiveStragglers : public JoinedOpSink {
   const RunModel& run_;
   Options options_;
   OnAlert on_alert_;
+  // The median gap of the members not last (MemberView::kNoGap: none measured).
+  uint64_t peersMedianGap(std::span<const MemberView> members);
+
   InstanceArrivals arrivals_;  // reused from instance to instance
+  std::vector<uint64_t> peer_gaps_;  // reused likewise
   std::map<uint64_t, Window> windows_;  // by window start (UTC ns), open until advance() passes their end
   uint64_t judged_until_utc_ns_ = 0;     // windows before this were judged: instances for them come too late
   std::map<std::pair<uint32_t, int>, Streak> streaks_;

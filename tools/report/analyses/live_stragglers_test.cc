@@ -22,9 +22,12 @@ struct Fired {
   uint64_t watermark_utc_ns;
 };
 
-// Feeds `seconds` of steps; `late_ns(step, rank)` delays a rank's arrival.
-template <class Late>
-std::vector<Fired> play(testutil::RunModelBuilder& b, uint32_t comm, uint64_t seconds, uint64_t seed, Late late_ns) {
+const auto kNoGaps = [](uint64_t, int, uint64_t) { return MemberView::kNoGap; };
+
+// Feeds `seconds` of steps; `late_ns(step, rank)` delays a rank's arrival; `gap_ns(step, rank,
+// late)` is the GPU gap its op is read with.
+template <class Late, class Gap = decltype(kNoGaps)>
+std::vector<Fired> play(testutil::RunModelBuilder& b, uint32_t comm, uint64_t seconds, uint64_t seed, Late late_ns, Gap gap_ns = kNoGaps) {
   std::vector<Fired> fired;
   uint64_t watermark = 0;
   LiveStragglers live(b.run, {}, [&](const LiveAlert& a) { fired.push_back({a, watermark}); });
@@ -43,7 +46,9 @@ std::vector<Fired> play(testutil::RunModelBuilder& b, uint32_t comm, uint64_t se
       MemberView& m = members[static_cast<size_t>(r)];
       m.process = r;
       m.comm_rank = r;
-      m.gpu_start_ns = t + jitter(rng) + late_ns(step, r);
+      const uint64_t late = late_ns(step, r);
+      m.gpu_start_ns = t + jitter(rng) + late;
+      m.gpu_gap_ns = gap_ns(step, r, late);
       m.cpu_start_ns = m.gpu_start_ns - 20'000;
       m.cpu_end_ns = m.cpu_start_ns + 5'000;
       last = std::max(last, m.gpu_start_ns);
@@ -88,6 +93,8 @@ TEST(LiveStragglers, ARankFivePercentSlowerIsNamedWithinFiveSecondsAndItsRecover
   EXPECT_EQ(line.rfind("commtrace: STRAGGLER rank 5 (host h1, GPU 1) +", 0), 0u) << line;
   EXPECT_NE(line.find(" per step late at "), std::string::npos) << line;
   EXPECT_NE(line.find(" of AllReduce on world since "), std::string::npos) << line;
+  EXPECT_EQ(straggler.basis, StragglerBasis::kNoGap) << "no GPU gaps were given";
+  EXPECT_NE(line.find("[cause unknown: no GPU times to measure its gaps; others kept waiting "), std::string::npos) << line;
 
   const LiveAlert& recovered = fired[1].alert;
   EXPECT_EQ(recovered.kind, LiveAlert::Kind::kRecovered);
@@ -96,6 +103,34 @@ TEST(LiveStragglers, ARankFivePercentSlowerIsNamedWithinFiveSecondsAndItsRecover
   EXPECT_LE(fired[1].watermark_utc_ns, kT0 + 405 * kSecond);
   EXPECT_EQ(alertLine(b.run, recovered).rfind("commtrace: RECOVERED rank 5 (host h1, GPU 1) no longer late at AllReduce on world since ", 0), 0u)
       << alertLine(b.run, recovered);
+}
+
+// The class in the alert: a delay that lengthened the rank's GPU gap before the op (its own
+// work ran longer) reads "compute", with the gap's excess; one that left the gap as its
+// peers' (an earlier op held it up) reads "cause unknown".
+TEST(LiveStragglers, TheAlertSaysWhetherTheRanksOwnGapExplainsItsLateness) {
+  for (const bool in_gap : {true, false}) {
+    testutil::RunModelBuilder b(std::vector<std::string>(8, "h"));
+    const uint32_t world = b.comm({0, 1, 2, 3, 4, 5, 6, 7}, "world");
+    const std::vector<Fired> fired = play(
+        b, world, 30, 6, [](uint64_t step, int r) { return r == 3 && step >= 100 ? kStepNs / 20 : uint64_t{0}; },
+        [&](uint64_t, int, uint64_t late) { return 40'000'000 + (in_gap ? late : 0); });
+    ASSERT_EQ(fired.size(), 1u) << in_gap;
+    const LiveAlert& a = fired[0].alert;
+    const std::string line = alertLine(b.run, a);
+    if (in_gap) {
+      EXPECT_EQ(a.cls, "compute") << line;
+      EXPECT_EQ(a.basis, StragglerBasis::kInferred);
+      EXPECT_NEAR(a.gap_excess_us, 2500, 1) << "its gap over its peers' median, all 40 ms but its own";
+      EXPECT_NE(line.find("[compute: its GPU's gap before them +2.5 ms over its peers', host delay not ruled out; "), std::string::npos)
+          << line;
+    } else {
+      EXPECT_EQ(a.cls, "unknown") << line;
+      EXPECT_EQ(a.basis, StragglerBasis::kEarlierOp);
+      EXPECT_NEAR(a.gap_excess_us, 0, 1);
+      EXPECT_NE(line.find("over its peers') does not explain it, an earlier op or the network held it up; "), std::string::npos) << line;
+    }
+  }
 }
 
 // A rank last more often than chance but costing the others little (1 % of their time) is

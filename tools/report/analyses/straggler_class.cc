@@ -68,14 +68,26 @@ bool endsASlowLink(int rank, const std::vector<SlowLinkRow>& links) {
   return std::any_of(links.begin(), links.end(), [&](const SlowLinkRow& l) { return l.flagged && (l.a == rank || l.b == rank); });
 }
 
-StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
+}  // namespace
+
+StragglerClass classFromGaps(bool measured, double excess_us, double lateness_us, bool ends_slow_link) {
   using B = StragglerBasis;
-  if (e.gap_us.count() == 0) return {"unknown", 0.3, B::kNoGap, {}};
-  const double excess = e.excess_us.quantile(0.5), lateness = e.lateness_us.quantile(0.5);
-  if (excess <= 0 || excess < kExplainedShare * lateness) {
-    if (endsASlowLink(rank, links)) return {"network", 0.6, B::kSlowLink, {}};
+  if (!measured) return {"unknown", 0.3, B::kNoGap, {}};
+  if (excess_us <= 0 || excess_us < kExplainedShare * lateness_us) {
+    if (ends_slow_link) return {"network", 0.6, B::kSlowLink, {}};
     return {"unknown", 0.3, B::kEarlierOp, {}};
   }
+  return {"compute", 0.5, B::kInferred, {}};
+}
+
+namespace {
+
+StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
+  using B = StragglerBasis;
+  const bool measured = e.gap_us.count() != 0;
+  StragglerClass first = classFromGaps(measured, measured ? e.excess_us.quantile(0.5) : 0, measured ? e.lateness_us.quantile(0.5) : 0,
+                                       endsASlowLink(rank, links));
+  if (first.basis != B::kInferred) return first;
   if (!e.extra_compute_share.empty()) {
     if (median(e.extra_compute_share) >= kDecidingFraction) return {"compute", 0.9, B::kComputeKernels, {}};
     return {"host", 0.9, B::kHostIdleGpu, {}};
@@ -84,7 +96,7 @@ StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLi
     if (median(e.idle_before_enqueue) >= kDecidingFraction) return {"host", 0.8, B::kEnqueuedLate, {}};
     return {"compute", 0.6, B::kEnqueuedEarly, {}};
   }
-  return {"compute", 0.5, B::kInferred, {}};
+  return first;
 }
 
 // The class, with the figures it was decided on.

@@ -87,6 +87,12 @@ struct StragglerClass {
   GapFigures figures;
 };
 
+// The first cut of the class from the gaps alone (what the live alerts have): no gap measured
+// -> unknown; a gap excess over the peers' that does not explain the lateness -> network at
+// an end of a slow link, else unknown; a longer gap -> compute, inferred (kInferred), which
+// kernel records or clock samples refine into compute or host where they exist.
+StragglerClass classFromGaps(bool measured, double excess_us, double lateness_us, bool ends_slow_link);
+
 class GapBusyTime;
 
 // ranks: the flagged global ranks; links: the link verdicts of slow_links.h; busy: the

@@ -22,13 +22,15 @@ void setGapsInStartOrder(std::vector<GapSpan>& spans, uint64_t latest_end_before
 }
 
 void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
-  std::vector<GapSpan> sorted = window_;  // the window and the chunk; freed with the chunk
-  sorted.reserve(window_.size() + chunk_ops.size());
+  // The window and the chunk, in the thread's scratch: a live collector fills a thousand
+  // processes' small chunks a second.
+  thread_local std::vector<GapSpan> sorted;
+  sorted.assign(window_.begin(), window_.end());
   for (MemberView* op : chunk_ops) {
     if (op->gpuDuration() != 0) sorted.push_back({op->gpu_start_ns, op->gpu_end_ns, &op->gpu_gap_ns});
   }
   setGapsInStartOrder(sorted, evicted_end_, any_before_);
-  const size_t keep = std::min(sorted.size(), kWindow);
+  const size_t keep = std::min(sorted.size(), window_size_);
   for (size_t k = 0; k + keep < sorted.size(); ++k) {
     evicted_end_ = std::max(evicted_end_, sorted[k].end);
     any_before_ = true;

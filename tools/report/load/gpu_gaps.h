@@ -30,15 +30,17 @@ void setGapsInStartOrder(std::vector<GapSpan>& spans, uint64_t latest_end_before
 
 class GpuGapTracker {
  public:
-  // Earlier ops kept beside a chunk's own. An op written more than a chunk plus this many
-  // ops after one that started later is not seen by that one's gap.
+  // Earlier ops kept beside a chunk's own (by default). An op written more than a chunk plus
+  // this many ops after one that started later is not seen by that one's gap.
   static constexpr size_t kWindow = 512;
+  explicit GpuGapTracker(size_t window = kWindow) : window_size_(window) {}
 
   // Sets gpu_gap_ns of a chunk's ops, given in file order.
   void fill(std::span<MemberView* const> chunk_ops);
 
  private:
-  // The last kWindow earlier ops by start, sorted by start. (A run's files are all open at
+  size_t window_size_;
+  // The last window_size_ earlier ops by start, sorted by start. (A run's files are all open at
   // once: what a tracker keeps between chunks is all there is of it 1,024 times over.)
   std::vector<GapSpan> window_;
   uint64_t evicted_end_ = 0;     // the latest end of the ops that left the window

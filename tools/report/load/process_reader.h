@@ -117,10 +117,11 @@ struct ProcessReadOptions {
   // Compute kernels: kept in the timeline, or only counted (the report's overlap pass reads
   // them from the file again).
   bool keep_compute = true;
-  // What only the report reads, the live alerts not (and a live collector would hold per
-  // process: 32 KB of op ends each for the kernel clock match, 32 MB at 1,024 ranks):
-  // MemberView::gpu_gap_ns for the straggler classes, NCCL's kernels matched to the ops' ends.
+  // MemberView::gpu_gap_ns for the straggler classes (the report's and the live alerts'), and
+  // NCCL's kernels matched to the ops' ends, which only the report reads (a live collector
+  // would hold 32 KB of op ends per process for it, 32 MB at 1,024 ranks).
   bool gpu_gaps = true;
+  size_t gap_window = GpuGapTracker::kWindow;  // GpuGapTracker's
   bool match_kernel_clocks = true;
 };
 
@@ -133,6 +134,7 @@ class ProcessReader {
         keep_compute_(options.keep_compute),
         gpu_gaps_(options.gpu_gaps),
         match_kernel_clocks_(options.match_kernel_clocks),
+        gaps_(options.gap_window),
         phases_(options.keep_all_phases, options.step_range) {}
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
