@@ -103,6 +103,14 @@ constexpr uint64_t ncclTestsBytes(std::string_view func, uint64_t per_rank_bytes
   return ncclTestsBytes(findFunc(func), per_rank_bytes, n);
 }
 
+// The size classes live metrics break busBw down by, in bytes per rank: few, so that the
+// metrics' label sets stay bounded. 0: "<64KiB", 1: "64KiB-1MiB", 2: "1MiB-16MiB", 3: ">=16MiB".
+constexpr int sizeClassOf(uint64_t bytes) { return bytes < (64u << 10) ? 0 : bytes < (1u << 20) ? 1 : bytes < (16u << 20) ? 2 : 3; }
+constexpr std::string_view sizeClassName(int size_class) {
+  constexpr std::string_view kNames[] = {"<64KiB", "64KiB-1MiB", "1MiB-16MiB", ">=16MiB"};
+  return kNames[size_class < 0 ? 0 : size_class > 3 ? 3 : size_class];
+}
+
 // ---- datatypes ----
 
 // ncclDataType_t (nccl.h); the aliases ncclChar, ncclInt, ncclHalf, ncclFloat and ncclDouble

@@ -110,6 +110,14 @@ constexpr SettingSpec kSpecs[] = {
      .number = &Settings::metrics_port,
      .min = 0,
      .max = 65535},
+    {.name = "COMMTRACE_PROM_DIR",
+     .kind = SettingKind::kPath,
+     .help = "a directory node-exporter's textfile collector reads on every host: each process rewrites "
+             "DIR/commtrace-pid<PID>.prom every 5 s (its ops, bus bytes and GPU time by communicator, func, size, algorithm "
+             "and protocol; its oldest op in flight; its drops) and removes it when it stops; the job's collector writes "
+             "its job-wide view (stragglers, hangs, busBw) to DIR/commtrace.prom on its host",
+     .path = &Settings::prom_dir,
+     .default_note = "no metrics files"},
     {.name = "COMMTRACE_COLLECT_ADDR",
      .kind = SettingKind::kText,
      .help = "the host of a collector run standalone (`commtrace collect --listen`, e.g. on a login node): the processes "

@@ -33,6 +33,7 @@ struct Settings {
   bool live = true;
   uint32_t collect_port = 29517;
   uint32_t metrics_port = 0;  // 0: the collector rank 0 starts serves no /metrics
+  char prom_dir[PATH_MAX] = "";  // empty: no metrics files
 };
 
 // COMMTRACE_CUPTI, in the order its choices are listed.

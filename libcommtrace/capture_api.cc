@@ -61,6 +61,7 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     options.dir = dir != nullptr ? dir : commtrace::runDirectory(settings(), options.identity);
     options.before_drain = &beforeDrain;
     options.digest = commtrace::library::openLiveLink(options.dir);
+    options.prom_dir = settings().prom_dir;
 #if COMMTRACE_CUPTI_FACE
     options.cupti_clock = &commtrace::cupti::clockNow;
 #endif

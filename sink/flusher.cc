@@ -6,7 +6,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/tsc_clock.h"
@@ -14,6 +17,7 @@
 #include "ringbuffer/ringbuffer.h"
 #include "sink/chunk_encoder.h"
 #include "sink/frame.h"
+#include "sink/process_metrics.h"
 
 namespace commtrace {
 namespace {
@@ -74,7 +78,12 @@ uint64_t FlusherStats::sinkFailedTotal() const {
 
 // The flusher thread's private state: encoder, buffers and what it has reported.
 struct Flusher::Worker {
-  explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()), digest_encoder(StringTable::global()) {}
+  explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()), digest_encoder(StringTable::global()) {
+    if (!f.options_.prom_dir.empty()) {
+      metrics = std::make_unique<ProcessMetrics>(StringTable::global(), f.options_.identity.rank);
+      metrics_path = f.options_.prom_dir + "/commtrace-pid" + std::to_string(getpid()) + ".prom";
+    }
+  }
 
   // last: the drain at stop(). closing: the process stops recording, at stop() or by a
   // closing flush request: the drain's last chunk is written, records or not, marked so.
@@ -92,9 +101,26 @@ struct Flusher::Worker {
       last_chunk_ns = now;
     }
     if (flusher.options_.digest != nullptr) sendDigest(now, closing);
+    if (metrics != nullptr) writeMetrics(now, last);
+  }
+
+  // Every period, and gone with the process's recording: counters that stopped counting
+  // would read as a rank that stopped working.
+  void writeMetrics(uint64_t now, bool last) {
+    if (last) {
+      unlink(metrics_path.c_str());
+      return;
+    }
+    if (now - last_metrics_ns < uint64_t{flusher.options_.prom_period_ms} * 1'000'000u) return;
+    last_metrics_ns = now;
+    metrics->setDigestDropped(flusher.stats_.digest_records_dropped.load(std::memory_order_relaxed));
+    if (metrics->writeFile(metrics_path, now)) return;
+    std::fprintf(stderr, "commtrace: cannot write %s (%s); this process writes no metrics file\n", metrics_path.c_str(), std::strerror(errno));
+    metrics.reset();
   }
 
   void add(const RecordSlot& slot) {
+    if (metrics != nullptr) metrics->add(slot);
     encoder.add(slot);
     if (encoder.rows() >= flusher.options_.chunk_records) writeChunk();
     if (flusher.options_.digest == nullptr) return;
@@ -200,6 +226,9 @@ struct Flusher::Worker {
   }
 
   Flusher& flusher;
+  std::unique_ptr<ProcessMetrics> metrics;  // with FlusherOptions::prom_dir
+  std::string metrics_path;
+  uint64_t last_metrics_ns = 0;
   ChunkEncoder encoder;
   ChunkEncoder digest_encoder;
   wire::Bytes payload, framed;

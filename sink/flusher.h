@@ -35,6 +35,10 @@ struct FlusherOptions {
   // (its own string table) so that one dropped costs only itself. Owned by the caller.
   DigestSender* digest = nullptr;
   uint32_t digest_period_ms = 1000;
+  // Non-empty: this process's own metrics rewritten every prom_period_ms as
+  // prom_dir/commtrace-pid<PID>.prom for node-exporter's textfile collector (process_metrics.h).
+  std::string prom_dir;
+  uint32_t prom_period_ms = 5000;
 };
 
 // What the collector's analyses read: ops, communicators, ops in flight, drops, clocks.

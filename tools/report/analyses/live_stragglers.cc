@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/nccl_vocab.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/straggler_class.h"
 #include "tools/report/analyses/stragglers.h"
@@ -9,19 +10,12 @@
 
 namespace commtrace::report {
 
-int sizeClassOf(uint64_t bytes) { return bytes < (64u << 10) ? 0 : bytes < (1u << 20) ? 1 : bytes < (16u << 20) ? 2 : 3; }
-
-const char* sizeClassName(int size_class) {
-  static constexpr const char* kNames[] = {"<64KiB", "64KiB-1MiB", "1MiB-16MiB", ">=16MiB"};
-  return kNames[std::clamp(size_class, 0, 3)];
-}
-
 LiveStragglers::LiveStragglers(const RunModel& run, Options options, OnAlert on_alert)
     : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
 
 void LiveStragglers::collective(const CollInstance& c, std::span<const MemberView> members) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
-  LiveTotals::CommFunc& totals = totals_.by_op_class[{c.comm, c.func, sizeClassOf(c.bytes), c.algo, c.proto}];
+  LiveTotals::CommFunc& totals = totals_.by_op_class[{c.comm, c.func, nccl::sizeClassOf(c.bytes), c.algo, c.proto}];
   ++totals.instances;
   if (const uint64_t ns = transferNs(members); ns != 0 && c.bytes != 0) {
     const int n = static_cast<int>(members.size());

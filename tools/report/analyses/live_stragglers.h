@@ -60,17 +60,13 @@ struct LiveTotals {
   struct OpClass {
     uint32_t comm = 0;
     NameId func = 0;
-    int size_class = 0;  // sizeClassName()
+    int size_class = 0;  // nccl::sizeClassOf()
     NameId algo = 0, proto = 0;
     auto operator<=>(const OpClass&) const = default;
   };
   std::map<int32_t, Rank> by_process;
   std::map<OpClass, CommFunc> by_op_class;
 };
-
-// Bytes per rank in four classes: "<64KiB", "64KiB-1MiB", "1MiB-16MiB", ">=16MiB" (0 to 3).
-int sizeClassOf(uint64_t bytes);
-const char* sizeClassName(int size_class);
 
 class LiveStragglers : public JoinedOpSink {
  public:

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/nccl_vocab.h"
 #include "tools/report/format.h"
 
 namespace commtrace::report {
@@ -36,7 +37,7 @@ std::string commLabels(const RunModel& run, uint32_t comm, NameId func) {
 }
 
 std::string opClassLabels(const RunModel& run, const LiveTotals::OpClass& k) {
-  return commLabels(run, k.comm, k.func) + ",size=" + quoted(sizeClassName(k.size_class)) + ",algo=" + quoted(run.name(k.algo)) +
+  return commLabels(run, k.comm, k.func) + ",size=" + quoted(nccl::sizeClassName(k.size_class)) + ",algo=" + quoted(run.name(k.algo)) +
          ",proto=" + quoted(run.name(k.proto));
 }
 
