@@ -127,6 +127,11 @@ void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags&
                   "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
                   "collector: collectives and busBw per communicator and func, last arrivals and waiting caused per rank, "
                   "stragglers and hangs now (default: $COMMTRACE_PROM_DIR)");
+  cmd->add_option("--gone-after", o.gone_after_s,
+                  "seconds without a heartbeat (a live process writes one every second) after which a process that never "
+                  "closed its file is taken as gone: once every process is closed or gone, this stops")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o.timeout_s, "stop after this many seconds even if files are still open (0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

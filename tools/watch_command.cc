@@ -20,6 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+
 nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a, const std::string& line) {
   const report::Communicator& comm = run.comms[a.comm];
   const report::ProcessInfo* p = a.process >= 0 ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
@@ -142,7 +143,12 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
     if (!putMetrics()) return 1;
-    const bool ended = follower.files() > 0 && follower.closedFiles() == follower.files();
+    // Ended: every process closed its file, or went silent for kGoneAfter (died without the chance).
+    const size_t gone = follower.silentFiles(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.gone_after_s)));
+    const bool ended = follower.files() > 0 && follower.closedFiles() + gone == follower.files();
+    if (ended && gone > 0)
+      err << "commtrace: " << gone << " of " << follower.files() << " processes went silent for " << options.gone_after_s
+          << " s without closing their files (they died, or froze): the job is taken as ended\n";
     const bool timed_out = options.timeout_s > 0 && Clock::now() - start >= std::chrono::duration<double>(options.timeout_s);
     if (ended || timed_out || (loop.stop && loop.stop())) break;
     if (loop.wait) loop.wait(options.interval_s);

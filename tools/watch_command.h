@@ -21,6 +21,7 @@ struct WatchOptions {
   report::LiveHangs::Options hang_rules;
   std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl (no dir: no file)
   double timeout_s = 0;     // > 0: stop after this long even if files are still open
+  double gone_after_s = 60;  // a process whose file has been silent this long (no heartbeat) is gone
   std::string prom_dir;     // non-empty: DIR/commtrace.prom rewritten after every look (node-exporter's textfile collector)
 };
 

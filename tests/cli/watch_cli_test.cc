@@ -113,6 +113,23 @@ TEST(WatchCli, FilesStillOpenAreFollowedUntilTheTimeout) {
   EXPECT_NE(r.out.find("commtrace: STRAGGLER rank 3 "), std::string::npos) << r.out;
 }
 
+// A job whose processes died without closing their files: once they have been silent
+// --gone-after seconds, watch says so and stops, without a --timeout.
+TEST(WatchCli, ProcessesSilentLongerThanGoneAfterEndTheWatch) {
+  TempDir scratch, dir;
+  const std::string run = writeRun(dir, 3, 4);
+  const auto start = std::chrono::steady_clock::now();
+  const ProgramResult r = commtrace(scratch, {"watch", run, "--interval", "0.05", "--gone-after", "1"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(took, 10.0);
+  EXPECT_NE(r.err.find("commtrace: 16 of 16 processes went silent for 1 s without closing their files (they died, or froze): "
+                       "the job is taken as ended"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("commtrace: STRAGGLER rank 3 "), std::string::npos) << r.out;
+}
+
 // Started before the job, it waits for the run directory; one that never comes is an error
 // at the timeout, and a file where the directory should be is one at once.
 TEST(WatchCli, WaitsForTheRunDirectoryUntilTheTimeout) {

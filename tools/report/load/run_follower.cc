@@ -21,6 +21,7 @@ struct RunFollower::File {
   std::unique_ptr<ProcessReader> reader;
   uint64_t position_ns = 0;  // the latest op read, as UTC; 0 before any
   bool closed = false;
+  std::chrono::steady_clock::time_point last_read = std::chrono::steady_clock::now();  // admitted, or a chunk read
 };
 
 RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink)
@@ -62,6 +63,7 @@ void RunFollower::readInStep() {
       continue;
     }
     file.position_ns = std::max(file.position_ns, batch.position_ns);
+    file.last_read = std::chrono::steady_clock::now();
     if (observer_) observer_(batch);
     joiner_.add(batch);
     behind.push({file.position_ns, index});
@@ -129,12 +131,18 @@ void RunFollower::follow(const std::string& path, std::unique_ptr<ProcessReader>
 }
 
 uint64_t RunFollower::watermark() const {
+  const auto silent_since = std::chrono::steady_clock::now() - silent_after_;
   uint64_t open_min = UINT64_MAX, latest = 0;
   for (const std::unique_ptr<File>& f : files_) {
     latest = std::max(latest, f->position_ns);
-    if (!f->closed && f->position_ns != 0) open_min = std::min(open_min, f->position_ns);
+    if (!f->closed && f->position_ns != 0 && f->last_read > silent_since) open_min = std::min(open_min, f->position_ns);
   }
   return open_min != UINT64_MAX ? open_min : latest;
+}
+
+size_t RunFollower::silentFiles(std::chrono::steady_clock::duration quiet) const {
+  const auto since = std::chrono::steady_clock::now() - quiet;
+  return static_cast<size_t>(std::count_if(files_.begin(), files_.end(), [&](const std::unique_ptr<File>& f) { return !f->closed && f->last_read <= since; }));
 }
 
 size_t RunFollower::closedFiles() const {

@@ -4,6 +4,7 @@
 // that a window of the run can be judged once it has passed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -34,9 +35,16 @@ class RunFollower {
   // Admits new files and reads what every file gained since; false, with the reason on err,
   // when the directory cannot be read.
   bool poll(std::ostream& err);
-  // Every file not yet closed has been read up to this (UTC ns): later ops may still come
-  // only after it. 0 before any file has an op; the latest op of all when every file is closed.
+  // Every file not yet closed nor silent has been read up to this (UTC ns): later ops may
+  // still come only after it. 0 before any file has an op; the latest op of all when every
+  // file is closed or silent. A silent file (nothing read from it for kSilentAfter, where a
+  // live process writes a heartbeat every second: its process died or froze) holds nobody's
+  // judgment back; it counts again once it grows.
   uint64_t watermark() const;
+  static constexpr std::chrono::seconds kSilentAfter{10};
+  void setSilentAfter(std::chrono::steady_clock::duration d) { silent_after_ = d; }  // tests
+  // Files not closed from which nothing was read for `quiet` or longer.
+  size_t silentFiles(std::chrono::steady_clock::duration quiet) const;
   // Files admitted, and how many of them their writers have closed (the job ended).
   size_t files() const { return files_.size(); }
   size_t closedFiles() const;
@@ -61,6 +69,7 @@ class RunFollower {
   std::function<void(const RecordBatch&)> observer_;
   std::vector<std::pair<std::string, std::filesystem::file_time_type>> directories_;  // as last listed
   bool retry_ = false;  // a file found could not be opened yet
+  std::chrono::steady_clock::duration silent_after_ = kSilentAfter;
 };
 
 }  // namespace commtrace::report

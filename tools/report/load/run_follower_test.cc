@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/temp_dir.h"
 #include "tools/report/build_report.h"
@@ -79,6 +80,48 @@ TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
     EXPECT_EQ(std::tie(a[i].comm, a[i].func, a[i].count, a[i].timed), std::tie(b[i].comm, b[i].func, b[i].count, b[i].timed)) << i;
     EXPECT_DOUBLE_EQ(a[i].time_us_p50, b[i].time_us_p50) << i;
   }
+}
+
+// A process that died mid-run leaves its file open and silent: once it has been silent for
+// the silent period, it no longer holds the watermark back; the files still growing do.
+TEST(RunFollower, ASilentFileStopsHoldingTheWatermarkBack) {
+  testutil::TempDir dir;
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir.path() + "/run";
+  options.ranks = 4;
+  options.collectives_per_rank = 2000;
+  options.in_flight_ops = 2;  // files left open, as by processes that never closed them
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  const fs::path watched = dir.path() + "/live";
+  fs::create_directories(watched);
+  std::vector<std::pair<fs::path, std::vector<char>>> files;
+  for (const auto& entry : fs::directory_iterator(options.dir)) files.emplace_back(watched / entry.path().filename(), bytesOf(entry.path()));
+  std::sort(files.begin(), files.end());
+  writePrefix(files[0].first, files[0].second, files[0].second.size() / 3);  // the dead one stopped a third in
+  for (size_t f = 1; f < files.size(); ++f) writePrefix(files[f].first, files[f].second, files[f].second.size() * 2 / 3);
+  RunModel run;
+  StreamedAnalyses followed;
+  RunFollower follower(watched.string(), run, followed);
+  follower.setSilentAfter(std::chrono::milliseconds(300));
+  std::ostringstream err;
+  ASSERT_TRUE(follower.poll(err)) << err.str();
+  const uint64_t held = follower.watermark();
+  ASSERT_GT(held, 0u);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  for (size_t f = 1; f < files.size(); ++f) writePrefix(files[f].first, files[f].second, files[f].second.size());  // the others go on
+  ASSERT_TRUE(follower.poll(err)) << err.str();
+  EXPECT_EQ(follower.silentFiles(std::chrono::milliseconds(300)), 1u);
+  const uint64_t moved = follower.watermark();
+  EXPECT_GT(moved, held) << "the dead process's file no longer holds the others' windows";
+
+  // It grows again (it was frozen, not dead): it counts again.
+  writePrefix(files[0].first, files[0].second, files[0].second.size() / 2);
+  ASSERT_TRUE(follower.poll(err)) << err.str();
+  EXPECT_EQ(follower.silentFiles(std::chrono::milliseconds(300)), 0u);
+  EXPECT_LT(follower.watermark(), moved);
 }
 
 }  // namespace
