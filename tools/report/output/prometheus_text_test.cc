@@ -3,6 +3,8 @@
 // queries one the text carries.
 #include "tools/report/output/prometheus_text.h"
 
+#include "sink/process_metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -45,9 +47,10 @@ TEST(PrometheusText, EscapesLabelValuesAndCarriesTheStragglerWhileItStraggles) {
   EXPECT_NE(quiet.find("# TYPE commtrace_straggler gauge"), std::string::npos) << "the family is declared even without series";
 }
 
+// The collector's text and the processes' own textfiles (sink/process_metrics.h).
 TEST(PrometheusText, TheDashboardQueriesOnlyMetricsTheTextCarries) {
   std::set<std::string> families;
-  std::istringstream text(metricsText(true));
+  std::istringstream text(metricsText(true) + ProcessMetrics(StringTable::global(), 0).text(0));
   for (std::string line; std::getline(text, line);)
     if (line.rfind("# TYPE ", 0) == 0) families.insert(line.substr(7, line.find(' ', 7) - 7));
   std::ifstream in(GRAFANA_DASHBOARD);
