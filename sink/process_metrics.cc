@@ -1,42 +1,15 @@
 #include "sink/process_metrics.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 
 #include "core/nccl_vocab.h"
+#include "core/prometheus_exposition.h"
 
 namespace commtrace {
 namespace {
 
-// A label value as the exposition format quotes it.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + '"';
-}
-
-void header(std::string& out, const char* name, const char* type, const char* help) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
-}
+using prometheus::quoted;
 
 void sample(std::string& out, const char* name, const std::string& labels, double value) {
   char number[64];
@@ -117,14 +90,14 @@ std::string ProcessMetrics::text(uint64_t now_ns) const {
     return commLabels(comm) + ",func=" + quoted(name(func)) + ",size=" + quoted(nccl::sizeClassName(size_class)) +
            ",algo=" + quoted(name(algo)) + ",proto=" + quoted(name(proto));
   };
-  header(out, "commtrace_process_ops_total", "counter", "NCCL ops this process completed (collectives, sends, receives)");
+  out += prometheus::familyLines("commtrace_process_ops_total", "counter", "NCCL ops this process completed (collectives, sends, receives)");
   for (const auto& [k, t] : ops_) sample(out, "commtrace_process_ops_total", opLabels(k), static_cast<double>(t.ops));
-  header(out, "commtrace_process_bus_bytes_total", "counter", "nccl-tests bus bytes of those ops");
+  out += prometheus::familyLines("commtrace_process_bus_bytes_total", "counter", "nccl-tests bus bytes of those ops");
   for (const auto& [k, t] : ops_) sample(out, "commtrace_process_bus_bytes_total", opLabels(k), t.bus_bytes);
-  header(out, "commtrace_process_op_gpu_seconds_total", "counter",
+  out += prometheus::familyLines("commtrace_process_op_gpu_seconds_total", "counter",
          "their GPU time on this rank, waiting for the others included: bus bytes over it is busBw as this rank saw it");
   for (const auto& [k, t] : ops_) sample(out, "commtrace_process_op_gpu_seconds_total", opLabels(k), static_cast<double>(t.gpu_ns) / 1e9);
-  header(out, "commtrace_process_in_flight_seconds", "gauge",
+  out += prometheus::familyLines("commtrace_process_in_flight_seconds", "gauge",
          "how long this rank's oldest op in flight on a communicator has waited (reported from 1 s on)");
   for (const auto& [comm, f] : in_flight_) {
     const double waited = now_ns > f.cpu_start_ns ? static_cast<double>(now_ns - f.cpu_start_ns) / 1e9 : 0.0;
@@ -133,7 +106,7 @@ std::string ProcessMetrics::text(uint64_t now_ns) const {
   uint64_t ring_full = 0, sink_failed = 0;
   for (const auto& [key, n] : ring_full_) ring_full += n;
   for (const auto& [kind, n] : sink_failed_) sink_failed += n;
-  header(out, "commtrace_process_dropped_records_total", "counter",
+  out += prometheus::familyLines("commtrace_process_dropped_records_total", "counter",
          "records lost: ring_full (the recording thread's ring was full), sink_failed (the trace file could not be written), "
          "digest (the live link to the collector could not take them)");
   const std::string rank = "rank=\"" + std::to_string(rank_) + '"';
@@ -143,24 +116,6 @@ std::string ProcessMetrics::text(uint64_t now_ns) const {
   return out;
 }
 
-bool ProcessMetrics::writeFile(const std::string& path, uint64_t now_ns) const {
-  const std::string body = text(now_ns);
-  const std::string temporary = path + ".tmp";
-  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < body.size()) {
-    const ssize_t n = write(fd, body.data() + done, body.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const int saved = errno;
-  close(fd);
-  if (done == body.size() && rename(temporary.c_str(), path.c_str()) == 0) return true;
-  unlink(temporary.c_str());
-  errno = done == body.size() ? errno : saved;
-  return false;
-}
+bool ProcessMetrics::writeFile(const std::string& path, uint64_t now_ns) const { return prometheus::replaceFile(path, text(now_ns)); }
 
 }  // namespace commtrace

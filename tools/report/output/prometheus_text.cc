@@ -1,31 +1,18 @@
 #include "tools/report/output/prometheus_text.h"
 
-#include <cstdio>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 
 #include "core/nccl_vocab.h"
+#include "core/prometheus_exposition.h"
 #include "tools/report/format.h"
 
 namespace commtrace::report {
 namespace {
 
-// A label value as the exposition format quotes it: backslash, double quote and newline escaped.
-std::string quoted(std::string_view v) {
-  std::string out = "\"";
-  for (const char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + '"';
-}
+using prometheus::quoted;
 
-void family(std::ostream& out, const char* name, const char* type, const char* help) {
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
-}
+void family(std::ostream& out, const char* name, const char* type, const char* help) { out << prometheus::familyLines(name, type, help); }
 
 std::string commLabels(std::string_view name, uint64_t id, std::string_view func) {
   return "comm=" + quoted(name) + ",comm_id=" + quoted(fmt::hexId(id)) + ",func=" + quoted(func);
@@ -83,20 +70,10 @@ void writePrometheusText(const RunModel& run, const LiveView& view, std::ostream
 }
 
 bool writePrometheusFile(const std::string& text, const std::string& dir, std::ostream& err) {
-  const std::string path = dir + "/commtrace.prom", temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      err << "commtrace: " << temporary << ": cannot write the metrics file\n";
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    err << "commtrace: " << path << ": cannot replace the metrics file\n";
-    return false;
-  }
-  return true;
+  const std::string path = dir + "/commtrace.prom";
+  if (prometheus::replaceFile(path, text)) return true;
+  err << "commtrace: " << path << ": cannot write the metrics file (" << std::strerror(errno) << ")\n";
+  return false;
 }
 
 }  // namespace commtrace::report
