@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,6 +65,7 @@ struct CollectServer::Connection {
   collect::MessageReader reader;
   std::shared_ptr<StreamBytes> stream;  // its process's, from its first message on
   int spool_fd = -1;
+  size_t spool_skip = 0;  // bytes of the next message not to spool (a header the file has)
   size_t unverified = 0;  // reader.buffered() as last counted in the server's total
   Connection(int f, const collect::LinkKey& key, const collect::Challenge& challenge) : fd(f), peer(peerName(f)), reader(key, challenge) {}
   ~Connection() {
@@ -147,6 +149,10 @@ bool CollectServer::attach(Connection& c, std::span<const uint8_t>& payload, std
   if (options_.spool_dir.empty()) return true;
   const std::string path = options_.spool_dir + "/" + name;
   c.spool_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  // A file an earlier collector left (restarted on the same spool) is continued as the
+  // stream is: without a second header.
+  struct stat st {};
+  if (c.spool_fd >= 0 && fresh && fstat(c.spool_fd, &st) == 0 && st.st_size > 0) c.spool_skip = frame::kHeaderBytes + header->length;
   if (c.spool_fd >= 0) return true;
   why = "cannot write " + path + ": " + std::strerror(errno);
   return false;
@@ -155,7 +161,8 @@ bool CollectServer::attach(Connection& c, std::span<const uint8_t>& payload, std
 bool CollectServer::deliver(Connection& c, std::span<const uint8_t> payload, std::string& why) {
   if (c.stream == nullptr && !attach(c, payload, why)) return false;
   c.stream->append(payload);
-  if (c.spool_fd >= 0 && !writeAll(c.spool_fd, payload.data(), payload.size())) {
+  const std::span<const uint8_t> spooled = payload.subspan(std::exchange(c.spool_skip, 0));
+  if (c.spool_fd >= 0 && !writeAll(c.spool_fd, spooled.data(), spooled.size())) {
     why = std::string("cannot write the spool: ") + std::strerror(errno);
     return false;
   }

@@ -119,6 +119,30 @@ TEST(CollectServer, TwoConnectionsOfOneProcessMakeItsTraceFileExactly) {
   EXPECT_EQ(spooled, trace.bytes) << "the spool is the file the process would have written";
 }
 
+// A collector restarted on the same spool continues a process's file as its stream: the file
+// is still the one the process would have written, with one header.
+TEST(CollectServer, ACollectorRestartedOnTheSameSpoolContinuesTheFile) {
+  testutil::TempDir dir;
+  testing::SlotGenerator gen(22);
+  std::vector<std::vector<RecordSlot>> chunks(2);
+  for (auto& c : chunks)
+    for (int i = 0; i < 20; ++i) c.push_back(gen.make(gen.anyKind(), 7));
+  const testing::BuiltTrace trace = testing::buildTrace(chunks);
+  const std::vector<uint8_t> header = slice(trace.bytes, 0, trace.header_end);
+  for (size_t i = 0; i < 2; ++i) {
+    RunningServer server(dir.path());
+    DigestSender sender({.host = "127.0.0.1", .port = server.port()});
+    ASSERT_TRUE(sendAll(sender, {concat(header, slice(trace.bytes, trace.chunk_begin[i], trace.chunk_end[i]))}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stopServing();
+    EXPECT_EQ(server.server().stats().messages, 1u) << server.err();
+  }
+  const std::vector<std::string> files = testing::traceFilesIn(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream in(files[0], std::ios::binary);
+  EXPECT_EQ(std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), trace.bytes);
+}
+
 TEST(CollectServer, ASenderWithAnotherKeyLeavesNothingButOneLine) {
   testutil::TempDir dir;
   RunningServer server(dir.path());
