@@ -112,7 +112,7 @@ struct LiveFlags {
 };
 
 void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags& flags, const std::string& alerts_default) {
-  cmd->add_option("--interval", o.interval_s, "seconds between looks at the files")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--interval", o.interval_s, "seconds between looks at what the processes wrote (their files; the collector: their streams)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--window", flags.window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--min-slowdown", o.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
       ->capture_default_str()
@@ -129,7 +129,7 @@ void addLiveOptions(CLI::App* cmd, commtrace::tools::WatchOptions& o, LiveFlags&
                   "stragglers and hangs now (default: $COMMTRACE_PROM_DIR)");
   cmd->add_option("--gone-after", o.gone_after_s,
                   "seconds without a heartbeat (a live process writes one every second) after which a process that never "
-                  "closed its file is taken as gone: once every process is closed or gone, this stops")
+                  "said it ended (closed its file or stream) is taken as gone: once every process has ended or is gone, this stops")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o.timeout_s, "stop after this many seconds even if files are still open (0: never)")
