@@ -370,13 +370,42 @@ TEST(ReportGroundTruth, FindingsLeadWithThePlantedStragglerAndLink) {
   EXPECT_EQ(report.findings[2].rfind("Exposed communication: ", 0), 0u) << report.findings[2];
 }
 
-// A healthy job leads with no straggler and names no slow link.
+// A healthy job names no straggler and no slow link, and says so last, after what its
+// communication costs.
 TEST(ReportGroundTruth, HealthyRunFindingsNameNoCulprit) {
   DriverRun run(healthy());
   const Report report = buildReport(run.run, run.clocks);
   ASSERT_FALSE(report.findings.empty());
-  EXPECT_EQ(report.findings[0].rfind("No straggler", 0), 0u) << report.findings[0];
-  for (const std::string& f : report.findings) EXPECT_EQ(f.rfind("Slow link", 0), std::string::npos) << f;
+  EXPECT_EQ(report.findings.back().rfind("No straggler", 0), 0u) << report.findings.back();
+  for (const std::string& f : report.findings) {
+    EXPECT_NE(f.rfind("Slow link", 0), 0u) << f;
+    EXPECT_NE(f.rfind("Straggler:", 0), 0u) << f;
+  }
+}
+
+// The order a user must read the findings in: a rank with no trace file (what makes every
+// other figure partial) before the culprits, the culprits before the costs, and what could
+// not be decided last.
+TEST(ReportGroundTruth, FindingsPutWhatIsMissingFirstAndEveryCulpritBeforeTheCosts) {
+  DriverRun run(demoScenario(), "--ranks-only 0 1 2 3 4 5 7");
+  const Report report = buildReport(run.run, run.clocks);
+  const auto tierOf = [](const std::string& f) {
+    for (const auto& [prefix, tier] : std::vector<std::pair<std::string, int>>{
+             {"Missing:", 0}, {"Mismatches and hangs:", 0}, {"Incomplete:", 0}, {"Left open:", 0}, {"Straggler:", 1},
+             {"Slow link:", 1}, {"Slowdown:", 1}, {"Exposed communication:", 2}, {"Pipeline bubble:", 2},
+             {"CPU blocked", 2}, {"Lowest bandwidth:", 2}, {"No straggler", 3}, {"Overlap of communication", 3}})
+      if (f.rfind(prefix, 0) == 0) return tier;
+    return -1;
+  };
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings[0].rfind("Missing: no trace file for rank(s) 6;", 0), 0u) << report.findings[0];
+  int previous = 0;
+  for (const std::string& f : report.findings) {
+    const int tier = tierOf(f);
+    EXPECT_GE(tier, 0) << "a finding this test does not place: " << f;
+    EXPECT_GE(tier, previous) << f;
+    previous = std::max(previous, tier);
+  }
 }
 
 // The driver's GPU reports its compute and NCCL kernels through its own libcupti; the CUPTI
@@ -493,7 +522,7 @@ TEST(ReportGroundTruth, ZeroThreeOverlappedAndExposedAreToldApart) {
   for (const OverlapRow& row : buildReport(hidden.run, hidden.clocks).overlap) EXPECT_GT(row.overlap_pct, 90.0) << row.rank;
   const Report r = buildReport(shown.run, shown.clocks);
   for (const OverlapRow& row : r.overlap) EXPECT_LT(row.overlap_pct, 1.0) << row.rank;
-  EXPECT_EQ(r.findings.at(1).rfind("Exposed communication: ", 0), 0u) << r.findings.at(1);
+  EXPECT_EQ(r.findings.at(0).rfind("Exposed communication: ", 0), 0u) << r.findings.at(0) << ": the cost before the note that no rank straggles";
 }
 
 // A 2-stage pipeline: each stage waits in its receive while the other computes. Who waited

@@ -21,6 +21,22 @@
 namespace commtrace::report {
 namespace {
 
+// Findings in the order a user must read them: what makes the rest incomplete or wrong
+// first (a window with no op, dead or hung ranks, lost data, mismatches), then the culprits
+// (every one), then what communication costs, and what could not be decided last.
+enum class Tier : uint8_t { kWindow, kLoss, kCulprit, kCost, kNote };
+
+struct Findings {
+  std::vector<std::pair<Tier, std::string>> items;
+  void add(Tier tier, std::string text) { items.emplace_back(tier, std::move(text)); }
+  std::vector<std::string> inOrder() {
+    std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (auto& [tier, text] : items) out.push_back(std::move(text));
+    return out;
+  }
+};
+
 std::string sentence(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string sentence(const char* format, ...) {
   va_list args, again;
@@ -33,59 +49,61 @@ std::string sentence(const char* format, ...) {
   return out;
 }
 
-void addStragglerFinding(const StragglerReport& s, std::vector<std::string>& out) {
-  const auto flagged = std::find_if(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
-  if (flagged == s.ranks.end()) {
+void addStragglerFindings(const StragglerReport& s, Findings& out) {
+  const bool any = std::any_of(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
+  if (!any) {
     if (!s.ranks.empty())
-      out.push_back(sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its "
+      out.add(Tier::kNote, sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its "
                              "%llu collectives).",
                              s.ranks.front().rank, fmt::percent(s.ranks.front().late_fraction).c_str(),
                              static_cast<unsigned long long>(s.ranks.front().instances)));
     return;
   }
-  const StragglerRow& r = *flagged;
-  out.push_back(sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting "
+  for (const StragglerRow& r : s.ranks) {
+    if (!r.flagged) continue;
+    out.add(Tier::kCulprit, sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting "
                          "%s in all (mean lateness %s); cause: %s (confidence %.2f of 1). Evidence: %s.",
                          r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
                          fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
                          evidenceWords(r).c_str()));
+  }
 }
 
-void addLinkFinding(const StragglerReport& s, std::vector<std::string>& out) {
-  const auto flagged = std::find_if(s.links.begin(), s.links.end(), [](const SlowLinkRow& l) { return l.flagged; });
-  if (flagged == s.links.end()) return;
-  const SlowLinkRow& l = *flagged;
-  out.push_back(sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of "
+void addLinkFindings(const StragglerReport& s, Findings& out) {
+  for (const SlowLinkRow& l : s.links) {
+    if (!l.flagged) continue;
+    out.add(Tier::kCulprit, sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of "
                          "%s for %s links.",
                          l.a, l.b, l.hosts.c_str(), fmt::gbs(l.achieved_gbs).c_str(), static_cast<unsigned long long>(l.ops),
                          fmt::gbs(l.peer_median_gbs).c_str(), l.inter_host ? "inter-host" : "intra-host"));
+  }
 }
 
-void addOverlapFinding(const std::vector<OverlapRow>& rows, std::vector<std::string>& out) {
+void addOverlapFinding(const std::vector<OverlapRow>& rows, Findings& out) {
   const OverlapRow* worst = nullptr;
   for (const OverlapRow& r : rows)
     if (r.available && (worst == nullptr || r.exposed_us > worst->exposed_us)) worst = &r;
   if (worst != nullptr) {
-    out.push_back(sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden "
+    out.add(Tier::kCost, sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden "
                            "behind compute.",
                            worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
                            fmt::percent(worst->comm_us > 0 ? worst->exposed_us / worst->comm_us : 0.0).c_str()));
   } else if (!rows.empty()) {
     // The reason of a rank that did communicate: one whose file was empty says less.
     const auto typical = std::max_element(rows.begin(), rows.end(), [](const OverlapRow& a, const OverlapRow& b) { return a.comm_us < b.comm_us; });
-    out.push_back("Overlap of communication with compute: not available (" + typical->reason + ").");
+    out.add(Tier::kNote, "Overlap of communication with compute: not available (" + typical->reason + ").");
   }
 }
 
 // A pipeline bubble worth naming: the rank that waited longest on one peer in sends and
 // receives, when that is at least a tenth of its step.
-void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, std::vector<std::string>& out) {
+void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, Findings& out) {
   constexpr double kMinStepShare = 10.0;
   const auto top = std::max_element(rows.begin(), rows.end(), [](const PeerWaitRow& a, const PeerWaitRow& b) {
     return a.step_share_pct < b.step_share_pct;
   });
   if (top == rows.end() || top->step_share_pct < kMinStepShare) return;
-  out.push_back(sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s per "
+  out.add(Tier::kCost, sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s per "
                          "step, %s of its step.",
                          top->rank, top->peer, static_cast<unsigned long long>(top->waited),
                          static_cast<unsigned long long>(top->transfers), fmt::duration(top->wait_us).c_str(),
@@ -93,7 +111,7 @@ void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, std::vector<std::s
 }
 
 // The ranks whose CPUs waited longest and shortest for their GPUs in CUDA sync calls.
-void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, std::vector<std::string>& out) {
+void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, Findings& out) {
   if (rows.empty()) return;
   const auto [least, most] = std::minmax_element(
       rows.begin(), rows.end(), [](const CudaSyncRow& a, const CudaSyncRow& b) { return a.blocked_us < b.blocked_us; });
@@ -104,41 +122,41 @@ void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, std::vector<std::s
                                  most->rank, fmt::duration(most->blocked_us).c_str(), static_cast<unsigned long long>(calls),
                                  fmt::duration(top.stats.total_us).c_str(), top.call.c_str());
   if (rows.size() > 1) finding += sentence("; rank %d the shortest, %s", least->rank, fmt::duration(least->blocked_us).c_str());
-  out.push_back(finding + ".");
+  out.add(Tier::kCost, finding + ".");
 }
 
 // The group with the lowest busBw among those moving at least 1 MiB (small ops are
 // latency-bound, and their busBw says little about the links).
-void addBandwidthFinding(const std::vector<BandwidthRow>& rows, std::vector<std::string>& out) {
+void addBandwidthFinding(const std::vector<BandwidthRow>& rows, Findings& out) {
   const BandwidthRow* worst = nullptr;
   for (const BandwidthRow& r : rows)
     if (r.bytes >= (1u << 20) && r.busbw_gbs_p50 > 0 && (worst == nullptr || r.busbw_gbs_p50 < worst->busbw_gbs_p50)) worst = &r;
   if (worst == nullptr) return;
   // Point-to-point rows have no algorithm or protocol.
   const std::string how = worst->algo.empty() ? "" : ", " + worst->algo + "/" + worst->proto;
-  out.push_back(sentence("Lowest bandwidth: %s on %s (%s%s): busBw %s at p50 over %llu instances (p50 time %s).",
+  out.add(Tier::kCost, sentence("Lowest bandwidth: %s on %s (%s%s): busBw %s at p50 over %llu instances (p50 time %s).",
                          worst->func.c_str(), worst->comm_name.c_str(), worst->bucket.c_str(), how.c_str(),
                          fmt::gbs(worst->busbw_gbs_p50).c_str(), static_cast<unsigned long long>(worst->count), fmt::duration(worst->time_us_p50).c_str()));
 }
 
 // When a communicator got slow: its busBw over time fell and stayed down.
-void addSlowdownFinding(const BandwidthSeries& series, std::vector<std::string>& out) {
+void addSlowdownFinding(const BandwidthSeries& series, Findings& out) {
   const BandwidthDrop drop = largestBandwidthDrop(series);
   if (drop.row < 0) return;
   const BandwidthSeriesRow& row = series.rows[static_cast<size_t>(drop.row)];
-  out.push_back(sentence("Slowdown: busBw of %s on %s fell from %s to %s from +%s on the aligned timeline (%llu of its %llu "
+  out.add(Tier::kCulprit, sentence("Slowdown: busBw of %s on %s fell from %s to %s from +%s on the aligned timeline (%llu of its %llu "
                          "instances after it).",
                          row.func.c_str(), row.comm_name.empty() ? fmt::hexId(row.comm).c_str() : row.comm_name.c_str(),
                          fmt::gbs(drop.before_gbs).c_str(), fmt::gbs(drop.after_gbs).c_str(), fmt::duration(drop.at_us).c_str(),
                          static_cast<unsigned long long>(drop.ops_after), static_cast<unsigned long long>(drop.ops)));
 }
 
-void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
+void addMismatchFinding(const Report& r, Findings& out) {
   if (r.mismatches_total == 0) return;
   const MismatchRow& m = r.mismatches.front();
   std::string ranks;
   for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
-  out.push_back(sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; first: "
+  out.add(Tier::kLoss, sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; first: "
                          "%s #%llu on %s, %s on %s %s (%s).",
                          static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),
                          static_cast<unsigned long long>(m.seq), m.comm_name.c_str(), m.kind.c_str(),
@@ -146,36 +164,36 @@ void addMismatchFinding(const Report& r, std::vector<std::string>& out) {
 }
 
 // A --from/--to window no op started in: said first, with when the ops did run.
-void addEmptyWindowFinding(const RunSummary& run, std::vector<std::string>& out) {
+void addEmptyWindowFinding(const RunSummary& run, Findings& out) {
   if (!run.windowed || run.ops != 0) return;
   std::string found = "No op started in the --from/--to window";
   if (run.last_op_utc_ns != 0)
     found += "; the run's ops ran from " + fmt::utcTime(run.first_op_utc_ns) + " to " + fmt::utcTime(run.last_op_utc_ns);
-  out.push_back(found + ".");
+  out.add(Tier::kWindow, found + ".");
 }
 
-void addRunFindings(const RunSummary& run, std::vector<std::string>& out) {
+void addRunFindings(const RunSummary& run, Findings& out) {
   if (run.files_left_open > 0)
-    out.push_back("Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
+    out.add(Tier::kLoss, "Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
                   fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles.");
   if (run.files_being_written > 0) {
     std::string live = "Live: " + std::to_string(run.files_being_written) + " of " + std::to_string(run.processes) +
                        " trace files are still being written; the report covers what they held when read";
     if (run.all_files_reach_utc_ns != 0) live += ", every file reaching " + fmt::utcTime(run.all_files_reach_utc_ns);
-    out.push_back(live + ". Ops after that may not be in every file yet and are not counted as mismatches.");
+    out.add(Tier::kLoss, live + ". Ops after that may not be in every file yet and are not counted as mismatches.");
   }
   if (!run.missing_ranks.empty()) {
-    out.push_back("Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others.");
+    out.add(Tier::kLoss, "Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others.");
   }
   if (run.damaged_files > 0)
-    out.push_back(sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",
+    out.add(Tier::kLoss, sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",
                            run.damaged_files, run.processes));
   if (run.files > run.processes)
-    out.push_back(sentence("Skipped: %d %s in the run directory (see problems).", run.files - run.processes,
+    out.add(Tier::kLoss, sentence("Skipped: %d %s in the run directory (see problems).", run.files - run.processes,
                            run.files - run.processes == 1 ? "file is not a readable commtrace trace"
                                                           : "files are not readable commtrace traces"));
   if (run.dropped_records > 0 || run.untracked_events > 0)
-    out.push_back(sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
+    out.add(Tier::kLoss, sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
                            "followed; counts and sums are lower bounds.",
                            static_cast<unsigned long long>(run.dropped_records),
                            static_cast<unsigned long long>(run.untracked_events)));
@@ -232,16 +250,18 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, streamed.evidence, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total);
 
-  addEmptyWindowFinding(report.run, report.findings);
-  addStragglerFinding(report.stragglers, report.findings);
-  addLinkFinding(report.stragglers, report.findings);
-  addOverlapFinding(report.overlap, report.findings);
-  addPeerWaitFinding(report.peer_waits, report.findings);
-  addCudaSyncFinding(report.cuda_sync, report.findings);
-  addSlowdownFinding(report.bandwidth_series, report.findings);
-  addBandwidthFinding(report.bandwidth, report.findings);
-  addMismatchFinding(report, report.findings);
-  addRunFindings(report.run, report.findings);
+  Findings findings;
+  addEmptyWindowFinding(report.run, findings);
+  addRunFindings(report.run, findings);
+  addMismatchFinding(report, findings);
+  addStragglerFindings(report.stragglers, findings);
+  addLinkFindings(report.stragglers, findings);
+  addSlowdownFinding(report.bandwidth_series, findings);
+  addOverlapFinding(report.overlap, findings);
+  addPeerWaitFinding(report.peer_waits, findings);
+  addCudaSyncFinding(report.cuda_sync, findings);
+  addBandwidthFinding(report.bandwidth, findings);
+  report.findings = findings.inOrder();
   return report;
 }
 

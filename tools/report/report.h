@@ -389,7 +389,10 @@ struct Report {
   StragglerReport stragglers;
   std::vector<MismatchRow> mismatches;
   uint64_t mismatches_total = 0;  // mismatches may be capped in the list; this is the full count
-  std::vector<std::string> findings;  // top findings, most important first, one sentence each
+  // One sentence each: what makes the rest incomplete (no op in the window, ranks dead or
+  // hung, lost data, mismatches), then every culprit, then the costs, then what could not be
+  // decided (build_report.cc).
+  std::vector<std::string> findings;
 };
 
 }  // namespace commtrace::report
