@@ -4,6 +4,7 @@
 
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/rank_index.h"
+#include "tools/report/load/stats.h"
 
 namespace commtrace::report {
 
@@ -45,6 +46,16 @@ bool arrivalsOf(bool synchronizing, std::span<const MemberView> m, InstanceArriv
     if (a.wait_ns < kTieNs) a.last_share = 1.0 / tied_last;
   out.first_lateness_ns = longest - shortest;
   return true;
+}
+
+double peersMedianGapUs(const InstanceArrivals& arrivals, std::span<const MemberView> members, std::vector<double>& peer_gaps) {
+  peer_gaps.clear();
+  for (const MemberArrival& m : arrivals.members) {
+    const uint64_t gap = members[static_cast<size_t>(m.comm_rank)].gpu_gap_ns;
+    if (gap != MemberView::kNoGap && m.last_share == 0) peer_gaps.push_back(static_cast<double>(gap) / 1e3);
+  }
+  if (peer_gaps.empty()) return -1;
+  return percentile(peer_gaps, 0.5);
 }
 
 }  // namespace commtrace::report

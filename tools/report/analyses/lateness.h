@@ -40,4 +40,9 @@ bool arrivalsOf(const RunModel& run, const CollInstance& c, InstanceArrivals& ou
 // ranks are settled only at its end: every MemberArrival::rank is -1).
 bool arrivalsOf(bool synchronizing, std::span<const MemberView> members, InstanceArrivals& out);
 
+// The median GPU gap before the instance (MemberView::gpu_gap_ns, in us) of its members not
+// last at it, given the arrivals arrivalsOf() filled for those seats; `peer_gaps` (the
+// caller's, reused) is left holding every such gap, reordered. -1 when none was measured.
+double peersMedianGapUs(const InstanceArrivals& arrivals, std::span<const MemberView> members, std::vector<double>& peer_gaps);
+
 }  // namespace commtrace::report

@@ -40,7 +40,7 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
   w.members = static_cast<int>(members.size());
   ++w.funcs[c.func];
   const double p = 1.0 / static_cast<double>(arrivals_.members.size());
-  const uint64_t peer_gap = peersMedianGap(members);
+  const double peer_gap_us = peersMedianGapUs(arrivals_, members, peer_gaps_);
   for (const MemberArrival& a : arrivals_.members) {
     Seat& s = w.seats[static_cast<size_t>(a.comm_rank)];
     s.process = a.process;
@@ -52,22 +52,10 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
     s.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
     s.lateness_ns += a.lateness_ns;
     const uint64_t gap = members[static_cast<size_t>(a.comm_rank)].gpu_gap_ns;
-    if (gap == MemberView::kNoGap || peer_gap == MemberView::kNoGap) continue;
-    s.gap_excess_us += (static_cast<double>(gap) - static_cast<double>(peer_gap)) / 1e3;
+    if (gap == MemberView::kNoGap || peer_gap_us < 0) continue;
+    s.gap_excess_us += static_cast<double>(gap) / 1e3 - peer_gap_us;
     ++s.gaps_measured;
   }
-}
-
-uint64_t LiveStragglers::peersMedianGap(std::span<const MemberView> members) {
-  peer_gaps_.clear();
-  for (const MemberArrival& a : arrivals_.members) {
-    const uint64_t gap = members[static_cast<size_t>(a.comm_rank)].gpu_gap_ns;
-    if (a.last_share == 0 && gap != MemberView::kNoGap) peer_gaps_.push_back(gap);
-  }
-  if (peer_gaps_.empty()) return MemberView::kNoGap;
-  const auto middle = peer_gaps_.begin() + static_cast<std::ptrdiff_t>(peer_gaps_.size() / 2);
-  std::nth_element(peer_gaps_.begin(), middle, peer_gaps_.end());
-  return *middle;
 }
 
 void LiveStragglers::finish(std::span<const uint32_t> new_index) {

@@ -121,11 +121,8 @@ class LiveStragglers : public JoinedOpSink {
   const RunModel& run_;
   Options options_;
   OnAlert on_alert_;
-  // The median gap of the members not last (MemberView::kNoGap: none measured).
-  uint64_t peersMedianGap(std::span<const MemberView> members);
-
   InstanceArrivals arrivals_;  // reused from instance to instance
-  std::vector<uint64_t> peer_gaps_;  // reused likewise
+  std::vector<double> peer_gaps_;  // reused likewise
   std::map<uint64_t, Window> windows_;  // by window start (UTC ns), open until advance() passes their end
   uint64_t judged_until_utc_ns_ = 0;     // windows before this were judged: instances for them come too late
   std::map<std::pair<uint32_t, int>, Streak> streaks_;

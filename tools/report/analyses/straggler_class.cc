@@ -121,14 +121,9 @@ StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& 
 void StragglerEvidence::collective(const CollInstance& c, std::span<const MemberView> members) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
   if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_) || arrivals_.first_lateness_ns < kTieNs) return;
-  peer_gaps_.clear();
-  for (const MemberArrival& m : arrivals_.members) {
-    const uint64_t gap = members[static_cast<size_t>(m.comm_rank)].gpu_gap_ns;
-    if (gap != MemberView::kNoGap && m.last_share == 0) peer_gaps_.push_back(us(gap));
-  }
-  if (peer_gaps_.empty()) return;
+  const double peer_gap = peersMedianGapUs(arrivals_, members, peer_gaps_);
+  if (peer_gap < 0) return;
   const size_t peers = peer_gaps_.size();
-  const double peer_gap = percentile(peer_gaps_, 0.5);
   for (const MemberArrival& m : arrivals_.members) {
     const MemberView& v = members[static_cast<size_t>(m.comm_rank)];
     if (m.last_share == 0 || v.gpu_gap_ns == MemberView::kNoGap || m.process < 0) continue;

@@ -22,6 +22,8 @@ struct RunFollower::File {
   uint64_t position_ns = 0;  // the latest op read, as UTC; 0 before any
   bool closed = false;
   std::chrono::steady_clock::time_point last_read = std::chrono::steady_clock::now();  // admitted, or a chunk read
+  // Not closed, and nothing read from it since `since`.
+  bool silentSince(std::chrono::steady_clock::time_point since) const { return !closed && last_read <= since; }
 };
 
 RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink)
@@ -135,14 +137,14 @@ uint64_t RunFollower::watermark() const {
   uint64_t open_min = UINT64_MAX, latest = 0;
   for (const std::unique_ptr<File>& f : files_) {
     latest = std::max(latest, f->position_ns);
-    if (!f->closed && f->position_ns != 0 && f->last_read > silent_since) open_min = std::min(open_min, f->position_ns);
+    if (!f->closed && f->position_ns != 0 && !f->silentSince(silent_since)) open_min = std::min(open_min, f->position_ns);
   }
   return open_min != UINT64_MAX ? open_min : latest;
 }
 
 size_t RunFollower::silentFiles(std::chrono::steady_clock::duration quiet) const {
   const auto since = std::chrono::steady_clock::now() - quiet;
-  return static_cast<size_t>(std::count_if(files_.begin(), files_.end(), [&](const std::unique_ptr<File>& f) { return !f->closed && f->last_read <= since; }));
+  return static_cast<size_t>(std::count_if(files_.begin(), files_.end(), [&](const std::unique_ptr<File>& f) { return f->silentSince(since); }));
 }
 
 size_t RunFollower::closedFiles() const {
