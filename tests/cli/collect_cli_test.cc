@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -186,6 +187,21 @@ class StandaloneCollector {
 
 // Rank 0's collector cannot have its port: one line says so, the ranks stay quiet about the
 // collector they cannot reach, and the job runs as without live alerts.
+// Standalone, it appends its alerts to SPOOL/alerts.jsonl with --spool (and --alerts where
+// given), and without either writes no file, least of all where it was started.
+TEST(CollectCli, AStandaloneCollectorKeepsItsAlertsFileInItsSpoolOrNowhere) {
+  TempDir cwd, spool;
+  for (const bool with_spool : {false, true}) {
+    std::vector<std::string> args{COMMTRACE_CLI, "collect", "--listen", "127.0.0.1:0", "--timeout", "0.3"};
+    if (with_spool) args.insert(args.end(), {"--spool", spool.path()});
+    const ProgramResult r = testutil::runProgram(args, cwd.path(), {{"COMMTRACE_TOKEN", "test-token"}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("commtrace: collector listening on 127.0.0.1:"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(std::filesystem::exists(spool.path() + "/alerts.jsonl"));
+  EXPECT_TRUE(std::filesystem::is_empty(cwd.path())) << "nothing written where it was started";
+}
+
 TEST(CollectCli, APortTakenCostsOneLineAndNotTheJob) {
   TempDir dir;
   GarbageServer squatter;  // holds the port on 127.0.0.1
