@@ -215,6 +215,24 @@ constexpr const std::string_view* findName(const std::string_view (&names)[N], s
   return nullptr;
 }
 
+// ---- device kernels ----
+
+// Whether a GPU kernel is one of NCCL's, by its name: "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+// (older NCCL: "ncclKernel_...", and NCCL's other kernels: every name NCCL's kernels take begins
+// "nccl"), as Kineto shows it, or as CUPTI reports it, Itanium-mangled:
+// "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE" (seen on an
+// H100 with NCCL 2.28.9). The mangled form is "_Z", the identifier's length, the identifier.
+constexpr bool isNcclKernelName(std::string_view name) {
+  if (name.starts_with("_Z")) {
+    name.remove_prefix(2);
+    while (!name.empty() && name.front() >= '0' && name.front() <= '9') name.remove_prefix(1);
+  }
+  return name.starts_with("nccl");
+}
+
+// The NVTX domain NCCL puts its ranges in (one per API call: ncclAllReduce, ncclGroupEnd, ...).
+inline constexpr std::string_view kNvtxDomain = "NCCL";
+
 // ---- ncclResult_t ----
 
 enum Result : int {

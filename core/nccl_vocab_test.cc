@@ -64,5 +64,15 @@ TEST(NcclVocabTest, AlgorithmsProtocolsAndResults) {
   EXPECT_EQ(resultName(42), "ncclResult?");
 }
 
+TEST(NcclVocabTest, NcclKernelsByNameAsKinetoShowsThemAndAsCuptiReportsThem) {
+  EXPECT_TRUE(isNcclKernelName("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  EXPECT_TRUE(isNcclKernelName("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"));
+  EXPECT_TRUE(isNcclKernelName("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
+  EXPECT_FALSE(isNcclKernelName("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE"));
+  EXPECT_FALSE(isNcclKernelName("_Z20my_nccl_like_kernelPf"));
+  EXPECT_FALSE(isNcclKernelName("ampere_sgemm_128x64_nn"));
+  EXPECT_FALSE(isNcclKernelName("_Z"));
+}
+
 }  // namespace
 }  // namespace commtrace::nccl

@@ -99,6 +99,14 @@ void say(const std::string& line) {
   if (globalRank() <= 0) std::fprintf(stderr, "commtrace: %s\n", line.c_str());
 }
 
+// Who holds CUPTI, as the back-off line names it. A tool that subscribed without a name reads
+// back as "CUPTI for <not provided>" (PyTorch's profiler did, on an H100 with CUDA 13).
+std::string holderWords(const std::string& holder) {
+  if (holder.empty() || holder.find("<not provided>") != std::string::npos)
+    return "another tool that gave it no name (PyTorch's profiler, for one)";
+  return holder;
+}
+
 bool subscribe(const CuptiApi& api, std::string& holder, CUptiResult& result) {
   if (api.subscribe_v2 != nullptr) {
     char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
@@ -150,7 +158,7 @@ bool attach(const CuptiApi& api, uint32_t mode, const char* library) {
   CUptiResult result = CUPTI_SUCCESS;
   if (!subscribe(api, holder, result)) {
     if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      say("CUPTI is held by " + (holder.empty() ? std::string("another tool") : holder) +
+      say("CUPTI is held by " + holderWords(holder) +
           "; compute timeline off (NCCL ops are still recorded)");
     } else {
       say(std::string("CUPTI (") + library + ") would not start (" + resultName(api, result) + "); compute timeline off");

@@ -103,6 +103,16 @@ TEST(KernelNameCacheTest, OnePointerOneNameUntilCuptiReusesTheMemoryInALaterBuff
   EXPECT_EQ(cache.intern(nullptr), 0u);
 }
 
+TEST_F(CuptiFaceTest, BacksOffFromAToolThatGaveCuptiNoName) {
+  fakeCuptiSetHolder("CUPTI for <not provided>");  // what PyTorch's profiler reads back as
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(attach(testutil::linkedCuptiApi(), kCuptiOn, "fake"));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "commtrace: CUPTI is held by another tool that gave it no name (PyTorch's profiler, for one); compute timeline off "
+            "(NCCL ops are still recorded)\n");
+  fakeCuptiSetHolder(nullptr);
+}
+
 TEST_F(CuptiFaceTest, BacksOffNamingTheToolThatHoldsCupti) {
   fakeCuptiSetHolder("Nsight Systems");
   testing::internal::CaptureStderr();

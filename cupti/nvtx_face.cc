@@ -65,25 +65,36 @@ StringId messageOf(const nvtxEventAttributes_t* a) {
 
 uint32_t categoryOf(const nvtxEventAttributes_t* a) { return a != nullptr ? a->category : 0; }
 
-// --- push/pop: a stack per thread -----------------------------------------------------
+// --- push/pop: a stack per thread and domain -------------------------------------------
+
+// NVTX nests push/pop ranges per domain: NCCL's API ranges (its "NCCL" domain) and the
+// program's (the default domain) interleave on one thread without closing each other's. It
+// matters: on an H100 with NCCL 2.28.9 no pop came for NCCL's ncclCommInitRankConfig range,
+// and with one stack for all domains PyTorch's next pop closed NCCL's range instead of its
+// own train_step, which stayed open, leaving every later step one level deeper than it was.
 
 struct OpenRange {
   uint64_t start_ns;
   StringId name;
-  StringId domain;
   uint32_t category;
 };
 
-struct ThreadStack {
-  uint32_t depth = 0;  // may exceed kMaxDepth: those levels are counted, not kept
+struct DomainStack {
+  StringId domain;
+  uint32_t depth;  // may exceed kMaxDepth: those levels are counted, not kept
   OpenRange open[kMaxDepth];
+};
+
+struct ThreadStack {
+  uint32_t domains = 0;  // stacks in use, in the order the thread first pushed in their domain
+  DomainStack stacks[kDomainsPerThread];
 };
 
 constinit thread_local ThreadStack* tl_stack __attribute__((tls_model("initial-exec"))) = nullptr;
 pthread_key_t g_stack_key;
 pthread_once_t g_stack_key_once = PTHREAD_ONCE_INIT;
 
-// A thread's first push allocates its stack (its only allocation); the key frees it when
+// A thread's first push allocates its stacks (its only allocation); the key frees them when
 // the thread exits. Ranges still open then are not recorded.
 ThreadStack* threadStack() {
   if (tl_stack != nullptr) return tl_stack;
@@ -93,23 +104,38 @@ ThreadStack* threadStack() {
   return tl_stack;
 }
 
+// The thread's stack for a domain; a push opens one when the thread has a free one.
+DomainStack* domainStack(ThreadStack* s, StringId domain, bool open) {
+  if (s == nullptr) return nullptr;
+  for (uint32_t k = 0; k < s->domains; ++k)
+    if (s->stacks[k].domain == domain) return &s->stacks[k];
+  if (!open || s->domains == kDomainsPerThread) return nullptr;
+  DomainStack* d = &s->stacks[s->domains++];
+  d->domain = domain;
+  d->depth = 0;
+  return d;
+}
+
 int push(StringId domain, StringId name, uint32_t category) {
-  ThreadStack* s = threadStack();
-  if (s == nullptr) return -1;
-  const uint32_t level = s->depth++;
-  if (level < kMaxDepth) s->open[level] = {nowNs(), name, domain, category};
+  DomainStack* d = domainStack(threadStack(), domain, true);
+  if (d == nullptr) {
+    g_too_deep.fetch_add(1, std::memory_order_relaxed);
+    return -1;
+  }
+  const uint32_t level = d->depth++;
+  if (level < kMaxDepth) d->open[level] = {nowNs(), name, category};
   else g_too_deep.fetch_add(1, std::memory_order_relaxed);
   return static_cast<int>(level);
 }
 
-int pop() {
-  ThreadStack* s = tl_stack;
-  if (s == nullptr || s->depth == 0) return -1;  // a pop without its push: NVTX's answer too
-  const uint32_t level = --s->depth;
+int pop(StringId domain) {
+  DomainStack* d = domainStack(tl_stack, domain, false);
+  if (d == nullptr || d->depth == 0) return -1;  // a pop without its push: NVTX's answer too
+  const uint32_t level = --d->depth;
   if (level >= kMaxDepth) return static_cast<int>(level);
-  const OpenRange& r = s->open[level];
+  const OpenRange& r = d->open[level];
   record(PhaseRangeRecord{.cpu_start_ns = r.start_ns, .cpu_end_ns = nowNs(), .payload = 0, .name = r.name,
-                          .domain = r.domain, .category = r.category, .depth = static_cast<uint16_t>(level)});
+                          .domain = domain, .category = r.category, .depth = static_cast<uint16_t>(level)});
   return static_cast<int>(level);
 }
 
@@ -120,6 +146,7 @@ constexpr uint32_t kOpenRanges = 4096;
 struct OpenSlot {
   std::atomic<uint32_t> generation{0};  // odd while open
   OpenRange range;
+  StringId domain;
 };
 OpenSlot g_open[kOpenRanges];
 std::atomic<uint32_t> g_cursor{0};
@@ -132,7 +159,8 @@ nvtxRangeId_t rangeStart(StringId domain, StringId name, uint32_t category) {
     uint32_t generation = g_open[slot].generation.load(std::memory_order_relaxed);
     if ((generation & 1) != 0) continue;  // open
     if (!g_open[slot].generation.compare_exchange_strong(generation, generation + 1, std::memory_order_acquire)) continue;
-    g_open[slot].range = {now, name, domain, category};
+    g_open[slot].range = {now, name, category};
+    g_open[slot].domain = domain;
     return (static_cast<uint64_t>(generation + 1) << 32) | (slot + 1);
   }
   g_table_full.fetch_add(1, std::memory_order_relaxed);
@@ -146,13 +174,14 @@ void rangeEnd(nvtxRangeId_t id) {
     return;
   }
   const OpenRange r = g_open[slot].range;
+  const StringId domain = g_open[slot].domain;
   uint32_t expected = generation;
   if (!g_open[slot].generation.compare_exchange_strong(expected, generation + 1, std::memory_order_release)) {
     g_unknown_end.fetch_add(1, std::memory_order_relaxed);  // ended twice, at once
     return;
   }
   record(PhaseRangeRecord{.cpu_start_ns = r.start_ns, .cpu_end_ns = nowNs(), .payload = 0, .name = r.name,
-                          .domain = r.domain, .category = r.category, .depth = kUnnested});
+                          .domain = domain, .category = r.category, .depth = kUnnested});
 }
 
 void mark(StringId domain, StringId name, uint32_t category) {
@@ -166,7 +195,7 @@ void mark(StringId domain, StringId name, uint32_t category) {
 int rangePushA(const char* message) { return push(0, internAscii(message), 0); }
 int rangePushW(const wchar_t* message) { return push(0, internWide(message), 0); }
 int rangePushEx(const nvtxEventAttributes_t* a) { return push(0, messageOf(a), categoryOf(a)); }
-int rangePop() { return pop(); }
+int rangePop() { return pop(0); }
 nvtxRangeId_t rangeStartA(const char* message) { return rangeStart(0, internAscii(message), 0); }
 nvtxRangeId_t rangeStartW(const wchar_t* message) { return rangeStart(0, internWide(message), 0); }
 nvtxRangeId_t rangeStartEx(const nvtxEventAttributes_t* a) { return rangeStart(0, messageOf(a), categoryOf(a)); }
@@ -175,7 +204,7 @@ void markW(const wchar_t* message) { mark(0, internWide(message), 0); }
 void markEx(const nvtxEventAttributes_t* a) { mark(0, messageOf(a), categoryOf(a)); }
 
 int domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { return push(idOf(d), messageOf(a), categoryOf(a)); }
-int domainRangePop(nvtxDomainHandle_t) { return pop(); }
+int domainRangePop(nvtxDomainHandle_t d) { return pop(idOf(d)); }
 nvtxRangeId_t domainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   return rangeStart(idOf(d), messageOf(a), categoryOf(a));
 }

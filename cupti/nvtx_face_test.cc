@@ -113,5 +113,58 @@ TEST_F(NvtxFaceTest, DomainsAndRegisteredStringsAreNames) {
   EXPECT_EQ(drain().count("AllGather"), 1u);
 }
 
+// NVTX nests per domain. What an H100 with NCCL 2.28.9 did: PyTorch pushed train_step,
+// NCCL pushed ncclCommInitRankConfig in its domain and never popped it; PyTorch's pop must
+// still close train_step, and the next step must be as deep as the first.
+TEST_F(NvtxFaceTest, EachDomainNestsOnItsOwnSoARangeLeftOpenInOneDoesNotShiftAnother) {
+  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
+  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
+  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
+  const nvtxDomainHandle_t nccl = create("NCCL");
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  std::thread([&] {
+    EXPECT_EQ(push("train_step 0"), 0);
+    a.message.ascii = "ncclCommInitRankConfig";
+    EXPECT_EQ(domainPush(nccl, &a), 0);  // never popped
+    a.message.ascii = "ncclAllReduce";
+    EXPECT_EQ(domainPush(nccl, &a), 1);
+    EXPECT_EQ(push("forward"), 1);
+    EXPECT_EQ(domainPop(nccl), 1);
+    EXPECT_EQ(pop(), 1);
+    EXPECT_EQ(pop(), 0);
+    EXPECT_EQ(push("train_step 1"), 0);
+    EXPECT_EQ(pop(), 0);
+    EXPECT_EQ(pop(), -1) << "the default domain's stack is empty; NCCL's still holds its init range";
+  }).join();
+  const auto ranges = drain();
+  EXPECT_EQ(ranges.count("ncclCommInitRankConfig"), 0u) << "never popped, never recorded";
+  const std::multimap<std::string, uint16_t> expected{{"train_step 0", 0}, {"train_step 1", 0}, {"forward", 1}, {"ncclAllReduce", 1}};
+  EXPECT_EQ(ranges, expected);
+}
+
+TEST_F(NvtxFaceTest, PushesInMoreDomainsThanAThreadHoldsAreCountedNotRecorded) {
+  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
+  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
+  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "work";
+  const nvtx::NvtxLosses before = nvtx::losses();
+  std::thread([&] {
+    for (uint32_t k = 0; k <= nvtx::kDomainsPerThread; ++k) {
+      const nvtxDomainHandle_t d = create(("domain " + std::to_string(k)).c_str());
+      EXPECT_EQ(domainPush(d, &a), k < nvtx::kDomainsPerThread ? 0 : -1) << k;
+      EXPECT_EQ(domainPop(d), k < nvtx::kDomainsPerThread ? 0 : -1) << k;
+    }
+  }).join();
+  EXPECT_EQ(drain().count("work"), static_cast<size_t>(nvtx::kDomainsPerThread));
+  EXPECT_EQ(nvtx::losses().too_deep - before.too_deep, 1u);
+}
+
 }  // namespace
 }  // namespace commtrace

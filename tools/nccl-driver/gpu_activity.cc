@@ -15,10 +15,16 @@ constexpr uint32_t kComputeStream = 7;
 constexpr uint32_t kFirstCommStream = 100;  // one NCCL stream per communicator, as NCCL has
 
 // NCCL's device kernels are named by what they run: one collective's function, algorithm
-// and protocol, or "SendRecv" for point-to-point work.
+// and protocol, "SendRecv" for point-to-point work, or "Generic"; CUPTI reports the name
+// mangled, as it reports every C++ kernel's (seen on an H100 with NCCL 2.28.9).
+std::string ncclKernelName(std::string_view what) {
+  const std::string function = "ncclDevKernel_" + std::string(what);
+  return "_Z" + std::to_string(function.size()) + function + "24ncclDevKernelArgsStorageILm4096EE";
+}
+
 std::string ncclKernelName(const RankCall& call) {
-  if (!isCollective(call.task_func)) return "ncclDevKernel_SendRecv";
-  return "ncclDevKernel_" + std::string(nccl::funcInfo(call.task_func).name) + "_" + call.algo + "_" + call.proto;
+  if (!isCollective(call.task_func)) return ncclKernelName("SendRecv");
+  return ncclKernelName(std::string(nccl::funcInfo(call.task_func).name) + "_" + call.algo + "_" + call.proto);
 }
 
 }  // namespace
@@ -49,7 +55,7 @@ void GpuActivity::ncclKernel(const std::vector<const RankCall*>& plan) {
     start = std::min(start, call->start_sim_ns);
     stop = std::max(stop, call->stop_sim_ns);
   }
-  const std::string name = plan.size() == 1 ? ncclKernelName(*plan.front()) : "ncclDevKernel_Generic";
+  const std::string name = plan.size() == 1 ? ncclKernelName(*plan.front()) : ncclKernelName("Generic");
   std::lock_guard lock(mutex_);
   kernel_(name.c_str(), cuptiTime(s_, node_, start), cuptiTime(s_, node_, stop), device_,
           kFirstCommStream + static_cast<uint32_t>(plan.front()->comm), ++correlation_);

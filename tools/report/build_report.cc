@@ -135,7 +135,7 @@ void addBandwidthFinding(const std::vector<BandwidthRow>& rows, Findings& out) {
   // Point-to-point rows have no algorithm or protocol.
   const std::string how = worst->algo.empty() ? "" : ", " + worst->algo + "/" + worst->proto;
   out.add(Tier::kCost, sentence("Lowest bandwidth: %s on %s (%s%s): busBw %s at p50 over %llu instances (p50 time %s).",
-                         worst->func.c_str(), worst->comm_name.c_str(), worst->bucket.c_str(), how.c_str(),
+                         worst->func.c_str(), fmt::commLabel(worst->comm, worst->comm_name).c_str(), worst->bucket.c_str(), how.c_str(),
                          fmt::gbs(worst->busbw_gbs_p50).c_str(), static_cast<unsigned long long>(worst->count), fmt::duration(worst->time_us_p50).c_str()));
 }
 
@@ -146,7 +146,7 @@ void addSlowdownFinding(const BandwidthSeries& series, Findings& out) {
   const BandwidthSeriesRow& row = series.rows[static_cast<size_t>(drop.row)];
   out.add(Tier::kCulprit, sentence("Slowdown: busBw of %s on %s fell from %s to %s from +%s on the aligned timeline (%llu of its %llu "
                          "instances after it).",
-                         row.func.c_str(), row.comm_name.empty() ? fmt::hexId(row.comm).c_str() : row.comm_name.c_str(),
+                         row.func.c_str(), fmt::commLabel(row.comm, row.comm_name).c_str(),
                          fmt::gbs(drop.before_gbs).c_str(), fmt::gbs(drop.after_gbs).c_str(), fmt::duration(drop.at_us).c_str(),
                          static_cast<unsigned long long>(drop.ops_after), static_cast<unsigned long long>(drop.ops)));
 }
@@ -159,7 +159,7 @@ void addMismatchFinding(const Report& r, Findings& out) {
   out.add(Tier::kLoss, sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; first: "
                          "%s #%llu on %s, %s on %s %s (%s).",
                          static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),
-                         static_cast<unsigned long long>(m.seq), m.comm_name.c_str(), m.kind.c_str(),
+                         static_cast<unsigned long long>(m.seq), fmt::commLabel(m.comm, m.comm_name).c_str(), m.kind.c_str(),
                          m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), m.detail.c_str()));
 }
 

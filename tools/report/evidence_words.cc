@@ -92,7 +92,7 @@ std::string alertLine(const RunModel& run, const LiveAlert& a) {
   const std::string_view comm_name = run.name(comm.name);
   std::string who = "rank " + std::to_string(p != nullptr ? p->rank : -1);
   if (p != nullptr && !p->host.empty()) who += " (host " + p->host + (p->local_rank >= 0 ? ", GPU " + std::to_string(p->local_rank) : "") + ")";
-  const std::string where = std::string(run.name(a.func)) + " on " + (comm_name.empty() ? fmt::hexId(comm.id) : std::string(comm_name));
+  const std::string where = std::string(run.name(a.func)) + " on " + fmt::commLabel(comm.id, comm_name);
   if (a.kind == LiveAlert::Kind::kRecovered)
     return "commtrace: RECOVERED " + who + " no longer late at " + where + " since " + fmt::utcTime(a.since_utc_ns);
   return "commtrace: STRAGGLER " + who + " +" + fmt::duration(a.lateness_us) + " per step late at " + fmt::percent(a.late_share) + " of " + where +
@@ -136,7 +136,7 @@ std::string whereWords(const RunModel& run, const HangAlert::Member& m) {
 
 std::string hangLine(const RunModel& run, const HangAlert& a) {
   const std::string_view comm_name = run.name(a.comm_name);
-  const std::string where = hungOpWords(run, a.op) + " on " + (comm_name.empty() ? fmt::hexId(a.comm_id) : std::string(comm_name));
+  const std::string where = hungOpWords(run, a.op) + " on " + fmt::commLabel(a.comm_id, comm_name);
   const std::string waited = fmt::fixed(a.waited_s, 1) + " s";  // a hang is seconds long: tenths are enough
   if (a.kind == HangAlert::Kind::kRecovered) return "commtrace: RECOVERED " + where + " went on after " + waited;
   std::string line = "commtrace: HANG " + where + ": " + membersWords(run, a.waiting) + " waiting " + waited;

@@ -27,6 +27,8 @@ std::string hexId(uint64_t id) {
   return buf;
 }
 
+std::string commLabel(uint64_t id, std::string_view name) { return name.empty() ? hexId(id) : std::string(name); }
+
 std::string fixed(double value, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/nccl_vocab.h"
+
 namespace commtrace::report {
 namespace {
 
@@ -33,7 +35,7 @@ struct Merged {
 
 std::string_view kernelType(std::string_view name, uint8_t activity) {
   if (activity == 2 || activity == 3) return "memory";
-  return name.starts_with("nccl") ? "communication" : "computation";
+  return nccl::isNcclKernelName(name) ? "communication" : "computation";
 }
 
 KernelBreakdown kernelBreakdown(const RunModel& run, size_t top) {

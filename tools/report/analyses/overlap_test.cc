@@ -214,7 +214,7 @@ OverlapRow overlapWithRanges(const std::vector<std::tuple<std::string, uint16_t,
   for (const auto& [name, depth, start, end] : ranges) {
     const PhaseSpan span{b.run.names.intern(name), kBase + static_cast<uint64_t>(start * 1000), kBase + static_cast<uint64_t>(end * 1000), depth};
     b.run.timelines[0].phases.push_back(span);
-    keeper.add(span, name);
+    keeper.add(span, name, "");
   }
   b.run.processes[0].gpu_from_cpu = {.slope = 1.0, .intercept = 0, .valid = true};
   const OverlapRow all = computeOverlap(b.run, rule).at(0);
@@ -233,10 +233,10 @@ TEST(Overlap, OnlyTheRangesThatCanBeStepsAreHeld) {
   PhaseKeeper keeper(false, [](std::string_view n) { return n == "optimizer"; });
   uint64_t t = 0;
   for (int step = 0; step < 100; ++step) {
-    keeper.add({names.intern("step"), t, t + 1000, 0}, "step " + std::to_string(step));
-    for (int layer = 0; layer < 48; ++layer) keeper.add({names.intern("layer"), t + 10 + layer, t + 11 + layer, 1}, "layer " + std::to_string(layer));
-    keeper.add({names.intern("optimizer"), t + 900, t + 950, 1}, "optimizer");
-    keeper.add({names.intern("ProfilerStep#1"), t + 1, t + 990, 2}, "ProfilerStep#" + std::to_string(step));
+    keeper.add({names.intern("step"), t, t + 1000, 0}, "step " + std::to_string(step), "");
+    for (int layer = 0; layer < 48; ++layer) keeper.add({names.intern("layer"), t + 10 + layer, t + 11 + layer, 1}, "layer " + std::to_string(layer), "");
+    keeper.add({names.intern("optimizer"), t + 900, t + 950, 1}, "optimizer", "");
+    keeper.add({names.intern("ProfilerStep#1"), t + 1, t + 990, 2}, "ProfilerStep#" + std::to_string(step), "");
     t += 1000;
   }
   const std::vector<PhaseSpan> kept = keeper.take();
@@ -244,9 +244,23 @@ TEST(Overlap, OnlyTheRangesThatCanBeStepsAreHeld) {
   EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end(), [](const PhaseSpan& a, const PhaseSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; }));
   EXPECT_EQ(std::count_if(kept.begin(), kept.end(), [](const PhaseSpan& p) { return p.depth == 0; }), 100);
   PhaseKeeper all(true, nullptr);
-  all.add({names.intern("layer"), 0, 1, 1}, "layer 0");
-  all.add({names.intern("layer"), 1, 2, 1}, "layer 1");
+  all.add({names.intern("layer"), 0, 1, 1}, "layer 0", "");
+  all.add({names.intern("layer"), 1, 2, 1}, "layer 1", "");
   EXPECT_EQ(all.take().size(), 2u);
+}
+
+// NCCL's NVTX ranges (one per API call, in its own domain, as deep as the program's steps
+// since each domain nests on its own) are never the steps, however often they repeat.
+TEST(Overlap, NcclsOwnRangesAreNeverTheSteps) {
+  NamePool names;
+  PhaseKeeper keeper(false, nullptr);
+  for (uint64_t step = 0, t = 0; step < 5; ++step, t += 1000) {
+    keeper.add({names.intern("train_step " + std::to_string(step)), t, t + 990, 0}, "train_step " + std::to_string(step), "");
+    for (uint64_t k = 0; k < 3; ++k) keeper.add({names.intern("ncclAllReduce"), t + 100 * k, t + 100 * k + 50, 0}, "ncclAllReduce", "NCCL");
+  }
+  const std::vector<PhaseSpan> steps = stepRanges(keeper.take(), names, nullptr);
+  ASSERT_EQ(steps.size(), 5u);
+  for (const PhaseSpan& s : steps) EXPECT_TRUE(names[s.name].starts_with("train_step ")) << names[s.name];
 }
 
 std::vector<double> stepStarts(const OverlapRow& row) {

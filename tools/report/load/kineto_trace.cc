@@ -250,7 +250,7 @@ void KinetoReader::addProcess(const std::string& path, const json& doc) {
     const auto found = e.find("args");
     const json* args = found != e.end() && found->is_object() ? &*found : &kNoArgs;
     const uint64_t stream = argNumber(*args, "stream");
-    if (name.starts_with("nccl")) ops.push_back({start, end, stream, args, name});
+    if (nccl::isNcclKernelName(name)) ops.push_back({start, end, stream, args, name});
     else t.compute.push_back({start, end, id, static_cast<uint32_t>(stream)});
   }
   run_.processes[process].records = events;

@@ -1,11 +1,12 @@
 #include "tools/report/load/own_ops.h"
 
+#include "core/nccl_vocab.h"
 #include "sink/reader.h"
 
 namespace commtrace::report {
 
 bool isComputeKernel(const KernelActivityRecord& k, std::string_view name) {
-  return k.activity == 1 && k.end_ns > k.start_ns && !name.starts_with("nccl");
+  return k.activity == 1 && k.end_ns > k.start_ns && !nccl::isNcclKernelName(name);
 }
 
 bool readOwnRecords(const std::string& path, const OwnRecordSinks& sinks, std::string& error) {
@@ -23,7 +24,7 @@ bool readOwnRecords(const std::string& path, const OwnRecordSinks& sinks, std::s
         if (sinks.op) sinks.op({p.comm_id, p.parent_func, side, p.bytes, p.op_index, p.cpu_start_ns, p.gpu_start_ns, p.gpu_end_ns});
       } else if (slot.kind == RecordKind::kPhaseRange && sinks.phase) {
         const PhaseRangeRecord& r = slot.payload.phase_range;
-        sinks.phase({0, r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader.str(r.name));
+        sinks.phase({0, r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader.str(r.name), reader.str(r.domain));
       } else if (slot.kind == RecordKind::kKernelActivity && sinks.compute) {
         const KernelActivityRecord& k = slot.payload.kernel_activity;
         if (isComputeKernel(k, reader.str(k.name))) sinks.compute({k.start_ns, k.end_ns, 0, k.stream_id});

@@ -37,7 +37,7 @@ bool isComputeKernel(const KernelActivityRecord& k, std::string_view name);
 // What readOwnRecords hands on; each may be empty.
 struct OwnRecordSinks {
   std::function<void(const OwnOp&)> op;
-  std::function<void(const PhaseSpan&, std::string_view name)> phase;  // an NVTX range (span.name left 0)
+  std::function<void(const PhaseSpan&, std::string_view name, std::string_view domain)> phase;  // an NVTX range (span.name left 0)
   std::function<void(const GpuInterval&)> compute;  // a compute kernel on the CUPTI clock (name left 0)
 };
 

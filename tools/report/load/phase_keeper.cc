@@ -4,6 +4,8 @@
 #include <cctype>
 #include <iterator>
 
+#include "core/nccl_vocab.h"
+
 namespace commtrace::report {
 
 std::string foldDigits(std::string_view name) {
@@ -59,7 +61,8 @@ std::vector<PhaseSpan> stepRanges(const std::vector<PhaseSpan>& phases, const Na
   return steps;
 }
 
-void PhaseKeeper::add(const PhaseSpan& span, std::string_view name) {
+void PhaseKeeper::add(const PhaseSpan& span, std::string_view name, std::string_view domain) {
+  if (!keep_all_ && domain == nccl::kNvtxDomain) return;
   const bool named = keep_all_ || isProfilerStep(name) || (step_range_ && step_range_(name));
   if (!keep_all_ && ++seen_[{span.depth, foldDigits(name)}] == 2 && span.depth < repeat_depth_) {
     repeat_depth_ = span.depth;

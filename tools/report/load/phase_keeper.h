@@ -36,7 +36,8 @@ class PhaseKeeper {
   PhaseKeeper(bool keep_all, std::function<bool(std::string_view)> step_range)
       : keep_all_(keep_all), step_range_(std::move(step_range)) {}
 
-  void add(const PhaseSpan& span, std::string_view name);
+  // domain: the range's NVTX domain; NCCL's own ranges (its API calls) are never steps.
+  void add(const PhaseSpan& span, std::string_view name, std::string_view domain);
   // What was kept, sorted by start.
   std::vector<PhaseSpan> take();
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "tools/report/load/demangle.h"
 #include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/linear_fit.h"
 #include "tools/report/load/own_ops.h"
@@ -43,7 +44,7 @@ bool ProcessReader::opened() {
 
 NameId ProcessReader::name(StringId id) {
   if (id >= name_of_.size()) name_of_.resize(id + 1, kUnset);
-  if (name_of_[id] == kUnset) name_of_[id] = names_.intern(reader_.str(id));
+  if (name_of_[id] == kUnset) name_of_[id] = names_.intern(demangled(reader_.str(id)));
   return name_of_[id];
 }
 
@@ -124,7 +125,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       break;
     case RecordKind::kPhaseRange: {
       const PhaseRangeRecord& r = slot.payload.phase_range;
-      phases_.add({name(r.name), r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader_.str(r.name));
+      phases_.add({name(r.name), r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader_.str(r.name), reader_.str(r.domain));
       break;
     }
     case RecordKind::kClockSample: {

@@ -556,8 +556,11 @@ TEST(RunLoader, ClockSamplesMapCpuAndCuptiTimesOntoTheGpuClock) {
     s.payload.kernel_activity = KernelActivityRecord{.start_ns = start, .end_ns = end, .name = sid(name), .activity = activity};
     return s;
   };
-  chunk.push_back(kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1, 5'100'000'000, 5'100'050'000));
-  chunk.push_back(kernel("ampere_sgemm_128x64_tn", 1, 5'100'000'000, 5'100'100'000));
+  // Kernel names as CUPTI reports them: mangled (seen on an H100 with NCCL 2.28.9).
+  chunk.push_back(kernel("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE", 1, 5'100'000'000,
+                         5'100'050'000));
+  chunk.push_back(kernel("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE", 1,
+                         5'100'000'000, 5'100'100'000));
   chunk.push_back(kernel("", 2, 5'200'000'000, 5'200'100'000));  // a memcpy
   writeRankFile(dir.path(), "rank0", rankHeader(0, 1), {chunk});
 
@@ -575,6 +578,8 @@ TEST(RunLoader, ClockSamplesMapCpuAndCuptiTimesOntoTheGpuClock) {
   ASSERT_EQ(timeline.compute.size(), 1u) << "NCCL's kernels and memcpys are not compute";
   EXPECT_NEAR(static_cast<double>(timeline.compute[0].start_ns - kGpuBase), 100'000'000 + 1'000, 512);
   EXPECT_NEAR(static_cast<double>(timeline.compute[0].end_ns - timeline.compute[0].start_ns), 100'001, 512);
+  EXPECT_EQ(l.run.name(timeline.compute[0].name),
+            "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)");
 }
 
 TEST(RunLoader, KernelsWithoutACuptiClockSampleAreCountedNotPlaced) {

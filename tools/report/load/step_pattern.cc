@@ -120,9 +120,9 @@ bool findStepStarts(const std::string& path, const std::vector<uint64_t>& steps,
              finder.add({.issue_ns = op.cpu_start_ns, .op_index = op.op_index, .key = key, .side = static_cast<uint8_t>(op.side)});
            },
        .phase =
-           [&](PhaseSpan span, std::string_view name) {
+           [&](PhaseSpan span, std::string_view name, std::string_view domain) {
              span.name = names.intern(name);
-             phases.add(span, name);
+             phases.add(span, name, domain);
            },
        .compute = {}},
       error);

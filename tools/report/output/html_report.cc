@@ -146,7 +146,7 @@ void writeBandwidthSeries(const BandwidthSeries& s, Page& page) {
       << " of the aligned timeline (its bus bytes over its transfer time); grey: no op of it ended in the column.</p>\n";
   svg::Heatmap h{.row_axis = "comm/func", .col_axis = "time", .format = [](double v) { return fmt::gbs(v); }};
   for (const BandwidthSeriesRow& row : s.rows) {
-    h.row_labels.push_back(tables::commLabel(row.comm, row.comm_name) + " " + row.func);
+    h.row_labels.push_back(fmt::commLabel(row.comm, row.comm_name) + " " + row.func);
     h.values.emplace_back();
     for (double v : row.busbw_gbs) h.values.back().push_back(v >= 0 ? v : NAN);
   }
@@ -161,7 +161,7 @@ void writeBandwidthPlots(const std::vector<BandwidthRow>& rows, Page& page) {
   std::map<std::string, std::map<std::string, svg::Series>> by_func;
   for (const BandwidthRow& b : rows) {
     if (!b.no_bandwidth.empty()) continue;
-    const std::string comm = tables::commLabel(b.comm, b.comm_name);
+    const std::string comm = fmt::commLabel(b.comm, b.comm_name);
     svg::Series& se = by_func[b.func][comm];
     se.name = comm;
     se.x.push_back(static_cast<double>(b.bytes));

@@ -26,7 +26,7 @@ std::function<Value(const Row&)> finite(double Row::*m) {
 template <class Row>
 void addComm(Fields<Row>& fields) {
   fields.push_back({"comm", kString, kOrNull, "the communicator's hex id", [](const Row& r) { return commId(r.comm); }, "comm",
-                    [](const Row& r) { return tables::commLabel(r.comm, r.comm_name); }});
+                    [](const Row& r) { return fmt::commLabel(r.comm, r.comm_name); }});
   fields.push_back({"comm_name", kString, kAlways, "its NCCL commName, `\"\"` when none", member(&Row::comm_name)});
 }
 

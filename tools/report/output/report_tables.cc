@@ -10,7 +10,6 @@
 
 namespace commtrace::report::tables {
 
-std::string commLabel(uint64_t id, const std::string& name) { return name.empty() ? fmt::hexId(id) : name; }
 
 std::string clockLine(const ClockSummary& c) {
   if (c.fits.empty()) return "not aligned (no process had collective completions to anchor on)";

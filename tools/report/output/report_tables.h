@@ -48,7 +48,6 @@ Table cudaSync(const std::vector<CudaSyncRow>& rows);
 
 std::string streamLabel(uint64_t stream);  // "legacy default", "per-thread default", else the hex handle
 
-std::string commLabel(uint64_t id, const std::string& name);  // the name, else the hex id
 std::string clockLine(const ClockSummary& clocks);            // one sentence about alignment
 
 }  // namespace commtrace::report::tables
