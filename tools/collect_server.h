@@ -61,8 +61,11 @@ class CollectServer {
  private:
   struct Connection;
   void accept();
-  // false: the connection ends (closed by its peer, or refused for `why`).
-  bool readFrom(Connection& c, std::string& why);
+  // false: the connection ends (closed by its peer, or refused for `why`). hung_up: epoll
+  // saw the peer's end; read until it.
+  bool readFrom(Connection& c, bool hung_up, std::string& why);
+  // Bytes read from c: its whole messages delivered, what is held unverified counted.
+  bool take(Connection& c, std::span<const uint8_t> bytes, std::string& why);
   bool deliver(Connection& c, std::span<const uint8_t> payload, std::string& why);
   bool attach(Connection& c, std::span<const uint8_t>& payload, std::string& why);
   int closeConnection(Connection& c);  // -1, its new fd
