@@ -370,6 +370,91 @@ TEST(ReportGroundTruth, FindingsLeadWithThePlantedStragglerAndLink) {
   EXPECT_EQ(report.findings[2].rfind("Exposed communication: ", 0), 0u) << report.findings[2];
 }
 
+// Every finding's fields say what its sentence says: the planted straggler is one rank (the
+// demo's rank 6 is the only slow rank of its node: not a slow host), with its cost and
+// confidence, late throughout the run.
+TEST(ReportGroundTruth, FindingDetailsFollowTheFindingsWithTheirSubjects) {
+  DriverRun& demo = demoRun();
+  const Report report = buildReport(demo.run, demo.clocks);
+  ASSERT_EQ(report.finding_details.size(), report.findings.size());
+  for (size_t i = 0; i < report.findings.size(); ++i) EXPECT_EQ(report.finding_details[i].finding, report.findings[i]);
+  const FindingRow& straggler = report.finding_details[0];
+  EXPECT_EQ(straggler.kind, "straggler");
+  EXPECT_EQ(straggler.severity, "culprit");
+  EXPECT_EQ(straggler.level, "rank");
+  EXPECT_EQ(straggler.subject, "rank 6");
+  EXPECT_EQ(straggler.ranks, std::vector<int>{6});
+  EXPECT_NEAR(straggler.cost_us, report.stragglers.ranks.front().wait_caused_us, 1e-9);
+  EXPECT_NEAR(straggler.confidence, report.stragglers.ranks.front().confidence, 1e-9);
+  EXPECT_NE(straggler.finding.find(", throughout the run;"), std::string::npos) << straggler.finding;
+  const FindingRow& link = report.finding_details[1];
+  EXPECT_EQ(link.kind, "slow_link");
+  EXPECT_EQ(link.subject, "rank 3 <-> rank 7");
+  EXPECT_EQ(link.ranks, (std::vector<int>{3, 7}));
+  for (const HostStragglerRow& h : report.stragglers.hosts) EXPECT_FALSE(h.flagged) << h.host << ": one slow rank is not a slow host";
+}
+
+// Two ranks slow at different times: both are named, each with when it was late.
+TEST(ReportGroundTruth, TwoStragglersInDifferentWindowsAreBothNamedWithWhenTheyWereLate) {
+  json s = healthy();
+  s["steps"] = 40;
+  s["stragglers"] = json::parse(R"([{"rank": 2, "extra_compute_ms": 1.2, "steps": [0, 11]},
+                                    {"rank": 5, "extra_compute_ms": 1.2, "steps": [26, 39]}])");
+  DriverRun run(s);
+  const Report report = buildReport(run.run, run.clocks);
+  std::map<int, const FindingRow*> named;
+  for (const FindingRow& f : report.finding_details)
+    if (f.kind == "straggler") named[f.ranks.at(0)] = &f;
+  ASSERT_EQ(named.size(), 2u) << testing::PrintToString(report.findings);
+  ASSERT_TRUE(named.count(2) && named.count(5)) << testing::PrintToString(report.findings);
+  const FindingRow& early = *named[2];
+  const FindingRow& late = *named[5];
+  ASSERT_FALSE(std::isnan(early.from_us) || std::isnan(late.from_us)) << early.finding << "\n" << late.finding;
+  EXPECT_LT(early.to_us, late.from_us) << early.finding << "\n" << late.finding;
+  const double span_us = report.stragglers.heatmap.bin_us * static_cast<double>(report.stragglers.heatmap.mean_lateness_us.front().size());
+  EXPECT_LT(early.to_us, 0.4 * span_us) << "steps 0-11 of 40";
+  EXPECT_GT(late.from_us, 0.6 * span_us) << "steps 26-39 of 40";
+  EXPECT_NE(early.finding.find(", late from +"), std::string::npos) << early.finding;
+}
+
+// A whole node slower: one culprit, the host, not its ranks one by one.
+TEST(ReportGroundTruth, AWholeNodeSlowerIsNamedAsTheHost) {
+  json s = healthy();
+  s["stragglers"] = json::parse(R"([{"rank": 4, "extra_compute_ms": 0.6}, {"rank": 5, "extra_compute_ms": 0.6},
+                                    {"rank": 6, "extra_compute_ms": 0.6}, {"rank": 7, "extra_compute_ms": 0.6}])");
+  DriverRun run(s);
+  const Report report = buildReport(run.run, run.clocks);
+  ASSERT_FALSE(report.finding_details.empty());
+  const FindingRow& first = report.finding_details[0];
+  EXPECT_EQ(first.kind, "slow_host") << first.finding;
+  EXPECT_EQ(first.level, "host");
+  EXPECT_EQ(first.ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(first.subject.rfind("host ", 0), 0u) << first.subject;
+  EXPECT_EQ(first.finding.rfind("Straggler host: ", 0), 0u) << first.finding;
+  for (const FindingRow& f : report.finding_details) {
+    EXPECT_NE(f.kind, "straggler") << f.finding << ": its ranks are named with their host";
+    EXPECT_NE(f.kind, "no_straggler") << f.finding;
+  }
+  const auto slow = std::count_if(report.stragglers.hosts.begin(), report.stragglers.hosts.end(), [](const HostStragglerRow& h) { return h.flagged; });
+  EXPECT_EQ(slow, 1);
+}
+
+// Healthy jobs of several seeds, long enough for many stretches: no rank, host or link is
+// flagged (the stretches' stricter z keeps their many looks from finding chance).
+TEST(ReportGroundTruth, HealthyRunsOfSeveralSeedsFlagNothing) {
+  for (int seed : {1, 2, 3, 4, 5, 6}) {
+    json s = healthy();
+    s["seed"] = seed;
+    s["steps"] = 60;
+    DriverRun run(s);
+    const Report report = buildReport(run.run, run.clocks);
+    for (const StragglerRow& r : report.stragglers.ranks)
+      EXPECT_FALSE(r.flagged) << "seed " << seed << ": " << evidenceWords(r) << " (stretch z " << r.stretch_z << ")";
+    for (const HostStragglerRow& h : report.stragglers.hosts) EXPECT_FALSE(h.flagged) << "seed " << seed << ": " << h.host;
+    for (const SlowLinkRow& l : report.stragglers.links) EXPECT_FALSE(l.flagged) << "seed " << seed << ": " << evidenceWords(l);
+  }
+}
+
 // A healthy job names no straggler and no slow link, and says so last, after what its
 // communication costs.
 TEST(ReportGroundTruth, HealthyRunFindingsNameNoCulprit) {
@@ -392,7 +477,7 @@ TEST(ReportGroundTruth, FindingsPutWhatIsMissingFirstAndEveryCulpritBeforeTheCos
   const auto tierOf = [](const std::string& f) {
     for (const auto& [prefix, tier] : std::vector<std::pair<std::string, int>>{
              {"Missing:", 0}, {"Mismatches and hangs:", 0}, {"Incomplete:", 0}, {"Left open:", 0}, {"Straggler:", 1},
-             {"Slow link:", 1}, {"Slowdown:", 1}, {"Exposed communication:", 2}, {"Pipeline bubble:", 2},
+             {"Slow link:", 1}, {"Slowdown:", 1}, {"Straggler host:", 1}, {"Exposed communication:", 2}, {"Pipeline bubble:", 2},
              {"CPU blocked", 2}, {"Lowest bandwidth:", 2}, {"No straggler", 3}, {"Overlap of communication", 3}})
       if (f.rfind(prefix, 0) == 0) return tier;
     return -1;

@@ -9,6 +9,7 @@
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/cuda_sync.h"
 #include "tools/report/analyses/kernel_breakdown.h"
+#include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/peer_waits.h"
@@ -26,16 +27,35 @@ namespace {
 // (every one), then what communication costs, and what could not be decided last.
 enum class Tier : uint8_t { kWindow, kLoss, kCulprit, kCost, kNote };
 
+constexpr const char* kTierNames[] = {"window", "loss", "culprit", "cost", "note"};
+
 struct Findings {
-  std::vector<std::pair<Tier, std::string>> items;
-  void add(Tier tier, std::string text) { items.emplace_back(tier, std::move(text)); }
-  std::vector<std::string> inOrder() {
+  std::vector<std::pair<Tier, FindingRow>> items;
+  // The finding's row, to fill its other fields in (until the next add).
+  FindingRow& add(Tier tier, std::string kind, std::string level, std::string text) {
+    FindingRow row;
+    row.finding = std::move(text);
+    row.kind = std::move(kind);
+    row.severity = kTierNames[static_cast<int>(tier)];
+    row.level = std::move(level);
+    return items.emplace_back(tier, std::move(row)).second;
+  }
+  void into(Report& report) {
     std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::string> out;
-    for (auto& [tier, text] : items) out.push_back(std::move(text));
-    return out;
+    for (auto& [tier, row] : items) {
+      report.findings.push_back(row.finding);
+      report.finding_details.push_back(std::move(row));
+    }
   }
 };
+
+FindingRow& about(FindingRow& row, std::string subject, std::vector<int> ranks) {
+  row.subject = std::move(subject);
+  row.ranks = std::move(ranks);
+  return row;
+}
+
+std::string rankSubject(int rank) { return "rank " + std::to_string(rank); }
 
 std::string sentence(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string sentence(const char* format, ...) {
@@ -49,33 +69,82 @@ std::string sentence(const char* format, ...) {
   return out;
 }
 
+// When the ranks were late, in words, with the outer bounds set on the row.
+std::string whenLate(const LatenessHeatmap& heatmap, std::span<const int> ranks, FindingRow& row) {
+  const std::vector<TimeStretch> stretches = lateStretches(heatmap, ranks);
+  if (stretches.empty()) return "";
+  row.from_us = stretches.front().from_us;
+  row.to_us = stretches.back().to_us;
+  const double span_us = heatmap.bin_us * static_cast<double>(heatmap.mean_lateness_us.front().size());
+  if (stretches.size() == 1 && row.from_us <= 0.05 * span_us && row.to_us >= 0.95 * span_us) return ", throughout the run";
+  constexpr size_t kNamed = 3;
+  std::string when = ", late";
+  for (size_t i = 0; i < stretches.size() && i < kNamed; ++i)
+    when += std::string(i == 0 ? "" : " and") + " from +" + fmt::duration(stretches[i].from_us) + " to +" + fmt::duration(stretches[i].to_us);
+  if (stretches.size() > kNamed) when += " and in " + std::to_string(stretches.size() - kNamed) + " more stretches";
+  return when + " on the aligned timeline";
+}
+
+// A host whose ranks are late together is one culprit, named as the host: its ranks are
+// not named again one by one.
+void addHostStragglerFindings(const StragglerReport& s, Findings& out, std::vector<int>& named) {
+  for (const HostStragglerRow& h : s.hosts) {
+    if (!h.flagged) continue;
+    const auto flagged_ranks = std::count_if(s.ranks.begin(), s.ranks.end(), [&](const StragglerRow& r) {
+      return r.flagged && std::find(h.ranks.begin(), h.ranks.end(), r.rank) != h.ranks.end();
+    });
+    FindingRow& row = out.add(Tier::kCulprit, "slow_host", "host", "");
+    const std::string when = whenLate(s.heatmap, h.ranks, row);
+    row.finding = sentence("Straggler host: %s (rank(s) %s) was last in %s of its ranks' collectives and kept the others waiting %s in "
+                           "all%s (confidence %.2f of 1): the lateness is spread over its ranks (z = %.1f over them together; "
+                           "%lld of its %zu ranks flagged on their own), so the host, not one rank, is the place to look.",
+                           h.host.c_str(), fmt::rankList(h.ranks).c_str(), fmt::percent(h.late_fraction).c_str(),
+                           fmt::duration(h.wait_caused_us).c_str(), when.c_str(), h.confidence, h.z,
+                           static_cast<long long>(flagged_ranks), h.ranks.size());
+    about(row, "host " + h.host, h.ranks);
+    row.cost_us = h.wait_caused_us;
+    row.confidence = h.confidence;
+    named.insert(named.end(), h.ranks.begin(), h.ranks.end());
+  }
+}
+
 void addStragglerFindings(const StragglerReport& s, Findings& out) {
+  std::vector<int> named;  // ranks named with their host
+  addHostStragglerFindings(s, out, named);
   const bool any = std::any_of(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
-  if (!any) {
+  if (!any && named.empty()) {
     if (!s.ranks.empty())
-      out.add(Tier::kNote, sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its "
-                             "%llu collectives).",
-                             s.ranks.front().rank, fmt::percent(s.ranks.front().late_fraction).c_str(),
-                             static_cast<unsigned long long>(s.ranks.front().instances)));
+      out.add(Tier::kNote, "no_straggler", "run",
+              sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its %llu collectives).",
+                       s.ranks.front().rank, fmt::percent(s.ranks.front().late_fraction).c_str(),
+                       static_cast<unsigned long long>(s.ranks.front().instances)));
     return;
   }
   for (const StragglerRow& r : s.ranks) {
-    if (!r.flagged) continue;
-    out.add(Tier::kCulprit, sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting "
-                         "%s in all (mean lateness %s); cause: %s (confidence %.2f of 1). Evidence: %s.",
-                         r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
-                         fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), r.cls.c_str(), r.confidence,
-                         evidenceWords(r).c_str()));
+    if (!r.flagged || std::find(named.begin(), named.end(), r.rank) != named.end()) continue;
+    FindingRow& row = out.add(Tier::kCulprit, "straggler", "rank", "");
+    const std::string when = whenLate(s.heatmap, std::span<const int>(&r.rank, 1), row);
+    row.finding = sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting %s in all (mean "
+                           "lateness %s)%s; cause: %s (confidence %.2f of 1). Evidence: %s.",
+                           r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
+                           fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), when.c_str(),
+                           r.cls.c_str(), r.confidence, evidenceWords(r).c_str());
+    about(row, rankSubject(r.rank), {r.rank});
+    row.cost_us = r.wait_caused_us;
+    row.confidence = r.confidence;
   }
 }
 
 void addLinkFindings(const StragglerReport& s, Findings& out) {
   for (const SlowLinkRow& l : s.links) {
     if (!l.flagged) continue;
-    out.add(Tier::kCulprit, sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of "
-                         "%s for %s links.",
-                         l.a, l.b, l.hosts.c_str(), fmt::gbs(l.achieved_gbs).c_str(), static_cast<unsigned long long>(l.ops),
-                         fmt::gbs(l.peer_median_gbs).c_str(), l.inter_host ? "inter-host" : "intra-host"));
+    FindingRow& row = out.add(Tier::kCulprit, "slow_link", "link",
+                              sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of "
+                                       "%s for %s links.",
+                                       l.a, l.b, l.hosts.c_str(), fmt::gbs(l.achieved_gbs).c_str(), static_cast<unsigned long long>(l.ops),
+                                       fmt::gbs(l.peer_median_gbs).c_str(), l.inter_host ? "inter-host" : "intra-host"));
+    about(row, rankSubject(l.a) + " <-> " + rankSubject(l.b), {l.a, l.b});
+    row.confidence = l.confidence;
   }
 }
 
@@ -84,14 +153,16 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, Findings& out) {
   for (const OverlapRow& r : rows)
     if (r.available && (worst == nullptr || r.exposed_us > worst->exposed_us)) worst = &r;
   if (worst != nullptr) {
-    out.add(Tier::kCost, sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden "
-                           "behind compute.",
-                           worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
-                           fmt::percent(worst->comm_us > 0 ? worst->exposed_us / worst->comm_us : 0.0).c_str()));
+    FindingRow& row = out.add(Tier::kCost, "exposed_communication", "rank",
+                              sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden "
+                                       "behind compute.",
+                                       worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
+                                       fmt::percent(worst->comm_us > 0 ? worst->exposed_us / worst->comm_us : 0.0).c_str()));
+    about(row, rankSubject(worst->rank), {worst->rank}).cost_us = worst->exposed_us;
   } else if (!rows.empty()) {
     // The reason of a rank that did communicate: one whose file was empty says less.
     const auto typical = std::max_element(rows.begin(), rows.end(), [](const OverlapRow& a, const OverlapRow& b) { return a.comm_us < b.comm_us; });
-    out.add(Tier::kNote, "Overlap of communication with compute: not available (" + typical->reason + ").");
+    out.add(Tier::kNote, "overlap_unavailable", "run", "Overlap of communication with compute: not available (" + typical->reason + ").");
   }
 }
 
@@ -103,11 +174,13 @@ void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, Findings& out) {
     return a.step_share_pct < b.step_share_pct;
   });
   if (top == rows.end() || top->step_share_pct < kMinStepShare) return;
-  out.add(Tier::kCost, sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s per "
-                         "step, %s of its step.",
-                         top->rank, top->peer, static_cast<unsigned long long>(top->waited),
-                         static_cast<unsigned long long>(top->transfers), fmt::duration(top->wait_us).c_str(),
-                         fmt::duration(top->wait_per_step_us).c_str(), fmt::percent(top->step_share_pct / 100).c_str()));
+  FindingRow& row = out.add(Tier::kCost, "pipeline_bubble", "rank",
+                            sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s "
+                                     "per step, %s of its step.",
+                                     top->rank, top->peer, static_cast<unsigned long long>(top->waited),
+                                     static_cast<unsigned long long>(top->transfers), fmt::duration(top->wait_us).c_str(),
+                                     fmt::duration(top->wait_per_step_us).c_str(), fmt::percent(top->step_share_pct / 100).c_str()));
+  about(row, rankSubject(top->rank), {top->rank, top->peer}).cost_us = top->wait_us;
 }
 
 // The ranks whose CPUs waited longest and shortest for their GPUs in CUDA sync calls.
@@ -122,7 +195,7 @@ void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, Findings& out) {
                                  most->rank, fmt::duration(most->blocked_us).c_str(), static_cast<unsigned long long>(calls),
                                  fmt::duration(top.stats.total_us).c_str(), top.call.c_str());
   if (rows.size() > 1) finding += sentence("; rank %d the shortest, %s", least->rank, fmt::duration(least->blocked_us).c_str());
-  out.add(Tier::kCost, finding + ".");
+  about(out.add(Tier::kCost, "cuda_sync", "rank", finding + "."), rankSubject(most->rank), {most->rank}).cost_us = most->blocked_us;
 }
 
 // The group with the lowest busBw among those moving at least 1 MiB (small ops are
@@ -134,9 +207,13 @@ void addBandwidthFinding(const std::vector<BandwidthRow>& rows, Findings& out) {
   if (worst == nullptr) return;
   // Point-to-point rows have no algorithm or protocol.
   const std::string how = worst->algo.empty() ? "" : ", " + worst->algo + "/" + worst->proto;
-  out.add(Tier::kCost, sentence("Lowest bandwidth: %s on %s (%s%s): busBw %s at p50 over %llu instances (p50 time %s).",
-                         worst->func.c_str(), fmt::commLabel(worst->comm, worst->comm_name).c_str(), worst->bucket.c_str(), how.c_str(),
-                         fmt::gbs(worst->busbw_gbs_p50).c_str(), static_cast<unsigned long long>(worst->count), fmt::duration(worst->time_us_p50).c_str()));
+  const std::string comm = fmt::commLabel(worst->comm, worst->comm_name);
+  FindingRow& row = out.add(Tier::kCost, "lowest_bandwidth", "communicator",
+                            sentence("Lowest bandwidth: %s on %s (%s%s): busBw %s at p50 over %llu instances (p50 time %s).",
+                                     worst->func.c_str(), comm.c_str(), worst->bucket.c_str(), how.c_str(),
+                                     fmt::gbs(worst->busbw_gbs_p50).c_str(), static_cast<unsigned long long>(worst->count),
+                                     fmt::duration(worst->time_us_p50).c_str()));
+  about(row, comm, {});
 }
 
 // When a communicator got slow: its busBw over time fell and stayed down.
@@ -144,11 +221,14 @@ void addSlowdownFinding(const BandwidthSeries& series, Findings& out) {
   const BandwidthDrop drop = largestBandwidthDrop(series);
   if (drop.row < 0) return;
   const BandwidthSeriesRow& row = series.rows[static_cast<size_t>(drop.row)];
-  out.add(Tier::kCulprit, sentence("Slowdown: busBw of %s on %s fell from %s to %s from +%s on the aligned timeline (%llu of its %llu "
-                         "instances after it).",
-                         row.func.c_str(), fmt::commLabel(row.comm, row.comm_name).c_str(),
-                         fmt::gbs(drop.before_gbs).c_str(), fmt::gbs(drop.after_gbs).c_str(), fmt::duration(drop.at_us).c_str(),
-                         static_cast<unsigned long long>(drop.ops_after), static_cast<unsigned long long>(drop.ops)));
+  const std::string comm = fmt::commLabel(row.comm, row.comm_name);
+  FindingRow& finding = out.add(Tier::kCulprit, "slowdown", "communicator",
+                                sentence("Slowdown: busBw of %s on %s fell from %s to %s from +%s on the aligned timeline (%llu of its "
+                                         "%llu instances after it).",
+                                         row.func.c_str(), comm.c_str(), fmt::gbs(drop.before_gbs).c_str(),
+                                         fmt::gbs(drop.after_gbs).c_str(), fmt::duration(drop.at_us).c_str(),
+                                         static_cast<unsigned long long>(drop.ops_after), static_cast<unsigned long long>(drop.ops)));
+  about(finding, comm, {}).from_us = drop.at_us;
 }
 
 void addMismatchFinding(const Report& r, Findings& out) {
@@ -156,11 +236,14 @@ void addMismatchFinding(const Report& r, Findings& out) {
   const MismatchRow& m = r.mismatches.front();
   std::string ranks;
   for (int rank : m.missing_ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
-  out.add(Tier::kLoss, sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; first: "
-                         "%s #%llu on %s, %s on %s %s (%s).",
-                         static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),
-                         static_cast<unsigned long long>(m.seq), fmt::commLabel(m.comm, m.comm_name).c_str(), m.kind.c_str(),
-                         m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), m.detail.c_str()));
+  const std::string comm = fmt::commLabel(m.comm, m.comm_name);
+  FindingRow& row = out.add(Tier::kLoss, "mismatch", "communicator",
+                            sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; "
+                                     "first: %s #%llu on %s, %s on %s %s (%s).",
+                                     static_cast<unsigned long long>(r.mismatches_total), m.func.c_str(),
+                                     static_cast<unsigned long long>(m.seq), comm.c_str(), m.kind.c_str(),
+                                     m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), m.detail.c_str()));
+  about(row, comm, m.comm_ranks ? std::vector<int>{} : m.missing_ranks);
 }
 
 // A --from/--to window no op started in: said first, with when the ops did run.
@@ -169,31 +252,32 @@ void addEmptyWindowFinding(const RunSummary& run, Findings& out) {
   std::string found = "No op started in the --from/--to window";
   if (run.last_op_utc_ns != 0)
     found += "; the run's ops ran from " + fmt::utcTime(run.first_op_utc_ns) + " to " + fmt::utcTime(run.last_op_utc_ns);
-  out.add(Tier::kWindow, found + ".");
+  out.add(Tier::kWindow, "empty_window", "run", found + ".");
 }
 
 void addRunFindings(const RunSummary& run, Findings& out) {
   if (run.files_left_open > 0)
-    out.add(Tier::kLoss, "Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
-                  fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles.");
+    about(out.add(Tier::kLoss, "left_open", "rank", "Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
+                  fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles."), "", run.ranks_left_open);
   if (run.files_being_written > 0) {
     std::string live = "Live: " + std::to_string(run.files_being_written) + " of " + std::to_string(run.processes) +
                        " trace files are still being written; the report covers what they held when read";
     if (run.all_files_reach_utc_ns != 0) live += ", every file reaching " + fmt::utcTime(run.all_files_reach_utc_ns);
-    out.add(Tier::kLoss, live + ". Ops after that may not be in every file yet and are not counted as mismatches.");
+    out.add(Tier::kLoss, "still_written", "run", live + ". Ops after that may not be in every file yet and are not counted as mismatches.");
   }
   if (!run.missing_ranks.empty()) {
-    out.add(Tier::kLoss, "Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others.");
+    about(out.add(Tier::kLoss, "missing_ranks", "rank", "Missing: no trace file for rank(s) " + fmt::rankList(run.missing_ranks) + "; the report covers the others."),
+          "", run.missing_ranks);
   }
   if (run.damaged_files > 0)
-    out.add(Tier::kLoss, sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",
+    out.add(Tier::kLoss, "damaged_files", "run", sentence("Damaged: %d of %d trace files had unreadable parts; what could be read is included.",
                            run.damaged_files, run.processes));
   if (run.files > run.processes)
-    out.add(Tier::kLoss, sentence("Skipped: %d %s in the run directory (see problems).", run.files - run.processes,
+    out.add(Tier::kLoss, "skipped_files", "run", sentence("Skipped: %d %s in the run directory (see problems).", run.files - run.processes,
                            run.files - run.processes == 1 ? "file is not a readable commtrace trace"
                                                           : "files are not readable commtrace traces"));
   if (run.dropped_records > 0 || run.untracked_events > 0)
-    out.add(Tier::kLoss, sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
+    out.add(Tier::kLoss, "dropped_records", "run", sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
                            "followed; counts and sums are lower bounds.",
                            static_cast<unsigned long long>(run.dropped_records),
                            static_cast<unsigned long long>(run.untracked_events)));
@@ -261,7 +345,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   addPeerWaitFinding(report.peer_waits, findings);
   addCudaSyncFinding(report.cuda_sync, findings);
   addBandwidthFinding(report.bandwidth, findings);
-  report.findings = findings.inOrder();
+  findings.into(report);
   return report;
 }
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tools/report/analyses/arrival_windows.h"
 #include "tools/report/analyses/slow_links.h"
+#include "tools/report/analyses/stragglers.h"
 #include "tools/report/format.h"
 
 namespace commtrace::report {
@@ -14,7 +16,10 @@ std::string lastArrivals(const StragglerRow& r) {
   // Ranks tied for last share that instance, so the count is a sum of shares: say it as a share.
   std::string e = "last in " + fmt::percent(r.late_fraction) + " of " + std::to_string(r.instances) +
                   " instances (a tie for last shared) where chance gives " + fmt::percent(r.chance_fraction) + " (z = " +
-                  fmt::fixed(r.z, 1) + " standard deviations); caused " + fmt::duration(r.wait_caused_us) + " of waiting";
+                  fmt::fixed(r.z, 1) + " standard deviations)";
+  if (r.z < kMinZ && r.stretch_z >= kMinStretchZ)
+    e += ", and in its worst stretch of a communicator's instances z = " + fmt::fixed(r.stretch_z, 1);
+  e += "; caused " + fmt::duration(r.wait_caused_us) + " of waiting";
   if (r.median_wait_caused_us > 0)
     return e + ", " + fmt::fixed(r.wait_caused_us / r.median_wait_caused_us, 1) + "x the median rank's " + fmt::duration(r.median_wait_caused_us);
   return e + "; the median rank caused none";

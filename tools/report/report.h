@@ -261,6 +261,7 @@ struct StragglerRow {
   // its compute kernels account for and how far into the gap the CPU enqueued the op.
   double chance_fraction = 0;
   double z = 0;
+  double stretch_z = 0;  // the highest z over stretches of one of its communicators' instances (arrival_windows.h)
   double median_wait_caused_us = 0;
   uint64_t gap_ops = 0;
   uint64_t gap_sampled = 0;  // late arrivals sampled for compute_share and enqueue_fraction
@@ -274,6 +275,12 @@ struct HostStragglerRow {
   std::vector<int> ranks;
   double wait_caused_us = 0;
   double late_fraction = 0;
+  // The host as one straggler (stragglers.h, hostIsCulprit): its ranks' last arrivals against
+  // chance, its wait against the median host's, and whether the lateness is the host's (spread
+  // over most of its ranks) rather than one rank's.
+  double z = 0;
+  double confidence = 0;
+  bool flagged = false;
 };
 
 struct CommStragglerRow {
@@ -324,6 +331,21 @@ struct BandwidthSeries {
   std::string axis = "not aligned";  // "aligned time", or no series: no clock could be aligned
   double start_us = 0, bin_us = 0;
   std::vector<BandwidthSeriesRow> rows;
+};
+
+// One finding with the fields a CI job or a dashboard acts on (SCHEMA.md, finding_details[]).
+struct FindingRow {
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  std::string finding;     // the sentence Report::findings has
+  std::string kind;        // "straggler", "slow_host", "slow_link", "missing_ranks", ...
+  std::string severity;    // "window", "loss", "culprit", "cost", "note": the order they come in
+  std::string level;       // "run", "rank", "host", "link", "communicator"
+  std::string subject;     // "rank 3", "host node1", "rank 7 <-> rank 8", a communicator; "" for the run
+  std::vector<int> ranks;  // the global ranks concerned
+  double from_us = kNone;  // when: on the aligned timeline, from the run's first column
+  double to_us = kNone;
+  double cost_us = kNone;  // what it cost: the waiting it caused, the exposed or blocked time
+  double confidence = kNone;
 };
 
 struct StragglerReport {
@@ -391,8 +413,9 @@ struct Report {
   uint64_t mismatches_total = 0;  // mismatches may be capped in the list; this is the full count
   // One sentence each: what makes the rest incomplete (no op in the window, ranks dead or
   // hung, lost data, mismatches), then every culprit, then the costs, then what could not be
-  // decided (build_report.cc).
+  // decided (build_report.cc); finding_details holds the same, each with its fields.
   std::vector<std::string> findings;
+  std::vector<FindingRow> finding_details;
 };
 
 }  // namespace commtrace::report

@@ -5,6 +5,7 @@
 
 #include "tools/report/analyses/rank_index.h"
 #include "tools/report/load/op_stream.h"
+#include "tools/report/load/stats.h"
 
 namespace commtrace::report {
 namespace {
@@ -171,6 +172,46 @@ LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clock
       if (r.count[b] != 0) row[b] = r.sum_us[b] / r.count[b];
   }
   return map;
+}
+
+namespace {
+
+// Per column: the given rows' highest lateness above the column's median rank; -1 where they
+// had no instance.
+std::vector<double> excessOverMedian(const LatenessHeatmap& h, const std::vector<size_t>& rows) {
+  const size_t columns = h.mean_lateness_us.empty() ? 0 : h.mean_lateness_us.front().size();
+  std::vector<double> excess(columns, -1), column;
+  for (size_t b = 0; b < columns; ++b) {
+    column.clear();
+    for (const std::vector<double>& row : h.mean_lateness_us)
+      if (row[b] >= 0) column.push_back(row[b]);
+    double theirs = -1;
+    for (size_t r : rows) theirs = std::max(theirs, h.mean_lateness_us[r][b]);
+    if (theirs >= 0) excess[b] = theirs - median(column);
+  }
+  return excess;
+}
+
+}  // namespace
+
+std::vector<TimeStretch> lateStretches(const LatenessHeatmap& heatmap, std::span<const int> ranks) {
+  if (heatmap.axis != "aligned time" || heatmap.bin_us <= 0) return {};
+  std::vector<size_t> rows;
+  for (size_t r = 0; r < heatmap.ranks.size(); ++r)
+    if (std::find(ranks.begin(), ranks.end(), heatmap.ranks[r]) != ranks.end()) rows.push_back(r);
+  const std::vector<double> excess = excessOverMedian(heatmap, rows);
+  const double peak = excess.empty() ? 0 : *std::max_element(excess.begin(), excess.end());
+  std::vector<TimeStretch> out;
+  if (peak <= 0) return out;
+  size_t last_late = 0;
+  for (size_t b = 0; b < excess.size(); ++b) {
+    if (excess[b] < peak / 2) continue;
+    const double from = heatmap.bin_us * static_cast<double>(b), to = from + heatmap.bin_us;
+    if (!out.empty() && b - last_late <= kStretchGapColumns) out.back().to_us = to;
+    else out.push_back({from, to});
+    last_late = b;
+  }
+  return out;
 }
 
 }  // namespace commtrace::report

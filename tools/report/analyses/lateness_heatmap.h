@@ -99,4 +99,17 @@ LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clock
 // The same for a run held whole.
 LatenessHeatmap latenessHeatmap(const RunModel& run, const ClockAlignment& clocks);
 
+// When some ranks (one straggler, or a host's) were late: the stretches of the heatmap's
+// columns where their lateness above the column's median rank reached half its peak (a rank
+// late throughout: the whole run; late from step 20 to 40: that stretch, not the noise around
+// it), as [from, to) in us from the first column. Late columns fewer than kStretchGapColumns
+// apart are one stretch: a straggler is late at some collectives of each step, not at every
+// column (the demo's steps are five columns long). None on the "op order" axis, or where they
+// were never above the median.
+constexpr size_t kStretchGapColumns = kHeatmapBins / 10;
+struct TimeStretch {
+  double from_us = 0, to_us = 0;
+};
+std::vector<TimeStretch> lateStretches(const LatenessHeatmap& heatmap, std::span<const int> ranks);
+
 }  // namespace commtrace::report

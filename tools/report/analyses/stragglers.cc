@@ -38,7 +38,30 @@ Tallies tally(const RunModel& run, const ArrivalTally& arrivals) {
 
 double strength(double z, double wait_ratio) { return std::min(z / kMinZ, wait_ratio / kMinWaitRatio); }
 
-std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::string>& hosts) {
+// A rank the whole run does not flag is flagged over its worst stretch of one of its
+// communicators' instances (arrival_windows.h), when the stretch passes both thresholds,
+// its z held to kMinStretchZ.
+void flagStretches(const RunModel& run, const Tallies& t, std::vector<StragglerRow>& rows) {
+  std::map<int, StragglerRow*> by_rank;
+  for (StragglerRow& row : rows)
+    if (!row.flagged && row.wait_caused_us > 0) by_rank[row.rank] = &row;
+  for (size_t c = 0; c < t.comms->size() && !by_rank.empty(); ++c) {
+    const ArrivalWindows& windows = (*t.comms)[c].windows;
+    for (size_t seat = 0; seat < (*t.comms)[c].seats.size(); ++seat) {
+      const auto it = by_rank.find(globalRankOf(run.comms[c], static_cast<int>(seat)));
+      if (it == by_rank.end()) continue;
+      const ArrivalWindows::Stretch s = windows.best(seat);
+      StragglerRow& row = *it->second;
+      row.stretch_z = std::max(row.stretch_z, s.z);
+      const double ratio = s.median_wait_caused_ns > 0 ? s.wait_caused_ns / s.median_wait_caused_ns : (s.wait_caused_ns > 0 ? INFINITY : 0.0);
+      if (s.z < kMinStretchZ || ratio < kMinWaitRatio || s.wait_caused_ns <= 0) continue;
+      row.flagged = true;
+      row.confidence = std::max(row.confidence, confidenceOf(strength(s.z * kMinZ / kMinStretchZ, ratio)));
+    }
+  }
+}
+
+std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const std::vector<std::string>& hosts) {
   std::vector<double> waits;
   for (const RankTally& r : t.ranks)
     if (r.instances != 0) waits.push_back(r.wait_caused_ns);
@@ -64,6 +87,7 @@ std::vector<StragglerRow> rankRows(const Tallies& t, const std::vector<std::stri
     row.median_wait_caused_us = median_wait / 1e3;
     rows.push_back(std::move(row));
   }
+  flagStretches(run, t, rows);
   std::sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) {
     return a.wait_caused_us != b.wait_caused_us ? a.wait_caused_us > b.wait_caused_us : a.rank < b.rank;
   });
@@ -106,6 +130,20 @@ void classify(const RunModel& run, const StragglerEvidence& evidence, const GapB
   }
 }
 
+// Whether a host's lateness is its own rather than one of its ranks': most of its ranks were
+// last more often than chance, and no one rank holds most of its last arrivals (two slow
+// ranks of eight are two stragglers, a whole node slower is one host).
+bool spreadOverTheHost(const Tallies& t, const HostStragglerRow& row, double host_last) {
+  size_t above_chance = 0;
+  double top = 0;
+  for (int rank : row.ranks) {
+    const RankTally& r = t.ranks[static_cast<size_t>(rank)];
+    above_chance += r.last > r.expected_last ? 1 : 0;
+    top = std::max(top, r.last);
+  }
+  return 2 * above_chance >= row.ranks.size() && top <= kMaxRankShareOfHost * host_last;
+}
+
 std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::string>& hosts) {
   std::map<std::string, std::pair<HostStragglerRow, RankTally>> by_host;
   for (size_t rank = 0; rank < t.ranks.size(); ++rank) {
@@ -114,15 +152,23 @@ std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::
     auto& [row, sum] = by_host[hosts[rank]];
     row.host = hosts[rank];
     row.ranks.push_back(static_cast<int>(rank));
-    sum.instances += r.instances;
-    sum.last += r.last;
-    sum.wait_caused_ns += r.wait_caused_ns;
+    sum.merge(r);
   }
+  std::vector<double> waits;
+  for (const auto& [host, entry] : by_host) waits.push_back(entry.second.wait_caused_ns);
+  const double median_wait = median(waits);
   std::vector<HostStragglerRow> rows;
   for (auto& [host, entry] : by_host) {
     auto& [row, sum] = entry;
     row.wait_caused_us = sum.wait_caused_ns / 1e3;
     row.late_fraction = sum.last / static_cast<double>(sum.instances);
+    // The ranks' chance variances summed overstate the host's (its ranks are never last
+    // together): the host's z is an underestimate, never an overstatement.
+    row.z = lastArrivalZ(sum.last, sum.expected_last, sum.var_last);
+    const double ratio = median_wait > 0 ? sum.wait_caused_ns / median_wait : (sum.wait_caused_ns > 0 ? INFINITY : 0.0);
+    row.confidence = confidenceOf(strength(row.z, ratio));
+    row.flagged = row.ranks.size() >= 2 && by_host.size() >= 2 && row.z >= kMinZ && ratio >= kMinWaitRatio &&
+                  sum.wait_caused_ns > 0 && spreadOverTheHost(t, row, sum.last);
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.wait_caused_us > b.wait_caused_us; });
@@ -167,6 +213,7 @@ void ArrivalTally::Comm::merge(const Comm& other) {
   total_wait_ns += other.total_wait_ns;
   if (seats.size() < other.seats.size()) seats.resize(other.seats.size());
   for (size_t s = 0; s < other.seats.size(); ++s) seats[s].merge(other.seats[s]);
+  windows.merge(other.windows);
 }
 
 void ArrivalTally::collective(const CollInstance& c, std::span<const MemberView> members) {
@@ -186,7 +233,12 @@ void ArrivalTally::collective(const CollInstance& c, std::span<const MemberView>
     seat.var_last += chance * (1 - chance);
     seat.wait_caused_ns += m.last_share * static_cast<double>(arrivals_.total_wait_ns);
     seat.lateness_ns += static_cast<double>(m.lateness_ns);
+    comm.windows.add(static_cast<size_t>(m.comm_rank), {.last = m.last_share,
+                                                        .expected_last = chance,
+                                                        .var_last = chance * (1 - chance),
+                                                        .wait_caused_ns = m.last_share * static_cast<double>(arrivals_.total_wait_ns)});
   }
+  comm.windows.next();
 }
 
 void ArrivalTally::finish(std::span<const uint32_t> new_index) {
@@ -220,7 +272,7 @@ double lastArrivalZ(double last, double expected_last, double var_last) {
 double confidenceOf(double s) { return s < 1 ? std::max(0.0, 0.5 * s) : std::min(1.0, 0.5 + 0.25 * (s - 1)); }
 
 std::vector<int> flaggedStragglers(const RunModel& run, const ArrivalTally& arrivals) {
-  return flaggedOf(rankRows(tally(run, arrivals), hostsByRank(run)));
+  return flaggedOf(rankRows(run, tally(run, arrivals), hostsByRank(run)));
 }
 
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const StragglerInputs& in) {
@@ -228,7 +280,7 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   const Tallies t = tally(run, in.arrivals);
   StragglerReport report;
   report.links = slowLinks(run, in.shapes, in.transfers);
-  report.ranks = rankRows(t, hosts);
+  report.ranks = rankRows(run, t, hosts);
   classify(run, in.evidence, in.busy, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);
   report.comms = commRows(run, t);

@@ -4,6 +4,7 @@
 // lateness over time (lateness_heatmap.h).
 #pragma once
 
+#include "tools/report/analyses/arrival_windows.h"
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/gap_busy_time.h"
 #include "tools/report/analyses/lateness.h"
@@ -24,6 +25,10 @@ namespace commtrace::report {
 // - it imposed far more wait: at least kMinWaitRatio times the median rank's wait caused.
 constexpr double kMinZ = 4.0;
 constexpr double kMinWaitRatio = 3.0;
+// A host is flagged by the same two thresholds, over its ranks' arrivals together, when the
+// lateness is spread over it: at least half its ranks last more often than chance, and no
+// rank holding more than kMaxRankShareOfHost of the host's last arrivals.
+constexpr double kMaxRankShareOfHost = 0.6;
 
 // How far above chance, in standard deviations, a count of last arrivals is: `last` against
 // chance's mean and variance of it (0 without variance). The report and the live alerts judge
@@ -60,6 +65,7 @@ class ArrivalTally : public JoinedOpSink {
     uint64_t instances = 0;
     double total_wait_ns = 0;
     std::vector<Seat> seats;  // per comm rank
+    ArrivalWindows windows;   // the same per seat, in stretches of the instances
     void merge(const Comm& other);
   };
   // Per communicator index (none for those without a timed synchronizing instance).

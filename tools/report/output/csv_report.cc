@@ -75,7 +75,7 @@ CsvTable runTable(const RunSummary& s) {
   return t;
 }
 
-// One column of text lines: problems.csv, findings.csv.
+// One column of text lines: problems.csv.
 CsvTable linesTable(std::string file, std::string column, const std::vector<std::string>& lines) {
   CsvTable t{std::move(file), {std::move(column)}, {}};
   for (const std::string& line : lines) t.rows.push_back({line});
@@ -171,7 +171,7 @@ CsvTable bandwidthSeriesTable(const BandwidthSeries& s) {
 std::vector<std::function<CsvTable()>> tableBuilders(const Report& r) {
   return {[&] { return runTable(r.run); },
           [&] { return linesTable("problems.csv", "problem", r.run.problems); },
-          [&] { return linesTable("findings.csv", "finding", r.findings); },
+          [&] { return rowsTable("findings.csv", rows::findingFields(), r.finding_details); },
           [&] { return rowsTable("clocks.csv", rows::clockFitFields(), r.clocks.fits); },
           [&] { return rowsTable("communicators.csv", rows::communicatorFields(), r.communicators); },
           [&] { return rowsTable("bandwidth.csv", rows::bandwidthFields(), r.bandwidth); },

@@ -234,6 +234,7 @@ void writeJson(const Report& r, std::ostream& out) {
   doc.field("generator", std::string("commtrace ") + COMMTRACE_VERSION);
   doc.field("run", runJson(r.run));
   doc.field("findings", r.findings);
+  doc.array("finding_details", r.finding_details, element(rows::findingFields()));
   doc.field("clocks", clocksJson(r.clocks));
   doc.array("communicators", r.communicators, element(rows::communicatorFields()));
   doc.array("bandwidth", r.bandwidth, element(rows::bandwidthFields()));

@@ -240,7 +240,7 @@ const Fields<KernelRow>& kernelFields() {
   static const Fields<K> fields{
       {"rank", kInteger, kAlways, "global rank; -1 for all ranks together (`top`)", member(&K::rank), "rank",
        [](const K& k) { return k.rank < 0 ? std::string("all") : std::to_string(k.rank); }},
-      {"name", kString, kAlways, "the kernel's name as CUPTI gives it; memcpys named by direction (`\"Memcpy HtoD\"`), memsets `\"Memset\"`",
+      {"name", kString, kAlways, "the kernel's name, demangled (CUPTI gives a C++ kernel's mangled); memcpys named by direction (`\"Memcpy HtoD\"`), memsets `\"Memset\"`",
        member(&K::name), "kernel", [](const K& k) { return fmt::kernelName(k.name); }},
       {"type", kString, kAlways, "`\"computation\"`, `\"communication\"` (NCCL's kernels) or `\"memory\"` (memcpys and memsets), as HTA types them",
        member(&K::type), "type"},
@@ -316,6 +316,11 @@ const Fields<StragglerRow>& stragglerFields() {
       {"evidence", kString, kAlways, "the numbers behind `class`, in words", [](const S& s) { return Value(evidenceWords(s)); }},
       {"chance_fraction", kNumber, kAlways, "the share of its instances it would have been last in by chance", member(&S::chance_fraction)},
       {"z", kNumber, kAlways, "how many standard deviations more often than chance it was last", member(&S::z)},
+      {"stretch_z", kNumber, kAlways,
+       "the same over its worst stretch of one of its communicators' instances (at most 32 stretches of equal length each): a rank "
+       "slow for part of the run is flagged when this reaches 6 and its wait caused there is 3x the median seat's, though `z` stays "
+       "below 4; 0 for a rank flagged over the whole run or that caused no wait",
+       member(&S::stretch_z)},
       {"median_wait_caused_us", kNumber, kAlways, "the median rank's `wait_caused_us`", member(&S::median_wait_caused_us)},
       {"gap_ops", kInteger, kAlways, "flagged ranks: the ops it arrived last at whose GPU gap before them was measured (the figures below are over these)",
        member(&S::gap_ops)},
@@ -338,7 +343,11 @@ const Fields<HostStragglerRow>& hostStragglerFields() {
       {"host", kString, kAlways, "the host", member(&H::host), "host"},
       {"ranks", kRankList, kAlways, "its global ranks", member(&H::ranks), "ranks"},
       {"wait_caused_us", kNumber, kAlways, "as for `stragglers[]`, its ranks together", member(&H::wait_caused_us), "wait caused"},
-      {"late_fraction", kNumber, kAlways, "instances where one of its ranks was last / its instances", member(&H::late_fraction), "last in"}};
+      {"late_fraction", kNumber, kAlways, "instances where one of its ranks was last / its instances", member(&H::late_fraction), "last in"},
+      {"z", kNumber, kAlways, "as for `stragglers[]`, its ranks' last arrivals together (their chance variances summed: an underestimate)", member(&H::z)},
+      {"confidence", kNumber, kAlways, "0..1, as for `stragglers[]`, its ranks together", member(&H::confidence), "confidence"},
+      {"flagged", kBool, kAlways, "judged a straggler as a host: both thresholds met by its ranks together, and the lateness spread over it (at least half its ranks last more often than chance, none holding more than 60% of its last arrivals)",
+       member(&H::flagged), "flagged"}};
   return fields;
 }
 
@@ -397,8 +406,44 @@ const Fields<MismatchRow>& mismatchFields() {
   return fields;
 }
 
+const Fields<FindingRow>& findingFields() {
+  using F = FindingRow;
+  static const Fields<F> fields{
+      {"finding", kString, kAlways, "the sentence, as `findings` has it", member(&F::finding)},
+      {"kind", kString, kAlways,
+       "what was found: `empty_window`, `left_open`, `still_written`, `missing_ranks`, `damaged_files`, `skipped_files`, "
+       "`dropped_records`, `mismatch`, `slow_host`, `straggler`, `slow_link`, `slowdown`, `exposed_communication`, "
+       "`pipeline_bubble`, `cuda_sync`, `lowest_bandwidth`, `no_straggler`, `overlap_unavailable`",
+       member(&F::kind)},
+      {"severity", kString, kAlways,
+       "`window`, `loss`, `culprit`, `cost`, `note`: the order findings come in (what makes the rest incomplete, every culprit, "
+       "what communication costs, what could not be decided)",
+       member(&F::severity)},
+      {"level", kString, kAlways, "what it names: `run`, `rank`, `host`, `link`, `communicator`", member(&F::level)},
+      {"subject", kString, kAlways,
+       "`\"rank 3\"`, `\"host node1\"`, `\"rank 7 <-> rank 8\"`, a communicator (its name, else its hex id); `\"\"` for the run "
+       "or a list of ranks",
+       member(&F::subject)},
+      {"ranks", kRankList, kAlways,
+       "the global ranks concerned: a straggler's, a host's, a link's two, a bubble's waiting rank and its peer, the missing or "
+       "left-open ranks",
+       member(&F::ranks)},
+      {"from_us", kNumber, kOrNull,
+       "when it began: us on the aligned timeline from its first column (`lateness_heatmap`, `bandwidth_series`); for a straggler "
+       "or host, the first of the stretches it was late in; null when not placed in time",
+       finite(&F::from_us)},
+      {"to_us", kNumber, kOrNull, "when it ended, likewise (the last stretch's end); null when not known", finite(&F::to_us)},
+      {"cost_us", kNumber, kOrNull,
+       "what it cost: the waiting a straggler or host caused, the exposed communication, a bubble's wait, the CPU blocked in CUDA "
+       "sync; null for the rest",
+       finite(&F::cost_us)},
+      {"confidence", kNumber, kOrNull, "0..1 where the judgement has one (stragglers, hosts, links)", finite(&F::confidence)}};
+  return fields;
+}
+
 std::vector<SchemaTable> schemaTables() {
-  return {{"clocks.fits[]", markdownTable(clockFitFields())},
+  return {{"finding_details[]", markdownTable(findingFields())},
+          {"clocks.fits[]", markdownTable(clockFitFields())},
           {"communicators[]", markdownTable(communicatorFields())},
           {"bandwidth[]", markdownTable(bandwidthFields())},
           {"matrix.slices[]", markdownTable(matrixSliceFields())},
