@@ -70,5 +70,47 @@ TEST(FineBins, SumsDoNotDependOnTheOrderOfTheValues) {
   EXPECT_EQ(std::get<1>(binsOf(forward).front()), total);
 }
 
+// A heatmap of 4 ranks over 100 columns of 10 us: rank 3 late by `late_us` in [from, to),
+// every rank's noise 1 us; rank 2 has no instance in odd columns.
+LatenessHeatmap heatmapWithLateRank(size_t from, size_t to, double late_us) {
+  LatenessHeatmap h;
+  h.ranks = {0, 1, 2, 3};
+  h.axis = "aligned time";
+  h.bin_us = 10;
+  h.mean_lateness_us.assign(4, std::vector<double>(100, 1.0));
+  for (size_t b = 1; b < 100; b += 2) h.mean_lateness_us[2][b] = -1;
+  for (size_t b = from; b < to; ++b) h.mean_lateness_us[3][b] = late_us;
+  return h;
+}
+
+TEST(LateStretches, ARankLateForAWhileIsLateThenAndNotAroundIt) {
+  const std::vector<int> rank3{3};
+  const std::vector<TimeStretch> s = lateStretches(heatmapWithLateRank(40, 60, 500), rank3);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].from_us, 400);
+  EXPECT_EQ(s[0].to_us, 600);
+}
+
+TEST(LateStretches, LateColumnsCloseTogetherAreOneStretchAndFarApartTwo) {
+  LatenessHeatmap h = heatmapWithLateRank(10, 20, 500);
+  for (size_t b = 10; b < 20; b += 3) h.mean_lateness_us[3][b + 1] = 1;  // late at some columns of each step only
+  for (size_t b = 70; b < 80; ++b) h.mean_lateness_us[3][b] = 500;
+  const std::vector<int> rank3{3};
+  const std::vector<TimeStretch> s = lateStretches(h, rank3);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].from_us, 100);
+  EXPECT_EQ(s[0].to_us, 200);
+  EXPECT_EQ(s[1].from_us, 700);
+  EXPECT_EQ(s[1].to_us, 800);
+}
+
+TEST(LateStretches, NoneWithoutATimeAxisOrLateness) {
+  const std::vector<int> rank3{3}, rank1{1};
+  LatenessHeatmap h = heatmapWithLateRank(40, 60, 500);
+  EXPECT_TRUE(lateStretches(h, rank1).empty()) << "never above the median";
+  h.axis = "op order";
+  EXPECT_TRUE(lateStretches(h, rank3).empty());
+}
+
 }  // namespace
 }  // namespace commtrace::report
