@@ -73,6 +73,11 @@ TEST(RealGpuRun, ARankSleepingBeforeEachAllReduceIsAHostStraggler) {
   EXPECT_NEAR(worst.at("mean_lateness_us").get<double>(), 15'600, 1'000);
   EXPECT_LT(worst.at("compute_share").get<double>(), 0.2);
   for (size_t k = 1; k < stragglers.size(); ++k) EXPECT_FALSE(stragglers[k].at("flagged").get<bool>());
+  // What it cost rank 0: the live alert said "others kept waiting 25.0% of their time".
+  const json& finding = r.at("finding_details").at(0);
+  EXPECT_EQ(finding.at("kind"), "straggler");
+  EXPECT_EQ(finding.at("ranks"), json::array({1}));
+  EXPECT_NEAR(finding.at("cost_share").get<double>(), 0.26, 0.04) << finding.at("finding");
 }
 
 }  // namespace

@@ -387,6 +387,12 @@ TEST(ReportGroundTruth, FindingDetailsFollowTheFindingsWithTheirSubjects) {
   EXPECT_NEAR(straggler.cost_us, report.stragglers.ranks.front().wait_caused_us, 1e-9);
   EXPECT_NEAR(straggler.confidence, report.stragglers.ranks.front().confidence, 1e-9);
   EXPECT_NE(straggler.finding.find(", throughout the run;"), std::string::npos) << straggler.finding;
+  // Its cost per step of the demo's 20: the waiting it caused over them, and its share of the
+  // other 7 ranks' time.
+  EXPECT_NEAR(straggler.cost_per_step_us, straggler.cost_us / 20, 1e-6);
+  const OverlapRow& some_rank = report.overlap.front();
+  EXPECT_NEAR(straggler.cost_share, straggler.cost_us / (20 * some_rank.mean_step_us * 7), 0.1 * straggler.cost_share);
+  EXPECT_NE(straggler.finding.find(" per step of "), std::string::npos) << straggler.finding;
   const FindingRow& link = report.finding_details[1];
   EXPECT_EQ(link.kind, "slow_link");
   EXPECT_EQ(link.subject, "rank 3 <-> rank 7");

@@ -18,6 +18,7 @@
 #include "tools/report/format.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/load/run_summary.h"
+#include "tools/report/load/stats.h"
 
 namespace commtrace::report {
 namespace {
@@ -57,6 +58,32 @@ FindingRow& about(FindingRow& row, std::string subject, std::vector<int> ranks) 
 
 std::string rankSubject(int rank) { return "rank " + std::to_string(rank); }
 
+// The job's steps as the overlap table counts them: the median rank's count and mean length
+// (ranks with two steps or more); what a finding costs per step is said against them.
+struct JobSteps {
+  double steps = 0;
+  double mean_step_us = 0;
+  int ranks = 0;
+  bool known() const { return steps >= 2 && mean_step_us > 0; }
+};
+
+JobSteps jobSteps(const std::vector<OverlapRow>& rows, int ranks) {
+  std::vector<double> counts, lengths;
+  for (const OverlapRow& r : rows)
+    if (r.step_count >= 2 && r.mean_step_us > 0) counts.push_back(r.step_count), lengths.push_back(r.mean_step_us);
+  return {median(counts), median(lengths), ranks};
+}
+
+// A cost over `steps` steps of `step_us`, taken from `takers` ranks' time: set on the row and
+// said as ", X per step of S (P of whose)".
+std::string perStep(double cost_us, double steps, double step_us, int takers, const char* whose, FindingRow& row) {
+  if (steps < 2 || step_us <= 0 || takers < 1) return "";
+  row.cost_per_step_us = cost_us / steps;
+  row.cost_share = cost_us / (steps * step_us * takers);
+  return ", " + fmt::duration(row.cost_per_step_us) + " per step of " + fmt::duration(step_us) + " (" + fmt::percent(row.cost_share) +
+         " of " + whose + ")";
+}
+
 std::string sentence(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string sentence(const char* format, ...) {
   va_list args, again;
@@ -87,7 +114,7 @@ std::string whenLate(const LatenessHeatmap& heatmap, std::span<const int> ranks,
 
 // A host whose ranks are late together is one culprit, named as the host: its ranks are
 // not named again one by one.
-void addHostStragglerFindings(const StragglerReport& s, Findings& out, std::vector<int>& named) {
+void addHostStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findings& out, std::vector<int>& named) {
   for (const HostStragglerRow& h : s.hosts) {
     if (!h.flagged) continue;
     const auto flagged_ranks = std::count_if(s.ranks.begin(), s.ranks.end(), [&](const StragglerRow& r) {
@@ -95,11 +122,13 @@ void addHostStragglerFindings(const StragglerReport& s, Findings& out, std::vect
     });
     FindingRow& row = out.add(Tier::kCulprit, "slow_host", "host", "");
     const std::string when = whenLate(s.heatmap, h.ranks, row);
+    const int others = steps.ranks - static_cast<int>(h.ranks.size());
+    const std::string cost = perStep(h.wait_caused_us, steps.steps, steps.mean_step_us, others, "the other ranks' time", row);
     row.finding = sentence("Straggler host: %s (rank(s) %s) was last in %s of its ranks' collectives and kept the others waiting %s in "
-                           "all%s (confidence %.2f of 1): the lateness is spread over its ranks (z = %.1f over them together; "
+                           "all%s%s (confidence %.2f of 1): the lateness is spread over its ranks (z = %.1f over them together; "
                            "%lld of its %zu ranks flagged on their own), so the host, not one rank, is the place to look.",
                            h.host.c_str(), fmt::rankList(h.ranks).c_str(), fmt::percent(h.late_fraction).c_str(),
-                           fmt::duration(h.wait_caused_us).c_str(), when.c_str(), h.confidence, h.z,
+                           fmt::duration(h.wait_caused_us).c_str(), cost.c_str(), when.c_str(), h.confidence, h.z,
                            static_cast<long long>(flagged_ranks), h.ranks.size());
     about(row, "host " + h.host, h.ranks);
     row.cost_us = h.wait_caused_us;
@@ -108,9 +137,9 @@ void addHostStragglerFindings(const StragglerReport& s, Findings& out, std::vect
   }
 }
 
-void addStragglerFindings(const StragglerReport& s, Findings& out) {
+void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findings& out) {
   std::vector<int> named;  // ranks named with their host
-  addHostStragglerFindings(s, out, named);
+  addHostStragglerFindings(s, steps, out, named);
   const bool any = std::any_of(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
   if (!any && named.empty()) {
     if (!s.ranks.empty())
@@ -124,10 +153,11 @@ void addStragglerFindings(const StragglerReport& s, Findings& out) {
     if (!r.flagged || std::find(named.begin(), named.end(), r.rank) != named.end()) continue;
     FindingRow& row = out.add(Tier::kCulprit, "straggler", "rank", "");
     const std::string when = whenLate(s.heatmap, std::span<const int>(&r.rank, 1), row);
-    row.finding = sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting %s in all (mean "
-                           "lateness %s)%s; cause: %s (confidence %.2f of 1). Evidence: %s.",
+    const std::string cost = perStep(r.wait_caused_us, steps.steps, steps.mean_step_us, steps.ranks - 1, "the other ranks' time", row);
+    row.finding = sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting %s in all%s, "
+                           "mean lateness %s%s; cause: %s (confidence %.2f of 1). Evidence: %s.",
                            r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
-                           fmt::duration(r.wait_caused_us).c_str(), fmt::duration(r.mean_lateness_us).c_str(), when.c_str(),
+                           fmt::duration(r.wait_caused_us).c_str(), cost.c_str(), fmt::duration(r.mean_lateness_us).c_str(), when.c_str(),
                            r.cls.c_str(), r.confidence, evidenceWords(r).c_str());
     about(row, rankSubject(r.rank), {r.rank});
     row.cost_us = r.wait_caused_us;
@@ -153,11 +183,12 @@ void addOverlapFinding(const std::vector<OverlapRow>& rows, Findings& out) {
   for (const OverlapRow& r : rows)
     if (r.available && (worst == nullptr || r.exposed_us > worst->exposed_us)) worst = &r;
   if (worst != nullptr) {
-    FindingRow& row = out.add(Tier::kCost, "exposed_communication", "rank",
-                              sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden "
-                                       "behind compute.",
-                                       worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
-                                       fmt::percent(worst->comm_us > 0 ? worst->exposed_us / worst->comm_us : 0.0).c_str()));
+    FindingRow& row = out.add(Tier::kCost, "exposed_communication", "rank", "");
+    const std::string cost = perStep(worst->exposed_us, worst->step_count, worst->mean_step_us, 1, "its time", row);
+    row.finding = sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden behind "
+                           "compute%s.",
+                           worst->rank, fmt::duration(worst->comm_us).c_str(), fmt::duration(worst->exposed_us).c_str(),
+                           fmt::percent(worst->comm_us > 0 ? worst->exposed_us / worst->comm_us : 0.0).c_str(), cost.c_str());
     about(row, rankSubject(worst->rank), {worst->rank}).cost_us = worst->exposed_us;
   } else if (!rows.empty()) {
     // The reason of a rank that did communicate: one whose file was empty says less.
@@ -181,21 +212,27 @@ void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, Findings& out) {
                                      static_cast<unsigned long long>(top->transfers), fmt::duration(top->wait_us).c_str(),
                                      fmt::duration(top->wait_per_step_us).c_str(), fmt::percent(top->step_share_pct / 100).c_str()));
   about(row, rankSubject(top->rank), {top->rank, top->peer}).cost_us = top->wait_us;
+  row.cost_per_step_us = top->wait_per_step_us;
+  row.cost_share = top->step_share_pct / 100;
 }
 
 // The ranks whose CPUs waited longest and shortest for their GPUs in CUDA sync calls.
-void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, Findings& out) {
+void addCudaSyncFinding(const std::vector<CudaSyncRow>& rows, const std::vector<OverlapRow>& overlap, Findings& out) {
   if (rows.empty()) return;
   const auto [least, most] = std::minmax_element(
       rows.begin(), rows.end(), [](const CudaSyncRow& a, const CudaSyncRow& b) { return a.blocked_us < b.blocked_us; });
   uint64_t calls = 0;
   for (const CudaSyncCallRow& c : most->calls) calls += c.stats.count;
   const CudaSyncCallRow& top = most->calls.front();
-  std::string finding = sentence("CPU blocked in CUDA synchronisation: rank %d the longest, %s in %llu calls (%s of it in %s)",
+  FindingRow& row = out.add(Tier::kCost, "cuda_sync", "rank", "");
+  const auto steps = std::find_if(overlap.begin(), overlap.end(), [&](const OverlapRow& o) { return o.rank == most->rank; });
+  const std::string cost = steps == overlap.end() ? "" : perStep(most->blocked_us, steps->step_count, steps->mean_step_us, 1, "its time", row);
+  std::string finding = sentence("CPU blocked in CUDA synchronisation: rank %d the longest, %s in %llu calls (%s of it in %s)%s",
                                  most->rank, fmt::duration(most->blocked_us).c_str(), static_cast<unsigned long long>(calls),
-                                 fmt::duration(top.stats.total_us).c_str(), top.call.c_str());
+                                 fmt::duration(top.stats.total_us).c_str(), top.call.c_str(), cost.c_str());
   if (rows.size() > 1) finding += sentence("; rank %d the shortest, %s", least->rank, fmt::duration(least->blocked_us).c_str());
-  about(out.add(Tier::kCost, "cuda_sync", "rank", finding + "."), rankSubject(most->rank), {most->rank}).cost_us = most->blocked_us;
+  row.finding = finding + ".";
+  about(row, rankSubject(most->rank), {most->rank}).cost_us = most->blocked_us;
 }
 
 // The group with the lowest busBw among those moving at least 1 MiB (small ops are
@@ -338,12 +375,12 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   addEmptyWindowFinding(report.run, findings);
   addRunFindings(report.run, findings);
   addMismatchFinding(report, findings);
-  addStragglerFindings(report.stragglers, findings);
+  addStragglerFindings(report.stragglers, jobSteps(report.overlap, report.run.ranks), findings);
   addLinkFindings(report.stragglers, findings);
   addSlowdownFinding(report.bandwidth_series, findings);
   addOverlapFinding(report.overlap, findings);
   addPeerWaitFinding(report.peer_waits, findings);
-  addCudaSyncFinding(report.cuda_sync, findings);
+  addCudaSyncFinding(report.cuda_sync, report.overlap, findings);
   addBandwidthFinding(report.bandwidth, findings);
   findings.into(report);
   return report;

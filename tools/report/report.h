@@ -345,6 +345,8 @@ struct FindingRow {
   double from_us = kNone;  // when: on the aligned timeline, from the run's first column
   double to_us = kNone;
   double cost_us = kNone;  // what it cost: the waiting it caused, the exposed or blocked time
+  double cost_per_step_us = kNone;  // the same per step (the job's steps as overlap counts them)
+  double cost_share = kNone;        // the same over the time it was taken from (0..1)
   double confidence = kNone;
 };
 

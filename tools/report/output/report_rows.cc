@@ -437,6 +437,14 @@ const Fields<FindingRow>& findingFields() {
        "what it cost: the waiting a straggler or host caused, the exposed communication, a bubble's wait, the CPU blocked in CUDA "
        "sync; null for the rest",
        finite(&F::cost_us)},
+      {"cost_per_step_us", kNumber, kOrNull,
+       "`cost_us` per step: over the job's steps (the median rank's count and length in `overlap[]`) for a straggler or host, "
+       "over its own for a rank's cost; null without two steps",
+       finite(&F::cost_per_step_us)},
+      {"cost_share", kNumber, kOrNull,
+       "0..1: `cost_us` over the time it was taken from: the other ranks' time for a straggler or host (steps x mean step x "
+       "ranks), the rank's own for exposed communication, a bubble or CUDA sync; null without two steps",
+       finite(&F::cost_share)},
       {"confidence", kNumber, kOrNull, "0..1 where the judgement has one (stragglers, hosts, links)", finite(&F::confidence)}};
   return fields;
 }
