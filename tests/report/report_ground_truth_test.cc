@@ -400,6 +400,26 @@ TEST(ReportGroundTruth, FindingDetailsFollowTheFindingsWithTheirSubjects) {
   for (const HostStragglerRow& h : report.stragglers.hosts) EXPECT_FALSE(h.flagged) << h.host << ": one slow rank is not a slow host";
 }
 
+// The demo's parallel dimensions, as its description plants them: tensor parallel 4 inside
+// each node (with an AlltoAll), data parallel 2 across nodes (sharded, with AllReduces), the
+// stage-to-stage sends on the world.
+TEST(ReportGroundTruth, TheDemosParallelismIsRecognised) {
+  DriverRun& demo = demoRun();
+  const Report report = buildReport(demo.run, demo.clocks);
+  std::map<std::string, const ParallelismRow*> by_kinds;
+  for (const ParallelismRow& r : report.parallelism) by_kinds[r.kinds] = &r;
+  ASSERT_EQ(by_kinds.size(), 3u);
+  ASSERT_TRUE(by_kinds.count("ep,tp") && by_kinds.count("zero,ddp") && by_kinds.count("pp"));
+  EXPECT_EQ(by_kinds["ep,tp"]->groups, 2);
+  EXPECT_EQ(by_kinds["ep,tp"]->size, 4);
+  EXPECT_TRUE(by_kinds["ep,tp"]->within_host);
+  EXPECT_EQ(by_kinds["zero,ddp"]->groups, 4);
+  EXPECT_EQ(by_kinds["zero,ddp"]->size, 2);
+  EXPECT_FALSE(by_kinds["zero,ddp"]->within_host);
+  EXPECT_EQ(by_kinds["pp"]->size, 8);
+  EXPECT_EQ(by_kinds["pp"]->evidence.rfind("Send 8 per step", 0), 0u) << by_kinds["pp"]->evidence;
+}
+
 // Two ranks slow at different times: both are named, each with when it was late.
 TEST(ReportGroundTruth, TwoStragglersInDifferentWindowsAreBothNamedWithWhenTheyWereLate) {
   json s = healthy();

@@ -12,6 +12,7 @@
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
+#include "tools/report/analyses/parallelism.h"
 #include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/evidence_words.h"
@@ -371,11 +372,13 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, streamed.evidence, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total);
 
+  const JobSteps steps = jobSteps(report.overlap, report.run.ranks);
+  report.parallelism = recognizeParallelism(report.communicators, report.bandwidth, steps.steps, report.run.ranks);
   Findings findings;
   addEmptyWindowFinding(report.run, findings);
   addRunFindings(report.run, findings);
   addMismatchFinding(report, findings);
-  addStragglerFindings(report.stragglers, jobSteps(report.overlap, report.run.ranks), findings);
+  addStragglerFindings(report.stragglers, steps, findings);
   addLinkFindings(report.stragglers, findings);
   addSlowdownFinding(report.bandwidth_series, findings);
   addOverlapFinding(report.overlap, findings);

@@ -108,6 +108,17 @@ struct BandwidthRow {
   std::string no_bandwidth;
 };
 
+// One shape of communicator and the parallelism its ops show (analyses/parallelism.h).
+struct ParallelismRow {
+  std::string pattern;   // "tensor parallel", "data parallel (DDP)", ...; several joined by " + "
+  std::string kinds;     // the same as short words: "tp", "ddp", "fsdp", "zero", "pp", "ep", "other"; joined by ","
+  int groups = 0;        // communicators of this shape
+  int size = 0;          // ranks in each
+  bool within_host = false;  // each inside one host
+  std::string comms;     // their labels (the first few)
+  std::string evidence;  // what each ran per step (or in all): funcs, counts, sizes
+};
+
 // Bytes and time between two ranks.
 struct MatrixCell {
   int src = 0;  // global ranks
@@ -418,6 +429,7 @@ struct Report {
   // decided (build_report.cc); finding_details holds the same, each with its fields.
   std::vector<std::string> findings;
   std::vector<FindingRow> finding_details;
+  std::vector<ParallelismRow> parallelism;
 };
 
 }  // namespace commtrace::report

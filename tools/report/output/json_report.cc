@@ -237,6 +237,7 @@ void writeJson(const Report& r, std::ostream& out) {
   doc.array("finding_details", r.finding_details, element(rows::findingFields()));
   doc.field("clocks", clocksJson(r.clocks));
   doc.array("communicators", r.communicators, element(rows::communicatorFields()));
+  doc.array("parallelism", r.parallelism, element(rows::parallelismFields()));
   doc.array("bandwidth", r.bandwidth, element(rows::bandwidthFields()));
   doc.object("bandwidth_series", [&](PrettyObject& s) {
     const bool aligned = !r.bandwidth_series.rows.empty();

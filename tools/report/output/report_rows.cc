@@ -449,8 +449,30 @@ const Fields<FindingRow>& findingFields() {
   return fields;
 }
 
+const Fields<ParallelismRow>& parallelismFields() {
+  using P = ParallelismRow;
+  static const Fields<P> fields{
+      {"pattern", kString, kAlways,
+       "what its ops show: `tensor parallel`, `data parallel (DDP)`, `fully sharded data parallel (FSDP / ZeRO-3: ...)` "
+       "(AllGather at least 1.5x ReduceScatter), `sharded data parallel (one AllGather per ReduceScatter: ...)`, `pipeline "
+       "parallel (sends between stages)`, `expert parallel (MoE AlltoAll)`, `other`; several joined by ` + `",
+       member(&P::pattern), "pattern"},
+      {"kinds", kString, kAlways, "the same as short words (`tp`, `ddp`, `fsdp`, `zero`, `pp`, `ep`, `other`), joined by `,`", member(&P::kinds)},
+      {"groups", kInteger, kAlways, "communicators of this shape (the groups of one parallel dimension)", member(&P::groups), "groups"},
+      {"size", kInteger, kAlways, "ranks in each", member(&P::size), "size"},
+      {"within_host", kBool, kAlways, "each inside one host", member(&P::within_host), "in a host"},
+      {"comms", kString, kAlways, "their names (else hex ids), the first four", member(&P::comms), "communicators"},
+      {"evidence", kString, kAlways,
+       "what each ran, per step (the job's steps) or in all: each func's instances (sends: transfers) and the size bucket most "
+       "fell in. An AllReduce counts for `tensor parallel` or `data parallel` from 1 MiB (smaller ones carry losses and flags): "
+       "tensor parallel when the groups are inside one host and smaller than the job",
+       member(&P::evidence), "evidence"}};
+  return fields;
+}
+
 std::vector<SchemaTable> schemaTables() {
   return {{"finding_details[]", markdownTable(findingFields())},
+          {"parallelism[]", markdownTable(parallelismFields())},
           {"clocks.fits[]", markdownTable(clockFitFields())},
           {"communicators[]", markdownTable(communicatorFields())},
           {"bandwidth[]", markdownTable(bandwidthFields())},

@@ -80,6 +80,7 @@ Fields runFields(const Report& r) {
 Table clocks(const ClockSummary& c) { return rows::peopleTable(rows::clockFitFields(), c.fits); }
 
 Table communicators(const std::vector<CommunicatorRow>& list) { return rows::peopleTable(rows::communicatorFields(), list); }
+Table parallelism(const std::vector<ParallelismRow>& list) { return rows::peopleTable(rows::parallelismFields(), list); }
 
 Table bandwidth(const std::vector<BandwidthRow>& list) { return rows::peopleTable(rows::bandwidthFields(), list); }
 

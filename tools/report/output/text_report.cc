@@ -108,6 +108,8 @@ void writeText(const Report& r, std::ostream& out) {
   writeRun(r, out);
   writeSection("Communicators (" + std::to_string(r.communicators.size()) + ")", tables::communicators(r.communicators), kLongRows,
                "none recorded", out);
+  writeSection("Parallelism (recognised from the communicators and their ops)", tables::parallelism(r.parallelism), kLongRows,
+               "no communicator ran an op", out);
   writeSection("Bandwidth (nccl-tests algBw and busBw, median over instances)", tables::bandwidth(r.bandwidth), kLongRows,
                "no collective or transfer recorded", out);
   for (const std::string& note : tables::bandwidthNotes(r.bandwidth)) out << "  " << note << '\n';
