@@ -398,6 +398,12 @@ TEST(ReportGroundTruth, FindingDetailsFollowTheFindingsWithTheirSubjects) {
   EXPECT_EQ(link.subject, "rank 3 <-> rank 7");
   EXPECT_EQ(link.ranks, (std::vector<int>{3, 7}));
   for (const HostStragglerRow& h : report.stragglers.hosts) EXPECT_FALSE(h.flagged) << h.host << ": one slow rank is not a slow host";
+  // Advice for each culprit, by what it is: the planted compute straggler's GPU, the slow link's path.
+  std::map<std::string, std::string> advice;
+  for (const AdviceRow& a : report.advice) advice[a.kind] = a.subject;
+  EXPECT_EQ(advice["straggler_compute"], "rank 6");
+  EXPECT_EQ(advice["check_link"], "commtrace-demo-node0 <-> commtrace-demo-node1");
+  EXPECT_FALSE(advice.count("drain_host"));
 }
 
 // The demo's parallel dimensions, as its description plants them: tensor parallel 4 inside
@@ -463,6 +469,9 @@ TEST(ReportGroundTruth, AWholeNodeSlowerIsNamedAsTheHost) {
   }
   const auto slow = std::count_if(report.stragglers.hosts.begin(), report.stragglers.hosts.end(), [](const HostStragglerRow& h) { return h.flagged; });
   EXPECT_EQ(slow, 1);
+  ASSERT_FALSE(report.advice.empty());
+  EXPECT_EQ(report.advice[0].kind, "drain_host");
+  EXPECT_EQ(report.advice[0].subject, first.subject);
 }
 
 // Healthy jobs of several seeds, long enough for many stretches: no rank, host or link is

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "tools/report/analyses/advice.h"
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/cuda_sync.h"
@@ -386,6 +387,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   addCudaSyncFinding(report.cuda_sync, report.overlap, findings);
   addBandwidthFinding(report.bandwidth, findings);
   findings.into(report);
+  report.advice = adviceFor(report, steps.steps);
   return report;
 }
 

@@ -119,6 +119,14 @@ struct ParallelismRow {
   std::string evidence;  // what each ran per step (or in all): funcs, counts, sizes
 };
 
+// What to try, and the measured numbers behind it (analyses/advice.h).
+struct AdviceRow {
+  std::string kind;      // "nccl_algo", "bucket_size", "overlap", "drain_host", "check_link", "straggler_compute", "straggler_host"
+  std::string subject;   // what it is about: a communicator, a host, a link, a rank
+  std::string advice;    // what to try
+  std::string evidence;  // why: the numbers
+};
+
 // Bytes and time between two ranks.
 struct MatrixCell {
   int src = 0;  // global ranks
@@ -430,6 +438,7 @@ struct Report {
   std::vector<std::string> findings;
   std::vector<FindingRow> finding_details;
   std::vector<ParallelismRow> parallelism;
+  std::vector<AdviceRow> advice;
 };
 
 }  // namespace commtrace::report

@@ -175,6 +175,7 @@ std::vector<std::function<CsvTable()>> tableBuilders(const Report& r) {
           [&] { return rowsTable("clocks.csv", rows::clockFitFields(), r.clocks.fits); },
           [&] { return rowsTable("communicators.csv", rows::communicatorFields(), r.communicators); },
           [&] { return rowsTable("parallelism.csv", rows::parallelismFields(), r.parallelism); },
+          [&] { return rowsTable("advice.csv", rows::adviceFields(), r.advice); },
           [&] { return rowsTable("bandwidth.csv", rows::bandwidthFields(), r.bandwidth); },
           [&] { return bandwidthSeriesTable(r.bandwidth_series); },
           [&] { return gridTable("matrix_bytes.csv", r.matrix.bytes); },

@@ -283,6 +283,8 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::mismatches(r.mismatches), out);
   page.section("communicators", "Communicators");
   writeTable(tables::communicators(r.communicators), out);
+  page.section("advice", "Advice");
+  writeTable(tables::advice(r.advice), out);
   page.section("parallelism", "Parallelism");
   writeTable(tables::parallelism(r.parallelism), out);
   page.section("clocks", "Clocks") << "<p class=\"note\">" << escape(tables::clockLine(r.clocks)) << "</p>\n";

@@ -235,6 +235,7 @@ void writeJson(const Report& r, std::ostream& out) {
   doc.field("run", runJson(r.run));
   doc.field("findings", r.findings);
   doc.array("finding_details", r.finding_details, element(rows::findingFields()));
+  doc.array("advice", r.advice, element(rows::adviceFields()));
   doc.field("clocks", clocksJson(r.clocks));
   doc.array("communicators", r.communicators, element(rows::communicatorFields()));
   doc.array("parallelism", r.parallelism, element(rows::parallelismFields()));

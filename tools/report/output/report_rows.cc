@@ -470,8 +470,24 @@ const Fields<ParallelismRow>& parallelismFields() {
   return fields;
 }
 
+const Fields<AdviceRow>& adviceFields() {
+  using A = AdviceRow;
+  static const Fields<A> fields{
+      {"kind", kString, kAlways,
+       "`nccl_algo` (another algorithm or protocol measured 1.25x faster for the same func and size bucket on the same "
+       "communicator), `bucket_size` (8 or more collectives under 1 MiB a step at a quarter or less of the busBw the same "
+       "communicator reached from 16 MiB), `overlap` (a rank's exposed communication 30% of its step or more), `drain_host`, "
+       "`check_link`, `straggler_host`, `straggler_compute` (a flagged host, link or straggler)",
+       member(&A::kind)},
+      {"subject", kString, kAlways, "what it is about: a communicator, a host, a link's hosts, a rank", member(&A::subject), "about"},
+      {"advice", kString, kAlways, "what to try", member(&A::advice), "try"},
+      {"evidence", kString, kAlways, "the measured numbers that call for it", member(&A::evidence), "because"}};
+  return fields;
+}
+
 std::vector<SchemaTable> schemaTables() {
   return {{"finding_details[]", markdownTable(findingFields())},
+          {"advice[]", markdownTable(adviceFields())},
           {"parallelism[]", markdownTable(parallelismFields())},
           {"clocks.fits[]", markdownTable(clockFitFields())},
           {"communicators[]", markdownTable(communicatorFields())},

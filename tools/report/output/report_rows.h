@@ -39,6 +39,7 @@ const Fields<SlowLinkRow>& linkFields();
 const Fields<MismatchRow>& mismatchFields();
 const Fields<FindingRow>& findingFields();
 const Fields<ParallelismRow>& parallelismFields();
+const Fields<AdviceRow>& adviceFields();
 
 // Each declared row's field table as SCHEMA.md holds it, under a line
 // "<!-- fields: SECTION -->" (the section as SCHEMA.md names the rows: "bandwidth[]").

@@ -81,6 +81,7 @@ Table clocks(const ClockSummary& c) { return rows::peopleTable(rows::clockFitFie
 
 Table communicators(const std::vector<CommunicatorRow>& list) { return rows::peopleTable(rows::communicatorFields(), list); }
 Table parallelism(const std::vector<ParallelismRow>& list) { return rows::peopleTable(rows::parallelismFields(), list); }
+Table advice(const std::vector<AdviceRow>& list) { return rows::peopleTable(rows::adviceFields(), list); }
 
 Table bandwidth(const std::vector<BandwidthRow>& list) { return rows::peopleTable(rows::bandwidthFields(), list); }
 

@@ -17,6 +17,7 @@ Fields runFields(const Report& report);
 Table clocks(const ClockSummary& clocks);
 Table communicators(const std::vector<CommunicatorRow>& rows);
 Table parallelism(const std::vector<ParallelismRow>& rows);
+Table advice(const std::vector<AdviceRow>& rows);
 // Rows without bandwidth show "-", approximate percentiles a leading "~"; bandwidthNotes says
 // what each mark means, each distinct reason once.
 Table bandwidth(const std::vector<BandwidthRow>& rows);

@@ -1,6 +1,7 @@
 #include "tools/report/output/text_report.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "tools/report/evidence_words.h"
 #include "tools/report/output/report_tables.h"
@@ -15,6 +16,16 @@ void writeFindings(const Report& r, std::ostream& out) {
   out << "Findings\n";
   if (r.findings.empty()) out << "  none: no straggler, slow link, exposed communication or bandwidth outlier stood out\n";
   for (size_t i = 0; i < r.findings.size(); ++i) out << "  " << i + 1 << ". " << r.findings[i] << '\n';
+}
+
+void writeAdvice(const Report& r, std::ostream& out) {
+  if (r.advice.empty()) return;
+  out << "\nAdvice (what to try, and the numbers behind it)\n";
+  for (size_t i = 0; i < r.advice.size(); ++i) {
+    std::string advice = r.advice[i].advice;
+    if (!advice.empty()) advice[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(advice[0])));
+    out << "  " << i + 1 << ". " << advice << ". Because: " << r.advice[i].evidence << ".\n";
+  }
 }
 
 // "key  value" lines with the values in one column.
@@ -105,6 +116,7 @@ void writeCudaSync(const std::vector<CudaSyncRow>& rows, std::ostream& out) {
 
 void writeText(const Report& r, std::ostream& out) {
   writeFindings(r, out);
+  writeAdvice(r, out);
   writeRun(r, out);
   writeSection("Communicators (" + std::to_string(r.communicators.size()) + ")", tables::communicators(r.communicators), kLongRows,
                "none recorded", out);

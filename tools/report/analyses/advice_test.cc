@@ -1,0 +1,76 @@
+// adviceFor: each line only where the report's numbers call for it, and with them.
+#include "tools/report/analyses/advice.h"
+
+#include <gtest/gtest.h>
+
+namespace commtrace::report {
+namespace {
+
+BandwidthRow row(const char* func, uint64_t bytes, const char* bucket, const char* algo, const char* proto, uint64_t count, double busbw) {
+  BandwidthRow b;
+  b.comm = 0xabc;
+  b.comm_name = "dp";
+  b.func = func;
+  b.bytes = bytes;
+  b.bucket = bucket;
+  b.algo = algo;
+  b.proto = proto;
+  b.count = b.timed = count;
+  b.busbw_gbs_p50 = busbw;
+  return b;
+}
+
+std::vector<const AdviceRow*> ofKind(const std::vector<AdviceRow>& advice, const std::string& kind) {
+  std::vector<const AdviceRow*> out;
+  for (const AdviceRow& a : advice)
+    if (a.kind == kind) out.push_back(&a);
+  return out;
+}
+
+TEST(Advice, AnotherAlgorithmMeasuredFasterForTheSameSizeIsNamedWithBothFigures) {
+  Report r;
+  r.bandwidth = {row("AllReduce", 8 << 20, "8-16 MiB", "TREE", "SIMPLE", 50, 20), row("AllReduce", 8 << 20, "8-16 MiB", "RING", "LL128", 40, 31),
+                 row("AllReduce", 32 << 20, "32-64 MiB", "RING", "SIMPLE", 50, 30), row("AllReduce", 32 << 20, "32-64 MiB", "TREE", "SIMPLE", 50, 27)};
+  const std::vector<AdviceRow> advice = adviceFor(r, 10);
+  const auto algo = ofKind(advice, "nccl_algo");
+  ASSERT_EQ(algo.size(), 1u) << "30 against 27 GB/s is no call to change";
+  EXPECT_NE(algo[0]->advice.find("NCCL_ALGO=Ring NCCL_PROTO=LL128"), std::string::npos) << algo[0]->advice;
+  EXPECT_NE(algo[0]->evidence.find("31.00 GB/s (RING/LL128"), std::string::npos) << algo[0]->evidence;
+  EXPECT_NE(algo[0]->evidence.find("20.00 GB/s (TREE/SIMPLE"), std::string::npos) << algo[0]->evidence;
+}
+
+TEST(Advice, ManySmallCollectivesFarBelowTheLargeOnesBandwidthCallForLargerBuckets) {
+  Report r;
+  r.bandwidth = {row("AllReduce", 64 << 10, "64-128 KiB", "RING", "LL", 400, 2), row("AllReduce", 32 << 20, "32-64 MiB", "RING", "SIMPLE", 20, 30)};
+  const std::vector<AdviceRow> advice = adviceFor(r, 10);
+  const auto bucket = ofKind(advice, "bucket_size");
+  ASSERT_EQ(bucket.size(), 1u);
+  EXPECT_NE(bucket[0]->evidence.find("40 AllReduces of 64-128 KiB a step at busBw 2.00 GB/s"), std::string::npos) << bucket[0]->evidence;
+  EXPECT_TRUE(ofKind(adviceFor(r, 0), "bucket_size").empty()) << "without steps, no per-step call";
+  r.bandwidth.pop_back();
+  EXPECT_TRUE(ofKind(adviceFor(r, 10), "bucket_size").empty()) << "nothing measured says larger ones would be faster";
+}
+
+TEST(Advice, ExposedCommunicationCallsForOverlapTheWayItsParallelismAllows) {
+  Report r;
+  OverlapRow o;
+  o.rank = 3;
+  o.available = true;
+  o.step_count = 10;
+  o.mean_step_us = 1000;
+  o.exposed_us = 4000;  // 400 us a step of 1 ms
+  r.overlap = {o};
+  r.parallelism = {ParallelismRow{.pattern = "data parallel (DDP)", .kinds = "ddp"}};
+  const std::vector<AdviceRow> advice = adviceFor(r, 10);
+  const auto overlap = ofKind(advice, "overlap");
+  ASSERT_EQ(overlap.size(), 1u);
+  EXPECT_NE(overlap[0]->advice.find("DDP's buckets"), std::string::npos) << overlap[0]->advice;
+  EXPECT_NE(overlap[0]->evidence.find("400 us per step of 1 ms (40.0%)"), std::string::npos) << overlap[0]->evidence;
+  r.overlap[0].exposed_us = 2000;
+  EXPECT_TRUE(ofKind(adviceFor(r, 10), "overlap").empty()) << "20% of a step";
+}
+
+TEST(Advice, NoCulpritNoNumbersNoAdvice) { EXPECT_TRUE(adviceFor(Report{}, 10).empty()); }
+
+}  // namespace
+}  // namespace commtrace::report
