@@ -426,6 +426,27 @@ TEST(ReportGroundTruth, TheDemosParallelismIsRecognised) {
   EXPECT_EQ(by_kinds["pp"]->evidence.rfind("Send 8 per step", 0), 0u) << by_kinds["pp"]->evidence;
 }
 
+// The bandwidth rows' nsys-style sums: each group's total, least and most transfer time, and
+// its share of all; the demo's slow link makes dp.3 the largest share.
+TEST(ReportGroundTruth, EachGroupsTotalTimeAndShareAreSummedAsNsysSumsKernels) {
+  DriverRun& demo = demoRun();
+  const Report report = buildReport(demo.run, demo.clocks);
+  double fractions = 0;
+  const BandwidthRow* largest = nullptr;
+  for (const BandwidthRow& b : report.bandwidth) {
+    fractions += b.time_fraction;
+    if (b.timed == 0) continue;
+    EXPECT_LE(b.time_us_min, b.time_us_p50) << b.comm_name << " " << b.func;
+    EXPECT_GE(b.time_us_max, b.time_us_p90) << b.comm_name << " " << b.func;
+    EXPECT_GE(b.time_us_total, b.time_us_min * static_cast<double>(b.timed) - 1e-6);
+    EXPECT_LE(b.time_us_total, b.time_us_max * static_cast<double>(b.timed) + 1e-6);
+    if (largest == nullptr || b.time_fraction > largest->time_fraction) largest = &b;
+  }
+  EXPECT_NEAR(fractions, 1.0, 1e-9);
+  ASSERT_NE(largest, nullptr);
+  EXPECT_EQ(largest->comm_name, "dp.3") << "ranks 3 and 7's slow link";
+}
+
 // Two ranks slow at different times: both are named, each with when it was late.
 TEST(ReportGroundTruth, TwoStragglersInDifferentWindowsAreBothNamedWithWhenTheyWereLate) {
   json s = healthy();

@@ -106,6 +106,12 @@ struct BandwidthRow {
   // Why algbw/busbw (and, when timed == 0, the times) are absent; "" when they are present.
   // E.g. the size was not recorded (NCCL 2.28 names ncclUint8 "Unknown"): counted, no bandwidth.
   std::string no_bandwidth;
+  // As `nsys stats` sums kernels: the transfer times' total, least and most, and the total's
+  // share of every row's (what share of the job's communication time this group took).
+  double time_us_total = 0;
+  double time_us_min = 0;
+  double time_us_max = 0;
+  double time_fraction = 0;
 };
 
 // One shape of communicator and the parallelism its ops show (analyses/parallelism.h).

@@ -51,6 +51,9 @@ void addOp(std::map<GroupKey, GroupSamples>& groups, GroupKey key, uint64_t per_
   if (s != 0) g.sizes.add(static_cast<double>(s));
   if (transfer_ns == 0) return;
   g.times_us.add(static_cast<double>(transfer_ns) / 1e3);
+  g.time_total_ns += transfer_ns;
+  g.time_min_ns = std::min(g.time_min_ns, transfer_ns);
+  g.time_max_ns = std::max(g.time_max_ns, transfer_ns);
   if (s != 0) g.algbw.add(gbPerS(static_cast<double>(s), transfer_ns));
 }
 
@@ -79,6 +82,11 @@ BandwidthRow rowOf(const RunModel& run, const GroupKey& key, const GroupSamples&
   row.percentile_error = exact ? 0.0 : QuantileSketch::kRelativeError;
   row.time_us_p50 = g.times_us.quantile(0.5);
   row.time_us_p90 = g.times_us.quantile(0.9);
+  if (row.timed != 0) {
+    row.time_us_total = static_cast<double>(g.time_total_ns) / 1e3;
+    row.time_us_min = static_cast<double>(g.time_min_ns) / 1e3;
+    row.time_us_max = static_cast<double>(g.time_max_ns) / 1e3;
+  }
   row.algbw_gbs_p50 = g.algbw.quantile(0.5);
   // busBw is algBw times the group's factor, so its median is the scaled median.
   row.busbw_gbs_p50 = row.algbw_gbs_p50 * g.busbw_factor;
@@ -93,6 +101,9 @@ void BandwidthTally::Samples::merge(const Samples& other) {
   busbw_factor = other.busbw_factor;
   sizes.merge(other.sizes);
   times_us.merge(other.times_us);
+  time_total_ns += other.time_total_ns;
+  time_min_ns = std::min(time_min_ns, other.time_min_ns);
+  time_max_ns = std::max(time_max_ns, other.time_max_ns);
   algbw.merge(other.algbw);
 }
 
@@ -124,9 +135,14 @@ std::vector<BandwidthRow> BandwidthTally::rows(const RunModel& run) const {
     return std::tie(a.first, a.second.func, a.second.bytes, a.second.algo, a.second.proto) <
            std::tie(b.first, b.second.func, b.second.bytes, b.second.algo, b.second.proto);
   });
+  double all_us = 0;
+  for (const auto& [comm, row] : rows) all_us += row.time_us_total;
   std::vector<BandwidthRow> out;
   out.reserve(rows.size());
-  for (auto& [comm, row] : rows) out.push_back(std::move(row));
+  for (auto& [comm, row] : rows) {
+    row.time_fraction = all_us > 0 ? row.time_us_total / all_us : 0;
+    out.push_back(std::move(row));
+  }
   return out;
 }
 

@@ -124,7 +124,13 @@ const Fields<BandwidthRow>& bandwidthFields() {
                "bandwidths take more than 4,096 distinct values is summarised by a mergeable sketch, not held value by value",
                member(&B::percentile_error)},
               {"no_bandwidth", kString, kOrNull, "why the bandwidth is null (e.g. the size was not recorded)",
-               [](const B& b) { return textOrNull(b.no_bandwidth); }}});
+               [](const B& b) { return textOrNull(b.no_bandwidth); }},
+              {"total_time_us", kNumber, kOrNull, "the transfer times summed (exact), as `nsys stats` sums a kernel's; null when `timed` is 0",
+               timed(&B::time_us_total), "total"},
+              {"min_time_us", kNumber, kOrNull, "the shortest transfer time (exact); null when `timed` is 0", timed(&B::time_us_min)},
+              {"max_time_us", kNumber, kOrNull, "the longest transfer time (exact); null when `timed` is 0", timed(&B::time_us_max)},
+              {"time_fraction", kNumber, kAlways, "`total_time_us` over every row's: the share of the run's communication time this group took",
+               member(&B::time_fraction), "of time"}});
     for (Field<B>& field : f)
       if (field.key.starts_with("time_us") || field.key.ends_with("gbs_p50")) markApproximate(field);
     return f;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <iterator>
 #include <sstream>
 
@@ -128,9 +130,7 @@ TEST(TextReport, BandwidthsBelowTheLastDigitPrintAsLessThanIt) {
   const std::string out = text(r);
   std::istringstream row(lineWith(out, " AllReduce "));
   std::vector<std::string> cells{std::istream_iterator<std::string>(row), std::istream_iterator<std::string>()};
-  ASSERT_GE(cells.size(), 2u);
-  EXPECT_EQ(cells[cells.size() - 2], "<0.01");  // algBw
-  EXPECT_EQ(cells.back(), "<0.01");             // busBw
+  EXPECT_EQ(std::count(cells.begin(), cells.end(), "<0.01"), 2) << "algBw and busBw: " << lineWith(out, " AllReduce ");
   EXPECT_NE(lineWith(out, "  measured").find("<0.01"), std::string::npos) << "the sample's 0.0035 GB/s matrix cell";
   EXPECT_EQ(out.find("e-0"), std::string::npos);
 }
