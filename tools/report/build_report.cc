@@ -66,7 +66,6 @@ struct JobSteps {
   double steps = 0;
   double mean_step_us = 0;
   int ranks = 0;
-  bool known() const { return steps >= 2 && mean_step_us > 0; }
 };
 
 JobSteps jobSteps(const std::vector<OverlapRow>& rows, int ranks) {

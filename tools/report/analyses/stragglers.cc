@@ -38,6 +38,11 @@ Tallies tally(const RunModel& run, const ArrivalTally& arrivals) {
 
 double strength(double z, double wait_ratio) { return std::min(z / kMinZ, wait_ratio / kMinWaitRatio); }
 
+// The waiting caused over the median's; with a median of none, any waiting is infinitely more.
+double waitRatio(double wait_ns, double median_wait_ns) {
+  return median_wait_ns > 0 ? wait_ns / median_wait_ns : (wait_ns > 0 ? INFINITY : 0.0);
+}
+
 // A rank the whole run does not flag is flagged over its worst stretch of one of its
 // communicators' instances (arrival_windows.h), when the stretch passes both thresholds,
 // its z held to kMinStretchZ.
@@ -53,7 +58,7 @@ void flagStretches(const RunModel& run, const Tallies& t, std::vector<StragglerR
       const ArrivalWindows::Stretch s = windows.best(seat);
       StragglerRow& row = *it->second;
       row.stretch_z = std::max(row.stretch_z, s.z);
-      const double ratio = s.median_wait_caused_ns > 0 ? s.wait_caused_ns / s.median_wait_caused_ns : (s.wait_caused_ns > 0 ? INFINITY : 0.0);
+      const double ratio = waitRatio(s.wait_caused_ns, s.median_wait_caused_ns);
       if (s.z < kMinStretchZ || ratio < kMinWaitRatio || s.wait_caused_ns <= 0) continue;
       row.flagged = true;
       row.confidence = std::max(row.confidence, confidenceOf(strength(s.z * kMinZ / kMinStretchZ, ratio)));
@@ -78,7 +83,7 @@ std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const 
     row.late_fraction = r.last / static_cast<double>(r.instances);
     row.mean_lateness_us = r.lateness_ns / static_cast<double>(r.instances) / 1e3;
     const double z = lastArrivalZ(r.last, r.expected_last, r.var_last);
-    const double ratio = median_wait > 0 ? r.wait_caused_ns / median_wait : (r.wait_caused_ns > 0 ? INFINITY : 0.0);
+    const double ratio = waitRatio(r.wait_caused_ns, median_wait);
     row.flagged = z >= kMinZ && ratio >= kMinWaitRatio && r.wait_caused_ns > 0;
     row.confidence = confidenceOf(strength(z, ratio));
     row.cls = "none";
@@ -165,7 +170,7 @@ std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::
     // The ranks' chance variances summed overstate the host's (its ranks are never last
     // together): the host's z is an underestimate, never an overstatement.
     row.z = lastArrivalZ(sum.last, sum.expected_last, sum.var_last);
-    const double ratio = median_wait > 0 ? sum.wait_caused_ns / median_wait : (sum.wait_caused_ns > 0 ? INFINITY : 0.0);
+    const double ratio = waitRatio(sum.wait_caused_ns, median_wait);
     row.confidence = confidenceOf(strength(row.z, ratio));
     row.flagged = row.ranks.size() >= 2 && by_host.size() >= 2 && row.z >= kMinZ && ratio >= kMinWaitRatio &&
                   sum.wait_caused_ns > 0 && spreadOverTheHost(t, row, sum.last);
