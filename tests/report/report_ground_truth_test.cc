@@ -447,6 +447,20 @@ TEST(ReportGroundTruth, EachGroupsTotalTimeAndShareAreSummedAsNsysSumsKernels) {
   EXPECT_EQ(largest->comm_name, "dp.3") << "ranks 3 and 7's slow link";
 }
 
+// Records dropped before the files: the finding names the ranks that dropped them, most first.
+TEST(ReportGroundTruth, TheDroppedRecordsFindingNamesTheRanksThatDroppedThem) {
+  DriverRun run(healthy());
+  for (ProcessInfo& p : run.run.processes)
+    if (p.rank == 2 || p.rank == 5) p.dropped_records = p.rank == 5 ? 11876 : 12;
+  const Report report = buildReport(run.run, run.clocks);
+  const auto dropped = std::find_if(report.finding_details.begin(), report.finding_details.end(),
+                                    [](const FindingRow& f) { return f.kind == "dropped_records"; });
+  ASSERT_NE(dropped, report.finding_details.end()) << testing::PrintToString(report.findings);
+  EXPECT_EQ(dropped->ranks, (std::vector<int>{5, 2}));
+  EXPECT_NE(dropped->finding.find("(rank 5: 11876, rank 2: 12)"), std::string::npos) << dropped->finding;
+  EXPECT_EQ(dropped->severity, "loss");
+}
+
 // Two ranks slow at different times: both are named, each with when it was late.
 TEST(ReportGroundTruth, TwoStragglersInDifferentWindowsAreBothNamedWithWhenTheyWereLate) {
   json s = healthy();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "tools/report/analyses/advice.h"
@@ -293,7 +294,31 @@ void addEmptyWindowFinding(const RunSummary& run, Findings& out) {
   out.add(Tier::kWindow, "empty_window", "run", found + ".");
 }
 
-void addRunFindings(const RunSummary& run, Findings& out) {
+// The ranks whose processes dropped records, most first.
+std::vector<int> ranksThatDropped(const RunModel& model) {
+  std::map<int, uint64_t> by_rank;
+  for (const ProcessInfo& p : model.processes)
+    if (p.dropped_records > 0) by_rank[p.rank] += p.dropped_records;
+  std::vector<int> ranks;
+  for (const auto& [rank, dropped] : by_rank) ranks.push_back(rank);
+  std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) { return by_rank[a] > by_rank[b]; });
+  return ranks;
+}
+
+// " (rank 0: 11876, rank 3: 12)": the three that dropped most.
+std::string droppedByRank(const RunModel& model) {
+  std::map<int, uint64_t> by_rank;
+  for (const ProcessInfo& p : model.processes) by_rank[p.rank] += p.dropped_records;
+  const std::vector<int> ranks = ranksThatDropped(model);
+  constexpr size_t kNamed = 3;
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < kNamed; ++i)
+    out += std::string(i == 0 ? " (" : ", ") + "rank " + std::to_string(ranks[i]) + ": " + std::to_string(by_rank[ranks[i]]);
+  if (ranks.size() > kNamed) out += " and " + std::to_string(ranks.size() - kNamed) + " more ranks";
+  return out.empty() ? out : out + ")";
+}
+
+void addRunFindings(const RunSummary& run, const RunModel& model, Findings& out) {
   if (run.files_left_open > 0)
     about(out.add(Tier::kLoss, "left_open", "rank", "Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
                   fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles."), "", run.ranks_left_open);
@@ -315,10 +340,12 @@ void addRunFindings(const RunSummary& run, Findings& out) {
                            run.files - run.processes == 1 ? "file is not a readable commtrace trace"
                                                           : "files are not readable commtrace traces"));
   if (run.dropped_records > 0 || run.untracked_events > 0)
-    out.add(Tier::kLoss, "dropped_records", "run", sentence("Incomplete: %llu records were dropped before reaching the files and %llu NCCL events were not "
-                           "followed; counts and sums are lower bounds.",
-                           static_cast<unsigned long long>(run.dropped_records),
-                           static_cast<unsigned long long>(run.untracked_events)));
+    about(out.add(Tier::kLoss, "dropped_records", "run",
+                  sentence("Incomplete: %llu records were dropped before reaching the files%s and %llu NCCL events were not followed; "
+                           "counts and sums are lower bounds, and ops of those ranks other ranks recorded read as mismatches that say so.",
+                           static_cast<unsigned long long>(run.dropped_records), droppedByRank(model).c_str(),
+                           static_cast<unsigned long long>(run.untracked_events))),
+          "", ranksThatDropped(model));
 }
 
 }  // namespace
@@ -376,7 +403,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.parallelism = recognizeParallelism(report.communicators, report.bandwidth, steps.steps, report.run.ranks);
   Findings findings;
   addEmptyWindowFinding(report.run, findings);
-  addRunFindings(report.run, findings);
+  addRunFindings(report.run, run, findings);
   addMismatchFinding(report, findings);
   addStragglerFindings(report.stragglers, steps, findings);
   addLinkFindings(report.stragglers, findings);

@@ -104,7 +104,8 @@ class MismatchFinder {
       else fileEnds(c.comm, c.func, c.seq, rank, "its trace stops before op index " + std::to_string(c.op_index));
     }
     const std::string where = " (op index " + std::to_string(c.op_index) + ")";
-    if (!missing.empty()) addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where);
+    if (!missing.empty())
+      addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where + droppedWords(c.comm, missing));
     if (!c.unfinished.empty()) addRow(c, c.unfinished, "unfinished", "started but never finished on these ranks" + where);
   }
 
@@ -141,6 +142,17 @@ class MismatchFinder {
 
   // One row per (communicator, rank): the first instance its file stops before. None where
   // the file is still being written: those ops are on their way to it.
+  // A rank whose process dropped records (its ring full, its file unwritable) lost ops rather
+  // than skipped them: said with the mismatch, which would otherwise read as the rank's doing.
+  std::string droppedWords(uint32_t comm, const std::vector<int>& comm_ranks) const {
+    uint64_t dropped = 0;
+    for (int comm_rank : comm_ranks)
+      if (const ProcessInfo* process = processOf(run_.comms[comm], comm_rank)) dropped += process->dropped_records;
+    if (dropped == 0) return "";
+    return "; " + std::string(comm_ranks.size() == 1 ? "its process" : "their processes") + " dropped " + std::to_string(dropped) +
+           " records before the file (ring full or file unwritable): lost by the tracer, not skipped by the rank";
+  }
+
   void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
     if (file_ends_.count({comm, comm_rank}) != 0) return;
     const ProcessInfo* process = processOf(run_.comms[comm], comm_rank);
@@ -151,6 +163,7 @@ class MismatchFinder {
     if (process != nullptr && process->file_state == ProcessInfo::FileState::kOpen)
       row.detail += "; its file was left open, last written " + fmt::utcTime(process->modified_utc_ns) +
                     ": the process was killed, crashed, hangs or idles";
+    row.detail += droppedWords(comm, {comm_rank});
     file_ends_.emplace(std::make_pair(comm, comm_rank), std::move(row));
   }
 

@@ -58,6 +58,25 @@ TEST(Mismatches, AHoleIsMissingAndATruncatedFileEndsOnce) {
   EXPECT_EQ(ends[0].missing_ranks, std::vector<int>{2});
 }
 
+// A rank whose process dropped records lost the ops it lacks: the mismatch says so, as it
+// would otherwise read as the rank's doing.
+TEST(Mismatches, WhatARankThatDroppedRecordsLacksSaysItWasLost) {
+  RunModelBuilder b({"h", "h", "h", "h"});
+  const uint32_t w = b.comm({3, 1, 2, 0}, "w");
+  b.coll(w, "AllReduce", 8, {kNotRecorded, kDone, kDone, kDone});  // rank 3 lacks it
+  b.coll(w, "AllGather", 8, {kDone, kDone, kNotRecorded, kDone});  // rank 2's file ends
+  b.coll(w, "AllReduce", 8, {kDone, kDone, kNotRecorded, kDone});
+  for (ProcessInfo& p : b.run.processes)
+    if (p.rank == 3 || p.rank == 2) p.dropped_records = p.rank == 3 ? 40 : 7;
+  uint64_t total = 0;
+  const std::vector<MismatchRow> rows = findMismatches(b.run, total);
+  const std::vector<MismatchRow> missing = ofKind(rows, "missing"), ends = ofKind(rows, "file ends");
+  ASSERT_EQ(missing.size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_NE(missing[0].detail.find("its process dropped 40 records before the file"), std::string::npos) << missing[0].detail;
+  EXPECT_NE(ends[0].detail.find("its process dropped 7 records before the file"), std::string::npos) << ends[0].detail;
+}
+
 TEST(Mismatches, StartedButNeverFinishedIsUnfinished) {
   RunModelBuilder b({"h", "h", "h"});
   const uint32_t w = b.comm({0, 1, 2}, "w");
