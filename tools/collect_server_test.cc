@@ -65,6 +65,15 @@ bool sendAll(DigestSender& sender, const std::vector<std::vector<uint8_t>>& mess
   return true;
 }
 
+// A trace file of `chunks` chunks of `per_chunk` random records each (rank 7's).
+testing::BuiltTrace randomTrace(uint64_t seed, size_t chunks, int per_chunk) {
+  testing::SlotGenerator gen(seed);
+  std::vector<std::vector<RecordSlot>> records(chunks);
+  for (auto& c : records)
+    for (int i = 0; i < per_chunk; ++i) c.push_back(gen.make(gen.anyKind(), 7));
+  return testing::buildTrace(records);
+}
+
 std::vector<uint8_t> slice(const std::vector<uint8_t>& bytes, uint64_t from, uint64_t to) {
   return {bytes.begin() + static_cast<ptrdiff_t>(from), bytes.begin() + static_cast<ptrdiff_t>(to)};
 }
@@ -84,11 +93,7 @@ std::vector<uint8_t> bytesOf(ByteSource& source) {
 
 TEST(CollectServer, TwoConnectionsOfOneProcessMakeItsTraceFileExactly) {
   testutil::TempDir dir;
-  testing::SlotGenerator gen(21);
-  std::vector<std::vector<RecordSlot>> chunks(4);
-  for (auto& c : chunks)
-    for (int i = 0; i < 50; ++i) c.push_back(gen.make(gen.anyKind(), 7));
-  const testing::BuiltTrace trace = testing::buildTrace(chunks);
+  const testing::BuiltTrace trace = randomTrace(21, 4, 50);
   const std::vector<uint8_t> header = slice(trace.bytes, 0, trace.header_end);
   const auto chunk = [&](size_t i) { return slice(trace.bytes, trace.chunk_begin[i], trace.chunk_end[i]); };
   {
@@ -123,11 +128,7 @@ TEST(CollectServer, TwoConnectionsOfOneProcessMakeItsTraceFileExactly) {
 // is still the one the process would have written, with one header.
 TEST(CollectServer, ACollectorRestartedOnTheSameSpoolContinuesTheFile) {
   testutil::TempDir dir;
-  testing::SlotGenerator gen(22);
-  std::vector<std::vector<RecordSlot>> chunks(2);
-  for (auto& c : chunks)
-    for (int i = 0; i < 20; ++i) c.push_back(gen.make(gen.anyKind(), 7));
-  const testing::BuiltTrace trace = testing::buildTrace(chunks);
+  const testing::BuiltTrace trace = randomTrace(22, 2, 20);
   const std::vector<uint8_t> header = slice(trace.bytes, 0, trace.header_end);
   for (size_t i = 0; i < 2; ++i) {
     RunningServer server(dir.path());

@@ -115,8 +115,8 @@ std::string whenLate(const LatenessHeatmap& heatmap, std::span<const int> ranks,
 }
 
 // A host whose ranks are late together is one culprit, named as the host: its ranks are
-// not named again one by one.
-void addHostStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findings& out, std::vector<int>& named) {
+// not named again one by one (onFlaggedHost).
+void addHostStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findings& out) {
   for (const HostStragglerRow& h : s.hosts) {
     if (!h.flagged) continue;
     const auto flagged_ranks = std::count_if(s.ranks.begin(), s.ranks.end(), [&](const StragglerRow& r) {
@@ -135,15 +135,14 @@ void addHostStragglerFindings(const StragglerReport& s, const JobSteps& steps, F
     about(row, "host " + h.host, h.ranks);
     row.cost_us = h.wait_caused_us;
     row.confidence = h.confidence;
-    named.insert(named.end(), h.ranks.begin(), h.ranks.end());
   }
 }
 
 void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findings& out) {
-  std::vector<int> named;  // ranks named with their host
-  addHostStragglerFindings(s, steps, out, named);
+  addHostStragglerFindings(s, steps, out);
   const bool any = std::any_of(s.ranks.begin(), s.ranks.end(), [](const StragglerRow& r) { return r.flagged; });
-  if (!any && named.empty()) {
+  const bool any_host = std::any_of(s.hosts.begin(), s.hosts.end(), [](const HostStragglerRow& h) { return h.flagged; });
+  if (!any && !any_host) {
     if (!s.ranks.empty())
       out.add(Tier::kNote, "no_straggler", "run",
               sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its %llu collectives).",
@@ -152,7 +151,7 @@ void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findi
     return;
   }
   for (const StragglerRow& r : s.ranks) {
-    if (!r.flagged || std::find(named.begin(), named.end(), r.rank) != named.end()) continue;
+    if (!r.flagged || onFlaggedHost(s, r.rank)) continue;
     FindingRow& row = out.add(Tier::kCulprit, "straggler", "rank", "");
     const std::string when = whenLate(s.heatmap, std::span<const int>(&r.rank, 1), row);
     const std::string cost = perStep(r.wait_caused_us, steps.steps, steps.mean_step_us, steps.ranks - 1, "the other ranks' time", row);
@@ -294,27 +293,23 @@ void addEmptyWindowFinding(const RunSummary& run, Findings& out) {
   out.add(Tier::kWindow, "empty_window", "run", found + ".");
 }
 
-// The ranks whose processes dropped records, most first.
-std::vector<int> ranksThatDropped(const RunModel& model) {
+// (rank, records its processes dropped) for the ranks that dropped any, most first.
+std::vector<std::pair<int, uint64_t>> dropsByRank(const RunModel& model) {
   std::map<int, uint64_t> by_rank;
   for (const ProcessInfo& p : model.processes)
     if (p.dropped_records > 0) by_rank[p.rank] += p.dropped_records;
-  std::vector<int> ranks;
-  for (const auto& [rank, dropped] : by_rank) ranks.push_back(rank);
-  std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) { return by_rank[a] > by_rank[b]; });
-  return ranks;
+  std::vector<std::pair<int, uint64_t>> drops(by_rank.begin(), by_rank.end());
+  std::stable_sort(drops.begin(), drops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return drops;
 }
 
 // " (rank 0: 11876, rank 3: 12)": the three that dropped most.
-std::string droppedByRank(const RunModel& model) {
-  std::map<int, uint64_t> by_rank;
-  for (const ProcessInfo& p : model.processes) by_rank[p.rank] += p.dropped_records;
-  const std::vector<int> ranks = ranksThatDropped(model);
+std::string dropsWords(const std::vector<std::pair<int, uint64_t>>& drops) {
   constexpr size_t kNamed = 3;
   std::string out;
-  for (size_t i = 0; i < ranks.size() && i < kNamed; ++i)
-    out += std::string(i == 0 ? " (" : ", ") + "rank " + std::to_string(ranks[i]) + ": " + std::to_string(by_rank[ranks[i]]);
-  if (ranks.size() > kNamed) out += " and " + std::to_string(ranks.size() - kNamed) + " more ranks";
+  for (size_t i = 0; i < drops.size() && i < kNamed; ++i)
+    out += std::string(i == 0 ? " (" : ", ") + "rank " + std::to_string(drops[i].first) + ": " + std::to_string(drops[i].second);
+  if (drops.size() > kNamed) out += " and " + std::to_string(drops.size() - kNamed) + " more ranks";
   return out.empty() ? out : out + ")";
 }
 
@@ -339,13 +334,16 @@ void addRunFindings(const RunSummary& run, const RunModel& model, Findings& out)
     out.add(Tier::kLoss, "skipped_files", "run", sentence("Skipped: %d %s in the run directory (see problems).", run.files - run.processes,
                            run.files - run.processes == 1 ? "file is not a readable commtrace trace"
                                                           : "files are not readable commtrace traces"));
-  if (run.dropped_records > 0 || run.untracked_events > 0)
-    about(out.add(Tier::kLoss, "dropped_records", "run",
-                  sentence("Incomplete: %llu records were dropped before reaching the files%s and %llu NCCL events were not followed; "
-                           "counts and sums are lower bounds, and ops of those ranks other ranks recorded read as mismatches that say so.",
-                           static_cast<unsigned long long>(run.dropped_records), droppedByRank(model).c_str(),
-                           static_cast<unsigned long long>(run.untracked_events))),
-          "", ranksThatDropped(model));
+  if (run.dropped_records == 0 && run.untracked_events == 0) return;
+  const std::vector<std::pair<int, uint64_t>> drops = dropsByRank(model);
+  std::vector<int> ranks;
+  for (const auto& [rank, dropped] : drops) ranks.push_back(rank);
+  about(out.add(Tier::kLoss, "dropped_records", "run",
+                sentence("Incomplete: %llu records were dropped before reaching the files%s and %llu NCCL events were not followed; "
+                         "counts and sums are lower bounds, and ops of those ranks other ranks recorded read as mismatches that say so.",
+                         static_cast<unsigned long long>(run.dropped_records), dropsWords(drops).c_str(),
+                         static_cast<unsigned long long>(run.untracked_events))),
+        "", ranks);
 }
 
 }  // namespace

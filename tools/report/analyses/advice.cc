@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "tools/report/analyses/stragglers.h"
 #include "tools/report/format.h"
 
 namespace commtrace::report {
@@ -97,17 +98,15 @@ void overlapAdvice(const Report& r, std::vector<AdviceRow>& out) {
 }
 
 void culpritAdvice(const Report& r, std::vector<AdviceRow>& out) {
-  std::vector<int> on_hosts;
   for (const HostStragglerRow& h : r.stragglers.hosts) {
     if (!h.flagged) continue;
-    on_hosts.insert(on_hosts.end(), h.ranks.begin(), h.ranks.end());
     out.push_back({"drain_host", "host " + h.host,
                    "check host " + h.host + " (GPU clocks and temperature, ECC errors, other jobs on it) or take it out of the job",
                    "its ranks " + fmt::rankList(h.ranks) + " were last in " + fmt::percent(h.late_fraction) + " of their collectives and kept the others waiting " +
                        fmt::duration(h.wait_caused_us)});
   }
   for (const StragglerRow& s : r.stragglers.ranks) {
-    if (!s.flagged || std::find(on_hosts.begin(), on_hosts.end(), s.rank) != on_hosts.end()) continue;
+    if (!s.flagged || onFlaggedHost(r.stragglers, s.rank)) continue;
     const std::string rank = "rank " + std::to_string(s.rank);
     if (s.cls == "host")
       out.push_back({"straggler_host", rank, "look at " + rank + "'s CPU side: data loading, garbage collection, logging, a busy core",

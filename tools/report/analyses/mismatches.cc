@@ -140,8 +140,6 @@ class MismatchFinder {
     }
   }
 
-  // One row per (communicator, rank): the first instance its file stops before. None where
-  // the file is still being written: those ops are on their way to it.
   // A rank whose process dropped records (its ring full, its file unwritable) lost ops rather
   // than skipped them: said with the mismatch, which would otherwise read as the rank's doing.
   std::string droppedWords(uint32_t comm, const std::vector<int>& comm_ranks) const {
@@ -153,6 +151,8 @@ class MismatchFinder {
            " records before the file (ring full or file unwritable): lost by the tracer, not skipped by the rank";
   }
 
+  // One row per (communicator, rank): the first instance its file stops before. None where
+  // the file is still being written: those ops are on their way to it.
   void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
     if (file_ends_.count({comm, comm_rank}) != 0) return;
     const ProcessInfo* process = processOf(run_.comms[comm], comm_rank);

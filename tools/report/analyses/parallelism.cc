@@ -86,8 +86,8 @@ std::vector<ParallelismRow> recognizeParallelism(const std::vector<CommunicatorR
                                                  double steps, int ranks) {
   const double per = steps >= 2 ? steps : 1;
   const std::map<uint64_t, CommUse> use = useByComm(bandwidth);
-  std::map<std::tuple<std::string, int, bool, std::string>, ParallelismRow> shapes;  // (kinds, size, within host, evidence)
-  std::map<std::tuple<std::string, int, bool, std::string>, std::vector<std::string>> labels;
+  // (kinds, size, within host, evidence) -> the row and its communicators' labels
+  std::map<std::tuple<std::string, int, bool, std::string>, std::pair<ParallelismRow, std::vector<std::string>>> shapes;
   for (const CommunicatorRow& comm : comms) {
     const auto it = use.find(comm.id);
     if (it == use.end()) continue;
@@ -100,14 +100,14 @@ std::vector<ParallelismRow> recognizeParallelism(const std::vector<CommunicatorR
     row.within_host = comm.hosts == 1;
     row.evidence = evidenceOf(it->second, per);
     const auto key = std::make_tuple(row.kinds, row.size, row.within_host, row.evidence);
-    auto [entry, fresh] = shapes.try_emplace(key, std::move(row));
-    ++entry->second.groups;
-    labels[key].push_back(fmt::commLabel(comm.id, comm.name));
+    auto& [shape, names] = shapes.try_emplace(key, std::move(row), std::vector<std::string>{}).first->second;
+    names.push_back(fmt::commLabel(comm.id, comm.name));
   }
   std::vector<ParallelismRow> out;
   constexpr size_t kNamed = 4;
-  for (auto& [key, row] : shapes) {
-    const std::vector<std::string>& names = labels[key];
+  for (auto& [key, entry] : shapes) {
+    auto& [row, names] = entry;
+    row.groups = static_cast<int>(names.size());
     for (size_t i = 0; i < names.size() && i < kNamed; ++i) row.comms += (i == 0 ? "" : ", ") + names[i];
     if (names.size() > kNamed) row.comms += " and " + std::to_string(names.size() - kNamed) + " more";
     out.push_back(std::move(row));

@@ -270,6 +270,12 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   return rankStragglers(run, clocks, {arrivals, collShapes(run), transferCells(run), lateness, evidence});
 }
 
+bool onFlaggedHost(const StragglerReport& report, int rank) {
+  return std::any_of(report.hosts.begin(), report.hosts.end(), [&](const HostStragglerRow& h) {
+    return h.flagged && std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end();
+  });
+}
+
 double lastArrivalZ(double last, double expected_last, double var_last) {
   return var_last > 0 ? (last - expected_last) / std::sqrt(var_last) : 0.0;
 }

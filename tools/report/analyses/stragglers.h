@@ -94,5 +94,7 @@ std::vector<int> flaggedStragglers(const RunModel& run, const ArrivalTally& arri
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks, const StragglerInputs& in);
 // The same over a run held whole (replayed).
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks);
+// Whether a rank is on a flagged host: the host is the culprit, named instead of its ranks.
+bool onFlaggedHost(const StragglerReport& report, int rank);
 
 }  // namespace commtrace::report
