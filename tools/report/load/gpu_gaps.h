@@ -30,8 +30,8 @@ void setGapsInStartOrder(std::vector<GapSpan>& spans, uint64_t latest_end_before
 
 class GpuGapTracker {
  public:
-  // Earlier ops kept beside a chunk's own (by default). An op written more than a chunk plus
-  // this many ops after one that started later is not seen by that one's gap.
+  // Earlier ops kept beside a chunk's own, at least (by default). An op written more than a
+  // chunk plus this many ops after one that started later is not seen by that one's gap.
   static constexpr size_t kWindow = 512;
   explicit GpuGapTracker(size_t window = kWindow) : window_size_(window) {}
 
@@ -40,9 +40,10 @@ class GpuGapTracker {
 
  private:
   size_t window_size_;
-  // The last window_size_ earlier ops by start, sorted by start. (A run's files are all open at
-  // once: what a tracker keeps between chunks is all there is of it 1,024 times over.)
+  // The last window_size_ to 1.25 * window_size_ earlier ops, sorted by start. (A run's files are
+  // all open at once: what a tracker keeps between chunks is all there is of it 1,024 times over.)
   std::vector<GapSpan> window_;
+  std::vector<uint64_t> through_end_;  // per window_ op: the latest end of it and all before it
   uint64_t evicted_end_ = 0;     // the latest end of the ops that left the window
   bool any_before_ = false;      // some op with GPU times came before the window's
 };
