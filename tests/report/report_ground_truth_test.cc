@@ -50,10 +50,11 @@ struct DriverRun {
   RunModel run;
   ClockAlignment clocks;
 
-  explicit DriverRun(const json& scenario, const std::string& extra_args = "") {
+  explicit DriverRun(const json& scenario, const std::string& extra_args = "") : DriverRun(scenario, commtrace::testutil::DriverOptions{.extra_args = extra_args}) {}
+  DriverRun(const json& scenario, const commtrace::testutil::DriverOptions& options) {
     const std::string scenario_path = dir.path() + "/scenario.json";
     std::ofstream(scenario_path) << scenario.dump(1);
-    truth = commtrace::testutil::playDriver(scenario_path, dir.path() + "/run", {.extra_args = extra_args});
+    truth = commtrace::testutil::playDriver(scenario_path, dir.path() + "/run", options);
     load();
   }
 
@@ -547,7 +548,7 @@ TEST(ReportGroundTruth, FindingsPutWhatIsMissingFirstAndEveryCulpritBeforeTheCos
   const auto tierOf = [](const std::string& f) {
     for (const auto& [prefix, tier] : std::vector<std::pair<std::string, int>>{
              {"Missing:", 0}, {"Mismatches and hangs:", 0}, {"Incomplete:", 0}, {"Left open:", 0}, {"Straggler:", 1},
-             {"Slow link:", 1}, {"Slowdown:", 1}, {"Straggler host:", 1}, {"Exposed communication:", 2}, {"Pipeline bubble:", 2},
+             {"Slow link:", 1}, {"Slow link among", 1}, {"Slowdown:", 1}, {"Straggler host:", 1}, {"Exposed communication:", 2}, {"Pipeline bubble:", 2},
              {"CPU blocked", 2}, {"Lowest bandwidth:", 2}, {"No straggler", 3}, {"Overlap of communication", 3}})
       if (f.rfind(prefix, 0) == 0) return tier;
     return -1;
@@ -723,4 +724,123 @@ TEST(ReportGroundTruth, CuptiHeldByAnotherToolLeavesOverlapUnmeasured) {
     EXPECT_EQ(row.reason, "no compute-kernel records: CUPTI was not attached") << row.rank;
   }
   EXPECT_EQ(report.run.collective_instances, buildReport(demoRun().run, demoRun().clocks).run.collective_instances);
+}
+
+namespace {
+
+// One data-parallel ring of one rank per node (tools/nccl-driver/scenarios/ring_slow_link.json),
+// with `ranks` nodes and a 10 GB/s link between nodes a and b where a >= 0 (45 GB/s the rest).
+json ringScenario(int ranks, int a, int b) {
+  std::ifstream in(std::string(SCENARIO_DIR) + "/ring_slow_link.json");
+  json s = json::parse(in);
+  s["nodes"] = ranks;
+  s.erase("slow_links");
+  if (a >= 0) s["slow_links"] = json::array({{{"nodes", {a, b}}, {"gbps", 10}}});
+  return s;
+}
+
+// NCCL's proxy timing each step: played in real time, slowed 40 times so that the driver's
+// sleeps place the steps' states (a fast link's step is on the wire ~0.4 ms).
+const commtrace::testutil::DriverOptions kProxyTimed{.paced = true, .time_scale = 40, .env = "COMMTRACE_PROXY_EVENTS=1"};
+
+}  // namespace
+
+// A slow link inside one big ring slows every AllReduce, so every pair of the ring reads
+// alike from the collectives' times; the proxy's send steps tell the link apart: its sender
+// is on the wire 4.5 times longer per byte, the other senders wait for credit instead. Named
+// first, alone, at the ratio planted (10 of 45 GB/s), in rings of 16 and of 8.
+TEST(ReportGroundTruth, ASlowLinkInsideABigRingIsNamedFromTheProxysWireTimes) {
+  for (const auto& [ranks, a, b] : {std::tuple{16, 7, 8}, std::tuple{8, 2, 3}}) {
+    DriverRun run(ringScenario(ranks, a, b), kProxyTimed);
+    const Report report = buildReport(run.run, run.clocks);
+    const std::vector<SlowLinkRow>& links = report.stragglers.links;
+    ASSERT_FALSE(links.empty()) << ranks;
+    const SlowLinkRow& slow = links.front();
+    EXPECT_EQ(std::make_pair(slow.a, slow.b), std::make_pair(a, b)) << ranks << ": " << evidenceWords(slow);
+    EXPECT_TRUE(slow.flagged) << evidenceWords(slow);
+    EXPECT_EQ(slow.wire_links, static_cast<uint64_t>(ranks)) << "every link of the ring crosses hosts and was timed";
+    EXPECT_NEAR(slow.wire_gbs / slow.wire_median_gbs, 10.0 / 45.0, 0.08) << evidenceWords(slow);
+    // Every pair's ops ran at the slow link's pace: the collectives alone could not tell.
+    EXPECT_NEAR(slow.achieved_gbs, slow.peer_median_gbs, 0.02 * slow.peer_median_gbs);
+    for (size_t i = 1; i < links.size(); ++i) EXPECT_FALSE(links[i].flagged) << ranks << ": " << evidenceWords(links[i]);
+    const auto first_culprit = std::find_if(report.finding_details.begin(), report.finding_details.end(),
+                                            [](const FindingRow& f) { return f.severity == "culprit"; });
+    ASSERT_NE(first_culprit, report.finding_details.end());
+    EXPECT_EQ(first_culprit->kind, "slow_link") << first_culprit->finding;
+    EXPECT_EQ(first_culprit->ranks, (std::vector<int>{a, b}));
+    EXPECT_NE(first_culprit->finding.find("on the wire as NCCL's proxy timed"), std::string::npos) << first_culprit->finding;
+    EXPECT_EQ(std::count_if(report.finding_details.begin(), report.finding_details.end(), [](const FindingRow& f) { return f.kind == "slow_link"; }), 1);
+  }
+}
+
+// The same ring without a slow link, timed the same way: no link is flagged, and the slowest
+// link's wire time is near the median's.
+TEST(ReportGroundTruth, AHealthyRingTimedByTheProxyFlagsNoLink) {
+  DriverRun run(ringScenario(16, -1, -1), kProxyTimed);
+  const Report report = buildReport(run.run, run.clocks);
+  ASSERT_FALSE(report.stragglers.links.empty());
+  for (const SlowLinkRow& l : report.stragglers.links) EXPECT_FALSE(l.flagged) << evidenceWords(l);
+  const SlowLinkRow& slowest = report.stragglers.links.front();
+  EXPECT_EQ(slowest.wire_links, 16u);
+  EXPECT_GT(slowest.wire_gbs / slowest.wire_median_gbs, 0.7) << evidenceWords(slowest);
+}
+
+// Played without pacing, the driver reports each proxy step's states at once: steps under a
+// microsecond on the wire are no network's, so no link is judged by them, and the demo's
+// slow link is named from its ops as without proxy events.
+TEST(ReportGroundTruth, ProxyStepsReportedAtOnceAreNotTakenAsWireTimes) {
+  DriverRun run(demoScenario(), commtrace::testutil::DriverOptions{.env = "COMMTRACE_PROXY_EVENTS=1"});
+  uint64_t instant = 0;
+  for (const ProcessTimeline& t : run.run.timelines)
+    for (const auto& [peer, sums] : t.proxy_wire.sends()) instant += sums.instant_steps;
+  EXPECT_GT(instant, 100u) << "the proxy's steps were recorded";
+  const Report report = buildReport(run.run, run.clocks);
+  for (const SlowLinkRow& l : report.stragglers.links) EXPECT_EQ(l.wire_gbs, 0.0) << l.a << "-" << l.b << ": " << evidenceWords(l);
+  expectPlantedVerdict(report.stragglers, "demo with proxy events, unpaced");
+}
+
+// Without the proxy's timing, a ring's links read alike: none is named, and the report says
+// once that collective times cannot tell whether one of them is slow.
+TEST(ReportGroundTruth, WithoutProxyEventsARingsLinksAreSaidNotToBeToldApart) {
+  DriverRun run(ringScenario(16, 7, 8));
+  const Report report = buildReport(run.run, run.clocks);
+  for (const SlowLinkRow& l : report.stragglers.links) EXPECT_FALSE(l.flagged) << evidenceWords(l);
+  const auto note = std::find_if(report.finding_details.begin(), report.finding_details.end(),
+                                 [](const FindingRow& f) { return f.kind == "links_not_told_apart"; });
+  ASSERT_NE(note, report.finding_details.end());
+  EXPECT_EQ(note->severity, "note");
+  EXPECT_NE(note->finding.find("the 16 inter-host links"), std::string::npos) << note->finding;
+  EXPECT_NE(note->finding.find("COMMTRACE_PROXY_EVENTS=1"), std::string::npos) << note->finding;
+  for (const FindingRow& f : report.finding_details) EXPECT_EQ(f.kind.rfind("slow_link", 0), std::string::npos) << f.finding;
+}
+
+// Communicators that share a ring's links narrow the suspects: pairs of the ring measured on
+// their own at full speed are cleared, and the two links only the ring crossed are named
+// together, as one finding (the planted 3 <-> 4 among them); healthy, none is.
+TEST(ReportGroundTruth, OtherCommunicatorsNarrowARingsSlowLinkToTheLinksOnlyItCrossed) {
+  for (const bool slow : {true, false}) {
+    json s = ringScenario(8, slow ? 3 : -1, 4);
+    s["communicators"].push_back({{"name", "even"}, {"groups", {{0, 1}, {2, 3}, {4, 5}, {6, 7}}}});
+    s["communicators"].push_back({{"name", "odd"}, {"groups", {{1, 2}, {5, 6}}}});
+    for (const char* comm : {"even", "odd"})
+      s["step"].push_back({{"op", "AllReduce"}, {"comm", comm}, {"count", 4194304}, {"datatype", "ncclBfloat16"}});
+    DriverRun run(s);
+    const Report report = buildReport(run.run, run.clocks);
+    std::set<std::pair<int, int>> flagged;
+    for (const SlowLinkRow& l : report.stragglers.links)
+      if (l.flagged) flagged.insert({l.a, l.b});
+    std::vector<const FindingRow*> links;
+    for (const FindingRow& f : report.finding_details)
+      if (f.kind.rfind("slow_link", 0) == 0) links.push_back(&f);
+    if (!slow) {
+      EXPECT_TRUE(flagged.empty());
+      EXPECT_TRUE(links.empty());
+      continue;
+    }
+    EXPECT_EQ(flagged, (std::set<std::pair<int, int>>{{0, 7}, {3, 4}}));
+    ASSERT_EQ(links.size(), 1u);
+    EXPECT_EQ(links[0]->kind, "slow_link_among");
+    EXPECT_EQ(links[0]->ranks, (std::vector<int>{0, 3, 4, 7}));
+    EXPECT_EQ(links[0]->finding.rfind("Slow link among 2 inter-host links (", 0), 0u) << links[0]->finding;
+  }
 }

@@ -17,14 +17,17 @@ struct DriverOptions {
   // Played in real time with the flusher at its shortest period, so that each file has many
   // chunks (unpaced, a run ends before the first flush and writes one).
   bool paced = false;
+  double time_scale = 1;  // when paced: real seconds per simulated second
+  std::string env;        // e.g. "COMMTRACE_PROXY_EVENTS=1"
 };
 
 // Runs the driver into out_dir (its log next to it, out_dir + ".log") and returns the
 // ground truth it wrote.
 inline nlohmann::json playDriver(const std::string& scenario_path, const std::string& out_dir, const DriverOptions& o = {}) {
-  const std::string command = std::string(o.paced ? "COMMTRACE_FLUSH_MS=10 " : "") + NCCL_DRIVER_PATH + " --scenario " +
+  const std::string command = o.env + (o.paced ? " COMMTRACE_FLUSH_MS=10 " : " ") + NCCL_DRIVER_PATH + " --scenario " +
                               scenario_path + " --plugin " + COMMTRACE_SO_PATH + " --out " + out_dir +
-                              (o.paced ? " --time-scale 1 " : " ") + o.extra_args + " > " + out_dir + ".log 2>&1";
+                              (o.paced ? " --time-scale " + std::to_string(o.time_scale) + " " : " ") + o.extra_args + " > " + out_dir +
+                              ".log 2>&1";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream truth(out_dir + "/ground-truth.json");
   return nlohmann::json::parse(truth);

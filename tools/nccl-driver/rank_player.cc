@@ -46,6 +46,7 @@ struct RankPlayer::GpuWork {
   int comm_rank = 0;
   int chunk_size = 0;
   uint64_t stop_sim_ns = 0;
+  uint64_t transfer_ns = 0;
   std::vector<ChannelTimes> channels;
   std::vector<NetTransfer> net;
 };
@@ -260,14 +261,18 @@ void RankPlayer::postGpuWork(const CommState& comm, const std::vector<Task>& pla
   for (size_t i : order) {
     if (handles[i] == nullptr) continue;  // untracked: NCCL emits no children
     const RankCall& call = *plan[i].call;
-    GpuWork work{comm.profile.context, handles[i], mask, comm.comm_rank, call.chunk_size, call.stop_sim_ns, call.channels, call.net};
+    GpuWork work{comm.profile.context, handles[i], mask, comm.comm_rank, call.chunk_size, call.stop_sim_ns, call.transfer_ns, call.channels, call.net};
     proxy_.post([this, work = std::move(work)] { runGpuWork(work); });
   }
 }
 
+// With proxy events, each channel's network steps are played over its share of the call's
+// transfer time (paced when playing in real time, so that the plugin's own clock times them);
+// its kernel stops when its steps are done. Without, the proxy reports at the GPU stop.
 void RankPlayer::runGpuWork(const GpuWork& work) {
   const ProfilerApi* api = host_.api();
-  paceTo(work.stop_sim_ns);
+  const bool steps_played = (work.mask & kProxyOpFamily) && !work.net.empty();
+  paceTo(steps_played ? work.stop_sim_ns - std::min(work.transfer_ns, work.stop_sim_ns) : work.stop_sim_ns);
   if (gpu_works_.fetch_add(1, std::memory_order_relaxed) % kProxyCtrlEvery == 0)
     emitProxyCtrl(work.context, static_cast<int>(work.net.size() * work.channels.size()));
   for (size_t c = 0; c < work.channels.size(); ++c) {
@@ -281,8 +286,7 @@ void RankPlayer::runGpuWork(const GpuWork& work) {
       channel = api->startEvent(work.context, e);
       kernel_ch_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (work.mask & kProxyOpFamily)
-      for (const NetTransfer& transfer : work.net) emitProxyOp(work, static_cast<int>(c), transfer);
+    if (steps_played) emitProxyOps(work, static_cast<int>(c));
     if (channel != nullptr) {
       StateArgs args{};
       args.kernel_ch.p_timer = work.channels[c].stop_ptimer;
@@ -292,51 +296,86 @@ void RankPlayer::runGpuWork(const GpuWork& work) {
   }
 }
 
-void RankPlayer::emitProxyOp(const GpuWork& work, int channel, const NetTransfer& transfer) {
+// One ProxyOp per transfer on this channel, its steps spread evenly over the channel's share
+// of the transfer time, the transfers' steps interleaved in time as a proxy thread
+// progresses them. A send step waits for its GPU data, for the peer's credit, then for the
+// wire: its last state begins when its share of the link's own time (wire_ns) is left, so a
+// slow link's sender spends its steps on the wire and the others wait for credit. A receive
+// waits for the data, then flushes it and hands it to the GPU at once.
+void RankPlayer::emitProxyOps(const GpuWork& work, int channel) {
   const ProfilerApi* api = host_.api();
-  const uint64_t n_channels = work.channels.size();
-  const uint64_t bytes = transfer.bytes / n_channels + (static_cast<uint64_t>(channel) < transfer.bytes % n_channels ? 1 : 0);
-  if (bytes == 0) return;
-  const uint64_t chunk = static_cast<uint64_t>(work.chunk_size);
-  const uint64_t steps = std::clamp<uint64_t>((bytes + chunk - 1) / chunk, 1, kMaxProxySteps);
-  Event e;
-  e.type = kProxyOp;
-  e.parent = work.task;
-  e.rank = work.comm_rank;
-  e.pid = static_cast<int32_t>(getpid());
-  e.channel_id = static_cast<uint8_t>(channel);
-  e.peer = transfer.peer_comm_rank;
-  e.n_steps = static_cast<int>(steps);
-  e.chunk_size = work.chunk_size;
-  e.is_send = transfer.is_send ? 1 : 0;
-  void* op = api->startEvent(work.context, e);
-  proxy_ops_.fetch_add(1, std::memory_order_relaxed);
-  if (op == nullptr) return;
-  StateArgs none{};
-  api->recordEventState(op, kProxyOpInProgress, &none);
-  if (work.mask & kProxyStepFamily) {
-    static constexpr EventState kSendStates[] = {kProxyStepSendGpuWait, kProxyStepSendPeerWait, kProxyStepSendWait};
-    static constexpr EventState kRecvStates[] = {kProxyStepRecvWait, kProxyStepRecvFlushWait, kProxyStepRecvGpuWait};
-    for (uint64_t k = 0; k < steps; ++k) {
+  const uint64_t n_channels = work.channels.size(), chunk = static_cast<uint64_t>(work.chunk_size);
+  const uint64_t share = std::min(work.transfer_ns, work.stop_sim_ns) / n_channels;
+  const uint64_t window = work.stop_sim_ns - share * (n_channels - static_cast<uint64_t>(channel));
+  struct Step {
+    void* op;
+    size_t transfer;
+    uint64_t index, bytes, times[4];  // start (first state), second state, third state, stop
+    void* handle = nullptr;
+  };
+  std::vector<Step> steps;
+  std::vector<void*> ops(work.net.size(), nullptr);
+  for (size_t t = 0; t < work.net.size(); ++t) {
+    const NetTransfer& transfer = work.net[t];
+    const uint64_t bytes = transfer.bytes / n_channels + (static_cast<uint64_t>(channel) < transfer.bytes % n_channels ? 1 : 0);
+    if (bytes == 0) continue;
+    const uint64_t n = std::clamp<uint64_t>((bytes + chunk - 1) / chunk, 1, kMaxProxySteps);
+    Event e;
+    e.type = kProxyOp;
+    e.parent = work.task;
+    e.rank = work.comm_rank;
+    e.pid = static_cast<int32_t>(getpid());
+    e.channel_id = static_cast<uint8_t>(channel);
+    e.peer = transfer.peer_comm_rank;
+    e.n_steps = static_cast<int>(n);
+    e.chunk_size = work.chunk_size;
+    e.is_send = transfer.is_send ? 1 : 0;
+    ops[t] = api->startEvent(work.context, e);
+    proxy_ops_.fetch_add(1, std::memory_order_relaxed);
+    if (ops[t] == nullptr) continue;
+    StateArgs none{};
+    api->recordEventState(ops[t], kProxyOpInProgress, &none);
+    if (!(work.mask & kProxyStepFamily)) continue;
+    const uint64_t slot = share / n, wire = std::min(slot, transfer.wire_ns / n_channels / n);
+    for (uint64_t k = 0; k < n; ++k) {
       // Equal steps, the remainder on the first ones: the steps' sizes add up to the bytes.
-      const uint64_t size = bytes / steps + (k < bytes % steps ? 1 : 0);
-      Event s;
-      s.type = kProxyStep;
-      s.parent = op;
-      s.rank = work.comm_rank;
-      s.step = static_cast<int>(k);
-      void* step = api->startEvent(work.context, s);
-      proxy_steps_.fetch_add(1, std::memory_order_relaxed);
-      if (step == nullptr) continue;
-      for (EventState state : transfer.is_send ? kSendStates : kRecvStates) {
-        StateArgs args{};
-        args.proxy_step.trans_size = size;
-        api->recordEventState(step, state, &args);
-      }
-      api->stopEvent(step);
+      const uint64_t begin = window + k * slot, end = begin + slot;
+      Step step{ops[t], t, k, bytes / n + (k < bytes % n ? 1 : 0), {begin, begin, end - wire, end}};
+      if (!transfer.is_send) step.times[1] = step.times[2] = end;  // the data arrived: flush, hand over
+      steps.push_back(step);
     }
   }
-  api->stopEvent(op);
+  // Every state change of the channel's steps in time order (a step's own in its order).
+  std::vector<std::pair<uint64_t, size_t>> changes;  // (sim time, step * 4 + change)
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (size_t k = 0; k < 4; ++k) changes.emplace_back(steps[i].times[k], i * 4 + k);
+  std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  static constexpr EventState kSendStates[] = {kProxyStepSendGpuWait, kProxyStepSendPeerWait, kProxyStepSendWait};
+  static constexpr EventState kRecvStates[] = {kProxyStepRecvWait, kProxyStepRecvFlushWait, kProxyStepRecvGpuWait};
+  for (const auto& [when, change] : changes) {
+    Step& step = steps[change / 4];
+    const size_t k = change % 4;
+    paceTo(when);
+    if (k == 0) {
+      Event s;
+      s.type = kProxyStep;
+      s.parent = step.op;
+      s.rank = work.comm_rank;
+      s.step = static_cast<int>(step.index);
+      step.handle = api->startEvent(work.context, s);
+      proxy_steps_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (step.handle == nullptr) continue;
+    if (k == 3) {
+      api->stopEvent(step.handle);
+      continue;
+    }
+    StateArgs args{};
+    args.proxy_step.trans_size = step.bytes;
+    api->recordEventState(step.handle, (work.net[step.transfer].is_send ? kSendStates : kRecvStates)[k], &args);
+  }
+  for (void* op : ops)
+    if (op != nullptr) api->stopEvent(op);
 }
 
 void RankPlayer::emitProxyCtrl(void* context, int appended) const {

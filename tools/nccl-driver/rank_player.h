@@ -66,7 +66,7 @@ class RankPlayer {
   void* startTask(CommState& comm, const Task& task, void* group_handle, int mask, bool profiled, bool captured);
   void postGpuWork(const CommState& comm, const std::vector<Task>& plan, const std::vector<void*>& handles, int mask);
   void runGpuWork(const GpuWork& work);
-  void emitProxyOp(const GpuWork& work, int channel, const NetTransfer& transfer);
+  void emitProxyOps(const GpuWork& work, int channel);
   void emitProxyCtrl(void* context, int appended) const;
   void paceTo(uint64_t sim_ns) const;
   void* commStream(int comm) const;

@@ -279,10 +279,12 @@ class Builder {
       mine.channels = channelTimes(r, arrival_[r], stop, mine.n_channels);
       mine.start_sim_ns = arrival_[r];
       mine.stop_sim_ns = stop;
+      mine.transfer_ns = inst.transfer_ns;
       for (const Edge& e : inst.edges) {
         if (s_.nodeOf(e.src) == s_.nodeOf(e.dst)) continue;
-        if (e.src == r) mine.net.push_back({comm.commRankOf(e.dst), true, e.bytes});
-        if (e.dst == r) mine.net.push_back({comm.commRankOf(e.src), false, e.bytes});
+        const uint64_t wire = nsFor(e.bytes, linkGbps(s_, e.src, e.dst));
+        if (e.src == r) mine.net.push_back({comm.commRankOf(e.dst), true, e.bytes, wire});
+        if (e.dst == r) mine.net.push_back({comm.commRankOf(e.src), false, e.bytes, wire});
       }
       inst.members.push_back(member(comm, r, mine));
       inst.members.back().op_index = inst.op_index;
@@ -314,9 +316,11 @@ class Builder {
     send.start_sim_ns = arrival_[src];
     recv.start_sim_ns = arrival_[dst];
     send.stop_sim_ns = recv.stop_sim_ns = stop;
+    send.transfer_ns = recv.transfer_ns = transfer_ns;
     if (s_.nodeOf(src) != s_.nodeOf(dst)) {
-      send.net.push_back({send.peer, true, bytes});
-      recv.net.push_back({recv.peer, false, bytes});
+      const uint64_t wire = nsFor(bytes, linkGbps(s_, src, dst));
+      send.net.push_back({send.peer, true, bytes, wire});
+      recv.net.push_back({recv.peer, false, bytes, wire});
     }
     P2pInstance inst;
     inst.comm = c;

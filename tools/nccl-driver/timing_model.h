@@ -87,11 +87,14 @@ struct ChannelTimes {
   uint64_t start_ptimer = 0, stop_ptimer = 0;  // this rank's GPU clock
 };
 
-// Bytes this rank moves over the network with one peer of a call (the proxy's view).
+// Bytes this rank moves over the network with one peer of a call (the proxy's view), and
+// how long they take on that link alone: the rest of the call's transfer time, its sender
+// waits for the slowest link of the call (the peer's credit).
 struct NetTransfer {
   int peer_comm_rank = 0;
   bool is_send = false;
   uint64_t bytes = 0;
+  uint64_t wire_ns = 0;
 };
 
 // One API call on one rank and the Coll or P2p task NCCL makes of it.
@@ -115,6 +118,7 @@ struct RankCall {
   std::vector<NetTransfer> net;
   uint64_t start_sim_ns = 0;  // simulated time of the GPU start (the rank's arrival)
   uint64_t stop_sim_ns = 0;   // simulated time of the GPU stop (pacing, completion order)
+  uint64_t transfer_ns = 0;   // the data's time in flight, ending at stop_sim_ns
 };
 
 // The calls between one ncclGroupStart/End (explicit or NCCL's implicit one).

@@ -1,6 +1,7 @@
 #include "tools/report/build_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <map>
@@ -16,6 +17,7 @@
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/parallelism.h"
 #include "tools/report/analyses/peer_waits.h"
+#include "tools/report/analyses/slow_links.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
@@ -166,17 +168,91 @@ void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findi
   }
 }
 
+bool judgedByWire(const SlowLinkRow& l) {
+  return l.wire_gbs > 0 && l.wire_median_gbs > 0 && l.wire_links >= static_cast<uint64_t>(kMinLinksOfAKind);
+}
+
+// Links crossed only by collectives that crossed other links too (no transfer of their own,
+// no proxy timing): those the same ops crossed read alike, at the pace of the slowest of them.
+bool onlyModelled(const SlowLinkRow& l) { return l.direct_ops == 0 && !judgedByWire(l); }
+
+bool readAlike(const SlowLinkRow& a, const SlowLinkRow& b) {
+  return a.inter_host == b.inter_host && std::abs(a.achieved_gbs - b.achieved_gbs) <= 0.02 * std::max(a.achieved_gbs, b.achieved_gbs);
+}
+
+std::string pairList(const std::vector<const SlowLinkRow*>& links, size_t at_most) {
+  std::string out;
+  for (size_t i = 0; i < links.size() && i < at_most; ++i) out += (i > 0 ? ", " : "") + std::to_string(links[i]->a) + " <-> " + std::to_string(links[i]->b);
+  return links.size() > at_most ? out + " and " + std::to_string(links.size() - at_most) + " more" : out;
+}
+
+constexpr const char* kProxyHint = "recording NCCL's proxy steps (COMMTRACE_PROXY_EVENTS=1) times each link's sends on the wire";
+
+// A flagged link is named on its own when its own evidence shows it (its transfers, or the
+// proxy's timing); flagged links that only the same collectives crossed are one finding: one
+// of them (or more) is slow, and the ops cannot say which.
 void addLinkFindings(const StragglerReport& s, Findings& out) {
+  std::vector<const SlowLinkRow*> alike;
   for (const SlowLinkRow& l : s.links) {
     if (!l.flagged) continue;
-    FindingRow& row = out.add(Tier::kCulprit, "slow_link", "link",
-                              sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of "
-                                       "%s for %s links.",
-                                       l.a, l.b, l.hosts.c_str(), fmt::gbs(l.achieved_gbs).c_str(), static_cast<unsigned long long>(l.ops),
-                                       fmt::gbs(l.peer_median_gbs).c_str(), l.inter_host ? "inter-host" : "intra-host"));
+    const char* kind = l.inter_host ? "inter-host" : "intra-host";
+    if (onlyModelled(l) && std::any_of(s.links.begin(), s.links.end(), [&](const SlowLinkRow& o) { return &o != &l && o.flagged && onlyModelled(o) && readAlike(o, l); })) {
+      alike.push_back(&l);
+      continue;
+    }
+    FindingRow& row = out.add(
+        Tier::kCulprit, "slow_link", "link",
+        judgedByWire(l) ? sentence("Slow link: rank %d <-> rank %d (%s) carried its bytes at %s on the wire as NCCL's proxy timed its %llu "
+                                   "send steps, against a median of %s for %s links; every op crossing it ran at its pace (at best %s).",
+                                   l.a, l.b, l.hosts.c_str(), fmt::gbs(l.wire_gbs).c_str(), static_cast<unsigned long long>(l.wire_steps),
+                                   fmt::gbs(l.wire_median_gbs).c_str(), kind, fmt::gbs(l.achieved_gbs).c_str())
+                        : sentence("Slow link: rank %d <-> rank %d (%s) reached at best %s over %llu ops, against a median of %s for %s links.",
+                                   l.a, l.b, l.hosts.c_str(), fmt::gbs(l.achieved_gbs).c_str(), static_cast<unsigned long long>(l.ops),
+                                   fmt::gbs(l.peer_median_gbs).c_str(), kind));
     about(row, rankSubject(l.a) + " <-> " + rankSubject(l.b), {l.a, l.b});
     row.confidence = l.confidence;
   }
+  while (!alike.empty()) {
+    std::vector<const SlowLinkRow*> group;
+    std::vector<int> ranks;
+    double confidence = 0;
+    for (const SlowLinkRow* l : alike) {
+      if (!readAlike(*l, *alike.front())) continue;
+      group.push_back(l);
+      ranks.insert(ranks.end(), {l->a, l->b});
+      confidence = std::max(confidence, l->confidence);
+    }
+    std::erase_if(alike, [&](const SlowLinkRow* l) { return std::find(group.begin(), group.end(), l) != group.end(); });
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    const SlowLinkRow& l = *group.front();
+    FindingRow& row = out.add(Tier::kCulprit, "slow_link_among", "link",
+                              sentence("Slow link among %zu %s links (%s): each reached at best %s, against a median of %s; only the same "
+                                       "collectives crossed them, which run at the pace of their slowest link, so which of them is slow "
+                                       "cannot be told from their times; %s.",
+                                       group.size(), l.inter_host ? "inter-host" : "intra-host", pairList(group, 8).c_str(),
+                                       fmt::gbs(l.achieved_gbs).c_str(), fmt::gbs(l.peer_median_gbs).c_str(), kProxyHint));
+    about(row, "links " + pairList(group, 8), ranks);
+    row.confidence = confidence;
+  }
+}
+
+// Every inter-host link reads alike, none judged: one ring's collectives alone crossed them,
+// and a ring's collectives run at its slowest link's pace, which may be slow or not. (Inside a
+// host, NVLink and PCIe paths are not single cables a ring can be held up by.)
+void addRingNote(const StragglerReport& s, Findings& out) {
+  std::vector<const SlowLinkRow*> inter;
+  for (const SlowLinkRow& l : s.links)
+    if (l.inter_host && l.ops > 0) inter.push_back(&l);
+  if (inter.size() < static_cast<size_t>(kMinLinksOfAKind) ||
+      !std::all_of(inter.begin(), inter.end(), [&](const SlowLinkRow* l) { return !l->flagged && onlyModelled(*l) && readAlike(*l, *inter.front()); }))
+    return;
+  const std::string gbs = fmt::gbs(inter.front()->achieved_gbs);
+  out.add(Tier::kNote, "links_not_told_apart", "run",
+          sentence("Links inside rings: the %zu inter-host links measured were crossed only by collectives that crossed the others too, "
+                   "and each reached %s at best. A ring runs at the pace of its slowest link, so whether one of them is slow cannot be "
+                   "told from collective times: compare %s with what these hosts' network carries (nccl-tests' busBw); %s.",
+                   inter.size(), gbs.c_str(), gbs.c_str(), kProxyHint));
 }
 
 void addOverlapFinding(const std::vector<OverlapRow>& rows, Findings& out) {
@@ -403,6 +479,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   addEmptyWindowFinding(report.run, findings);
   addRunFindings(report.run, run, findings);
   addMismatchFinding(report, findings);
+  addRingNote(report.stragglers, findings);  // a note, said before "No straggler", which ends the list
   addStragglerFindings(report.stragglers, steps, findings);
   addLinkFindings(report.stragglers, findings);
   addSlowdownFinding(report.bandwidth_series, findings);

@@ -73,6 +73,12 @@ std::string evidenceWords(const StragglerRow& row) {
 
 std::string evidenceWords(const SlowLinkRow& row) {
   const std::string kind = row.inter_host ? "inter-host" : "intra-host";
+  if (row.wire_gbs > 0 && row.wire_links >= static_cast<uint64_t>(kMinLinksOfAKind) && row.wire_median_gbs > 0)
+    return fmt::gbs(row.wire_gbs) + " on the wire over " + std::to_string(row.wire_steps) + " proxy send steps, " +
+           fmt::fixed(100.0 * row.wire_gbs / row.wire_median_gbs, 0) + "% of the " + fmt::gbs(row.wire_median_gbs) + " median of " +
+           std::to_string(row.wire_links) + " " + kind + " links timed so; its sender waited for the peer " +
+           fmt::percent(row.wire_peer_wait_share) + " of that time" +
+           (row.ops > 0 ? "; ops crossing it reached at best " + fmt::gbs(row.achieved_gbs) : "");
   const std::string best = "best " + fmt::gbs(row.achieved_gbs) + " over " + std::to_string(row.ops) + " ops";
   if (row.kind_links < static_cast<uint64_t>(kMinLinksOfAKind) || row.peer_median_gbs <= 0)
     return best + "; only " + std::to_string(row.kind_links) + " " + kind + " links measured, too few to say what is normal";

@@ -329,6 +329,14 @@ struct SlowLinkRow {
   uint64_t kind_links = 0;      // links of its kind measured (a median of fewer than 3 says nothing)
   double confidence = 0;
   bool flagged = false;
+  // Timed by NCCL's proxy (ProxyStep records; 0 and empty where not): its slower direction's
+  // bytes over their time on the wire, the median of the same over links of its kind, how many
+  // such links and steps, and the share of the sender's step time spent waiting for the peer.
+  double wire_gbs = 0;
+  double wire_median_gbs = 0;
+  uint64_t wire_links = 0;
+  uint64_t wire_steps = 0;
+  double wire_peer_wait_share = 0;
 };
 
 // Lateness over time: rows are ranks, columns time bins of the aligned timeline.

@@ -16,6 +16,7 @@
 
 #include "core/nccl_vocab.h"
 #include "tools/report/load/cuda_sync_tally.h"
+#include "tools/report/load/proxy_wire_tally.h"
 
 namespace commtrace::report {
 
@@ -219,6 +220,7 @@ struct ProcessTimeline {
   std::vector<GpuInterval> compute;
   std::vector<PhaseSpan> phases;     // sorted by start
   CudaSyncTally cuda_sync;           // its CUDA sync calls, tallied (within the --from/--to window)
+  ProxyWireTally proxy_wire;         // its network sends as NCCL's proxy timed them (the same window)
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all
   // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
   // clock with the GPU's, so they cannot be placed on the timeline of its ops.

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "tools/report/analyses/stragglers.h"
+#include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 
 namespace commtrace::report {
@@ -119,7 +120,7 @@ void culpritAdvice(const Report& r, std::vector<AdviceRow>& out) {
     if (l.flagged)
       out.push_back({"check_link", l.hosts,
                      "check the path between ranks " + std::to_string(l.a) + " and " + std::to_string(l.b) + " (" + l.hosts + "): NIC, cable, switch port",
-                     "at best " + fmt::gbs(l.achieved_gbs) + " against a median of " + fmt::gbs(l.peer_median_gbs) + " for links of its kind"});
+                     evidenceWords(l)});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "tools/report/analyses/slow_links.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -17,6 +18,16 @@ struct LinkSamples {
   double best_gbs = 0;
   uint64_t ops = 0;
   uint64_t direct_ops = 0;  // ops that crossed this pair only (p2p, collectives of two members)
+  WireSums wire[2];         // sends from the lower rank to the higher, and back
+
+  // The slower direction timed on the wire; nullptr when neither was. A direction whose steps
+  // were mostly reported at once (kMinWireNs) was not timed.
+  const WireSums* slowerWire() const {
+    const auto timed = [](const WireSums& w) { return w.steps > 0 && w.steps >= w.instant_steps; };
+    const auto gbs = [](const WireSums& w) { return static_cast<double>(w.bytes) / static_cast<double>(w.wire_ns); };
+    if (!timed(wire[0]) || !timed(wire[1])) return timed(wire[0]) ? &wire[0] : timed(wire[1]) ? &wire[1] : nullptr;
+    return gbs(wire[0]) <= gbs(wire[1]) ? &wire[0] : &wire[1];
+  }
 };
 
 class LinkCollector {
@@ -50,6 +61,26 @@ class LinkCollector {
       if (sums.link_ops != 0) add(cell.comm, cell.src, cell.dst, sums.best_gbs, sums.link_ops, true);
   }
 
+  // Each process's sends as NCCL's proxy timed them, per peer: a link's own time on the wire.
+  void addProxyWire() {
+    std::map<std::pair<uint64_t, uint32_t>, uint32_t> comm_of;  // (comm id, restart) -> comm
+    for (uint32_t c = 0; c < run_.comms.size(); ++c) comm_of.try_emplace({run_.comms[c].id, run_.comms[c].restart_count}, c);
+    for (size_t p = 0; p < run_.timelines.size() && p < run_.processes.size(); ++p) {
+      for (const auto& [key, sums] : run_.timelines[p].proxy_wire.sends()) {
+        const auto comm = comm_of.find({key.first, run_.processes[p].restart_count});
+        if (comm == comm_of.end()) continue;
+        const int src = run_.processes[p].rank, dst = globalRankOf(run_.comms[comm->second], key.second);
+        if (src < 0 || dst < 0 || src == dst || src >= slots_ || dst >= slots_) continue;
+        WireSums& w = links_[static_cast<uint64_t>(std::min(src, dst)) * slots_ + std::max(src, dst)].wire[src < dst ? 0 : 1];
+        w.steps += sums.steps;
+        w.bytes += sums.bytes;
+        w.wire_ns += sums.wire_ns;
+        w.peer_wait_ns += sums.peer_wait_ns;
+        w.instant_steps += sums.instant_steps;
+      }
+    }
+  }
+
   // (a, b) with a < b -> samples
   const std::unordered_map<uint64_t, LinkSamples>& links() const { return links_; }
   int slots() const { return slots_; }
@@ -71,10 +102,21 @@ class LinkCollector {
   std::unordered_map<uint64_t, LinkSamples> links_;
 };
 
+// A link NCCL's proxy timed is judged by its time on the wire, against the links of its kind
+// timed so: direct evidence of the link itself, whatever else its ops crossed.
+bool judgeByWire(SlowLinkRow& row) {
+  if (row.wire_gbs <= 0 || row.wire_links < static_cast<uint64_t>(kMinLinksOfAKind) || row.wire_median_gbs <= 0) return false;
+  const double ratio = row.wire_gbs / row.wire_median_gbs;
+  row.flagged = ratio < kSlowLinkRatio;
+  const double depth = std::clamp(1.0 - ratio / kSlowLinkRatio, 0.0, 1.0);
+  row.confidence = row.flagged ? depth * std::min(1.0, static_cast<double>(row.wire_steps) / kMinWireSteps) : 0.0;
+  return true;
+}
+
 void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) {
   row.direct_ops = s.direct_ops;
   row.kind_links = peers;
-  if (peers < static_cast<size_t>(kMinLinksOfAKind) || median <= 0) return;
+  if (judgeByWire(row) || peers < static_cast<size_t>(kMinLinksOfAKind) || median <= 0) return;
   const double ratio = row.achieved_gbs / median;
   row.flagged = ratio < kSlowLinkRatio;
   // 0 at the threshold, 1 as the bandwidth falls to nothing; fewer than 3 ops, or only
@@ -92,10 +134,11 @@ std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& sh
   LinkCollector collector(run);
   collector.addCollectives(shapes);
   collector.addTransfers(transfers);
+  collector.addProxyWire();
   const std::vector<std::string> hosts = hostsByRank(run);
   std::vector<SlowLinkRow> rows;
   std::vector<const LinkSamples*> samples;
-  std::vector<double> intra, inter;
+  std::vector<double> intra, inter, intra_wire, inter_wire;
   for (const auto& [key, s] : collector.links()) {
     SlowLinkRow row;
     row.a = static_cast<int>(key / collector.slots());
@@ -106,7 +149,13 @@ std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& sh
     row.inter_host = ha != hb;
     row.achieved_gbs = s.best_gbs;
     row.ops = s.ops;
-    (row.inter_host ? inter : intra).push_back(s.best_gbs);
+    if (s.ops > 0) (row.inter_host ? inter : intra).push_back(s.best_gbs);
+    if (const WireSums* w = s.slowerWire(); w != nullptr) {
+      row.wire_gbs = static_cast<double>(w->bytes) / static_cast<double>(w->wire_ns);
+      row.wire_steps = w->steps;
+      row.wire_peer_wait_share = static_cast<double>(w->peer_wait_ns) / static_cast<double>(w->peer_wait_ns + w->wire_ns);
+      (row.inter_host ? inter_wire : intra_wire).push_back(row.wire_gbs);
+    }
     rows.push_back(std::move(row));
     samples.push_back(&s);
   }
@@ -114,9 +163,16 @@ std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& sh
   for (size_t i = 0; i < rows.size(); ++i) {
     SlowLinkRow& row = rows[i];
     row.peer_median_gbs = row.inter_host ? inter_median : intra_median;
+    if (row.wire_gbs > 0) {
+      row.wire_median_gbs = median(row.inter_host ? inter_wire : intra_wire);
+      row.wire_links = (row.inter_host ? inter_wire : intra_wire).size();
+    }
     judge(row, *samples[i], row.peer_median_gbs, row.inter_host ? inter.size() : intra.size());
   }
-  auto ratio = [](const SlowLinkRow& r) { return r.peer_median_gbs > 0 ? r.achieved_gbs / r.peer_median_gbs : 1.0; };
+  auto ratio = [](const SlowLinkRow& r) {
+    if (r.wire_gbs > 0 && r.wire_median_gbs > 0) return r.wire_gbs / r.wire_median_gbs;
+    return r.peer_median_gbs > 0 ? r.achieved_gbs / r.peer_median_gbs : 1.0;
+  };
   std::sort(rows.begin(), rows.end(), [&](const SlowLinkRow& x, const SlowLinkRow& y) {
     if (x.flagged != y.flagged) return x.flagged;
     if (ratio(x) != ratio(y)) return ratio(x) < ratio(y);

@@ -18,9 +18,14 @@ namespace commtrace::report {
 constexpr double kSlowLinkRatio = 0.5;
 // A median of fewer links says nothing about what is normal.
 constexpr int kMinLinksOfAKind = 3;
+// A link timed by NCCL's proxy over fewer steps than this is judged with less confidence.
+constexpr double kMinWireSteps = 16;
 // At most this many rows: every flagged link, then the slowest of the rest.
 constexpr size_t kMaxLinkRows = 100;
 
+// Where NCCL's proxy timed a link's sends (ProxyStep records), the link is judged by its own
+// time on the wire against the links of its kind timed so (proxy_wire_tally.h): a slow link
+// inside a big ring, which slows every op and so every pair the model sees, is told apart.
 // Point-to-point transfers count their bytes over their transfer time; a collective counts
 // its busBw on each of its modelled edges (edge_model.h), so a pair crossed only by
 // collectives that also cross a slower pair inherits their bandwidth: taking the best op

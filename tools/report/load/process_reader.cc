@@ -149,7 +149,12 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       cuda_sync_.add(reader_.str(a.name), a.stream, a.cpu_start_ns, a.cpu_end_ns, a.result != 0);
       break;
     }
-    default:  // KernelCh, ProxyStep: per-rank detail no analysis joins yet; drops: the tally
+    case RecordKind::kProxyStep: {
+      const ProxyStepRecord& step = slot.payload.proxy_step;
+      if (window_.contains(utcOf(step.cpu_start_ns))) proxy_wire_.add(step);
+      break;
+    }
+    default:  // KernelCh: per-channel detail no analysis joins yet; drops: the tally
       break;
   }
 }
@@ -263,6 +268,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
             [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });
   timeline.phases = phases_.take();
   timeline.cuda_sync = std::move(cuda_sync_);
+  timeline.proxy_wire = std::move(proxy_wire_);
 }
 
 }  // namespace commtrace::report

@@ -190,6 +190,7 @@ class ProcessReader {
   bool has_kernel_records_ = false;
   PhaseKeeper phases_;
   CudaSyncTally cuda_sync_;
+  ProxyWireTally proxy_wire_;
 };
 
 }  // namespace commtrace::report

@@ -387,7 +387,14 @@ const Fields<SlowLinkRow>& linkFields() {
       {"ops", kInteger, kAlways, "ops crossing it", member(&L::ops), "ops"},
       {"confidence", kNumber, kAlways, "0..1: how clearly it is slow", member(&L::confidence), "confidence"},
       {"flagged", kBool, kAlways, "judged slow", member(&L::flagged), "flagged"},
-      {"evidence", kString, kAlways, "the numbers behind it, in words", [](const L& l) { return Value(evidenceWords(l)); }}};
+      {"evidence", kString, kAlways, "the numbers behind it, in words", [](const L& l) { return Value(evidenceWords(l)); }},
+      {"wire_gbs", kNumber, kAlways, "timed by NCCL's proxy (ProxyStep records; 0 where not): its slower direction's bytes over their time on the wire",
+       member(&L::wire_gbs)},
+      {"wire_median_gbs", kNumber, kAlways, "median of the same over links of its kind timed so", member(&L::wire_median_gbs)},
+      {"wire_links", kInteger, kAlways, "links of its kind timed by the proxy", member(&L::wire_links)},
+      {"wire_steps", kInteger, kAlways, "proxy send steps behind wire_gbs", member(&L::wire_steps)},
+      {"wire_peer_wait_share", kNumber, kAlways, "0..1: share of those steps' time the sender waited for the peer's credit, not the wire",
+       member(&L::wire_peer_wait_share)}};
   return fields;
 }
 
