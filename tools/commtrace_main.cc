@@ -12,6 +12,7 @@
 #include "tools/demo.h"
 #include "tools/dump.h"
 #include "tools/cli_values.h"
+#include "tools/diff_command.h"
 #include "tools/report_command.h"
 #include "tools/watch_command.h"
 #include "tools/settings_table.h"
@@ -199,6 +200,24 @@ int main(int argc, char** argv) {
                      "totals still cover the whole run");
   report->add_option("--to", report_to, "only the ops that started before this time (as --from; --to step:N ends before step N)");
 
+  commtrace::tools::DiffOptions diff_options;
+  std::string diff_format = "text", diff_progress = "auto";
+  CLI::App* diff = app.add_subcommand("diff", "What changed between two runs, as before and after tuning: step and communication time, "
+                                              "ops, ranks, culprits");
+  diff->footer(
+      "Both runs are analysed as `commtrace report` analyses them. Communicators are matched by name (NCCL's commName; "
+      "unnamed ones by their size), ops by (communicator, func, size bucket) whatever algorithm and protocol NCCL chose "
+      "(a change of those is shown); ops in one run only are marked new or gone. Culprits (stragglers, slow hosts and links) "
+      "and losses (missing ranks, dropped records, mismatches) are compared by kind and subject.\n"
+      "Exit status: 0 when both runs were analysed, 1 when either could not be read or the output not written, 2 for usage errors.");
+  diff->add_option("run_a", diff_options.run_a, "the run before: a run directory or trace file")->required();
+  diff->add_option("run_b", diff_options.run_b, "the run after")->required();
+  addNamedOption(diff, "--format", diff_format, std::map<std::string, bool>{{"text", false}, {"json", true}},
+                 "text: tables for a terminal; json: every row, schema commtrace.diff.v1");
+  diff->add_option("--out", diff_options.out, "write to this file instead of stdout");
+  addNamedOption(diff, "--progress", diff_progress, kProgressModes,
+                 "a progress line on stderr while the files are read: auto (when stderr is a terminal), always, never");
+
   commtrace::tools::ExportOptions export_options;
   std::string export_progress = "auto", export_format = "protobuf", export_ranks, export_steps, export_from, export_to;
   CLI::App* export_cmd = app.add_subcommand("export", "Write a run in another tool's format");
@@ -308,6 +327,11 @@ int main(int argc, char** argv) {
     if (!timePointFrom("--from", report_from, report_options.window.from) || !timePointFrom("--to", report_to, report_options.window.to))
       return 2;
     return commtrace::tools::runReport(report_options, std::cout, std::cerr);
+  }
+  if (*diff) {
+    diff_options.json = diff_format == "json";
+    diff_options.progress = kProgressModes.at(diff_progress);
+    return commtrace::tools::runDiff(diff_options, std::cout, std::cerr);
   }
   if (*watch) {
     watch_flags.applyTo(watch_options);

@@ -76,19 +76,25 @@ bool writeReport(const Report& r, const ReportOptions& options, std::ostream& ou
 
 }  // namespace
 
+bool analyseRun(const ReportOptions& options, Report& r, std::ostream& err) {
+  RunModel run;
+  report::StreamedAnalyses streamed;
+  if (!load(options, run, err, &streamed, options.window, &options.step_rule)) return false;  // the loader said why
+  uint64_t bytes = 0;
+  for (const report::ProcessInfo& p : run.processes) bytes += p.file_bytes;
+  report::ProgressLine progress(err, showProgress(options.progress), static_cast<int>(run.processes.size()), bytes,
+                                "overlap: re-reading");
+  r = report::buildReport(run, report::alignClocks(run, streamed.anchors), options.step_rule, streamed, &progress);
+  return true;
+}
+
 int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   if (options.format == ReportFormat::kCsv && options.out.empty()) {
     err << "commtrace: --format csv writes one file per table: name the directory with --out DIR\n";
     return 2;
   }
-  RunModel run;
-  report::StreamedAnalyses streamed;
-  if (!load(options, run, err, &streamed, options.window, &options.step_rule)) return 1;  // the loader said why
-  uint64_t bytes = 0;
-  for (const report::ProcessInfo& p : run.processes) bytes += p.file_bytes;
-  report::ProgressLine progress(err, showProgress(options.progress), static_cast<int>(run.processes.size()), bytes,
-                                "overlap: re-reading");
-  const Report r = report::buildReport(run, report::alignClocks(run, streamed.anchors), options.step_rule, streamed, &progress);
+  Report r;
+  if (!analyseRun(options, r, err)) return 1;
   return writeReport(r, options, out, err) ? 0 : 1;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/report/load/time_window.h"
+#include "tools/report/report.h"
 #include "tools/report/output/perfetto_export.h"
 
 namespace commtrace::tools {
@@ -36,6 +37,8 @@ struct ExportOptions {
 // lists them), 1 when nothing could be analysed or the output could not be written (the
 // message on err says why), 2 for a usage error (csv without --out).
 int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err);
+// The report of one run, built as runReport builds it; false (err says why) when nothing could be read.
+bool analyseRun(const ReportOptions& options, report::Report& r, std::ostream& err);
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
 // Where export writes by default: next to the run directory, "DIR.perfetto-trace" (protobuf)

@@ -25,7 +25,7 @@ std::string cellOf(const std::vector<std::string>& row, size_t c) {
 
 }  // namespace
 
-void printTable(const Table& table, std::ostream& out, size_t max_rows) {
+void printTable(const Table& table, std::ostream& out, size_t max_rows, const char* where_all) {
   const size_t shown = std::min(max_rows, table.rows.size());
   std::vector<size_t> width(table.columns.size());
   for (size_t c = 0; c < table.columns.size(); ++c) {
@@ -46,7 +46,7 @@ void printTable(const Table& table, std::ostream& out, size_t max_rows) {
   };
   printLine([&](size_t c) { return table.columns[c].header; });
   for (size_t r = 0; r < shown; ++r) printLine([&](size_t c) { return cellOf(table.rows[r], c); });
-  if (table.rows.size() > shown) out << "  (" << table.rows.size() - shown << " more rows: --format json or csv for all)\n";
+  if (table.rows.size() > shown) out << "  (" << table.rows.size() - shown << " more rows: " << where_all << ")\n";
 }
 
 }  // namespace commtrace::report

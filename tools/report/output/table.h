@@ -19,7 +19,7 @@ struct Table {
 };
 
 // Indented two spaces, each column padded to its widest shown cell, numbers right-aligned;
-// rows past max_rows become "(N more rows: --format json or csv for all)".
-void printTable(const Table& table, std::ostream& out, size_t max_rows);
+// rows past max_rows become "(N more rows: " + where_all + ")".
+void printTable(const Table& table, std::ostream& out, size_t max_rows, const char* where_all = "--format json or csv for all");
 
 }  // namespace commtrace::report

@@ -1,0 +1,125 @@
+// `commtrace diff RUN_A RUN_B` as a user runs it: the demo job against a copy of it without
+// its planted straggler and slow link. The diff must say what the fix changed: the straggler
+// and the link gone, the slow link's communicator faster at the same count, the steps
+// shorter; a run against itself changes nothing; an op in one run only is new or gone.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/commtrace_cli.h"
+#include "tests/support/run_program.h"
+#include "tests/support/temp_dir.h"
+
+namespace commtrace {
+namespace {
+
+using nlohmann::json;
+using testutil::ProgramResult;
+using testutil::TempDir;
+using testutil::commtrace;
+
+// The demo scenario, edited, played into dir.
+void play(const TempDir& scratch, const std::string& dir, void (*edit)(json&)) {
+  std::ifstream in(COMMTRACE_SCENARIO_DIR "/demo.json");
+  json s = json::parse(in);
+  edit(s);
+  const std::string path = dir + ".json";
+  std::ofstream(path) << s.dump();
+  const ProgramResult r = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", path, "--out", dir, "--plugin", COMMTRACE_SO}, scratch.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+struct Runs {
+  TempDir scratch;
+  std::string before = scratch.path() + "/before", after = scratch.path() + "/after", fewer = scratch.path() + "/fewer";
+  Runs() {
+    play(scratch, before, [](json&) {});
+    play(scratch, after, [](json& s) {
+      s.erase("stragglers");
+      s.erase("slow_links");
+    });
+    // The job without its broadcast: an op gone.
+    play(scratch, fewer, [](json& s) {
+      json steps = json::array();
+      for (const json& item : s["step"])
+        if (item.value("op", "") != "Broadcast") steps.push_back(item);
+      s["step"] = steps;
+    });
+  }
+};
+
+Runs& runs() {
+  static Runs r;
+  return r;
+}
+
+json diffJson(const std::string& a, const std::string& b) {
+  const ProgramResult r = commtrace(runs().scratch, {"diff", a, b, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+const json* opRow(const json& d, const std::string& comm, const std::string& func) {
+  for (const json& row : d["ops"])
+    if (row["comm"] == comm && row["func"] == func) return &row;
+  return nullptr;
+}
+
+TEST(DiffCli, TheFixedRunLosesItsCulpritsAndGainsSpeedWhereTheyCost) {
+  const json d = diffJson(runs().before, runs().after);
+  EXPECT_EQ(d["schema"], "commtrace.diff.v1");
+  EXPECT_LT(d["step_us"]["b"].get<double>(), 0.8 * d["step_us"]["a"].get<double>());
+  EXPECT_LT(d["comm_time_us"]["b"].get<double>(), d["comm_time_us"]["a"].get<double>());
+  ASSERT_EQ(d["findings_gone"].size(), 2u) << d["findings_gone"].dump();
+  EXPECT_EQ(d["findings_gone"][0].get<std::string>().rfind("Straggler: rank 6 ", 0), 0u);
+  EXPECT_EQ(d["findings_gone"][1].get<std::string>().rfind("Slow link: rank 3 <-> rank 7 ", 0), 0u);
+  EXPECT_TRUE(d["findings_new"].empty());
+  // The slow link's communicator (ranks 3 and 7) moved most: same count, about 8x its busBw.
+  const json& top = d["ops"][0];
+  EXPECT_EQ(top["comm"], "dp.3");
+  EXPECT_EQ(top["change"], "");
+  EXPECT_EQ(top["a"]["count"], top["b"]["count"]);
+  EXPECT_GT(top["b"]["busbw_gbs"].get<double>(), 5 * top["a"]["busbw_gbs"].get<double>());
+  // Rank 6 is no longer a straggler, and comes first.
+  EXPECT_EQ(d["ranks"][0]["rank"], 6);
+  EXPECT_EQ(d["ranks"][0]["straggler"]["a"], true);
+  EXPECT_EQ(d["ranks"][0]["straggler"]["b"], false);
+}
+
+TEST(DiffCli, ARunAgainstItselfChangesNothing) {
+  const json d = diffJson(runs().before, runs().before);
+  EXPECT_TRUE(d["findings_new"].empty());
+  EXPECT_TRUE(d["findings_gone"].empty());
+  EXPECT_DOUBLE_EQ(d["step_us"]["a"].get<double>(), d["step_us"]["b"].get<double>());
+  for (const json& row : d["ops"]) {
+    EXPECT_EQ(row["change"], "") << row.dump();
+    EXPECT_EQ(row["a"], row["b"]) << row.dump();
+  }
+}
+
+TEST(DiffCli, AnOpInOneRunOnlyIsGoneOrNew) {
+  const json gone = diffJson(runs().before, runs().fewer);
+  const json* broadcast = opRow(gone, "world.0", "Broadcast");
+  ASSERT_NE(broadcast, nullptr) << gone["ops"].dump();
+  EXPECT_EQ((*broadcast)["change"], "gone");
+  EXPECT_EQ((*broadcast)["b"]["count"], 0);
+  const json back = diffJson(runs().fewer, runs().before);
+  ASSERT_NE(opRow(back, "world.0", "Broadcast"), nullptr);
+  EXPECT_EQ((*opRow(back, "world.0", "Broadcast"))["change"], "new");
+}
+
+TEST(DiffCli, TextNamesTheRunsAndAnUnreadableRunExitsOne) {
+  const ProgramResult text = commtrace(runs().scratch, {"diff", runs().before, runs().after});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  A: " + runs().before), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Step time (median rank's mean): "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Culprits and losses only in A (gone in B)\n  - Straggler: rank 6 "), std::string::npos) << text.out;
+  const ProgramResult missing = commtrace(runs().scratch, {"diff", runs().before, runs().scratch.path() + "/nothing"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("could not be analysed"), std::string::npos) << missing.err;
+  EXPECT_EQ(commtrace(runs().scratch, {"diff", runs().before}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace commtrace

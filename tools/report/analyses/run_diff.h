@@ -1,0 +1,49 @@
+// `commtrace diff RUN_A RUN_B`: what changed between two runs' reports, as a user compares a
+// run before and after tuning. Communicators are matched by name (ids are random per run;
+// unnamed ones by their size, "8 ranks"), ops by (communicator, func, size bucket), whatever
+// algorithm or protocol NCCL chose each time: a change of those is part of what is shown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/report/report.h"
+
+namespace commtrace::report {
+
+// One (communicator, func, size bucket) in either run; count 0 on the side it is absent from.
+struct OpDiffSide {
+  uint64_t count = 0;
+  double time_us_total = 0;  // transfer times summed
+  double time_us_mean = 0;   // over the timed instances
+  double busbw_gbs = 0;      // busBw p50 of its rows, weighted by their instances
+  std::string algo_proto;    // of its row with the most instances: "RING/SIMPLE"
+};
+
+struct OpDiffRow {
+  std::string comm;  // the name matched on
+  std::string func;
+  std::string bucket;
+  OpDiffSide a, b;
+  std::string change;  // "new", "gone", "" (in both)
+};
+
+struct RankDiffRow {
+  int rank = -1;
+  double step_us_a = 0, step_us_b = 0;        // mean step time (0: no steps found)
+  double exposed_us_a = 0, exposed_us_b = 0;  // exposed communication per step (0: not available)
+  bool straggler_a = false, straggler_b = false;
+};
+
+struct RunDiff {
+  double step_us_a = 0, step_us_b = 0;  // the median rank's mean step time
+  double comm_us_a = 0, comm_us_b = 0;  // every op's transfer times summed
+  std::vector<OpDiffRow> ops;           // most changed total time first, new and gone ops included
+  std::vector<RankDiffRow> ranks;       // ranks whose step, exposure or straggler verdict changed most first
+  std::vector<std::string> findings_new;   // culprit findings only in B (by kind and subject)
+  std::vector<std::string> findings_gone;  // only in A
+};
+
+RunDiff diffReports(const Report& a, const Report& b);
+
+}  // namespace commtrace::report
