@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -843,4 +844,32 @@ TEST(ReportGroundTruth, OtherCommunicatorsNarrowARingsSlowLinkToTheLinksOnlyItCr
     EXPECT_EQ(links[0]->ranks, (std::vector<int>{0, 3, 4, 7}));
     EXPECT_EQ(links[0]->finding.rfind("Slow link among 2 inter-host links (", 0), 0u) << links[0]->finding;
   }
+}
+
+// A rank killed mid-run (SIGKILL at step 10 of 20, played in real time so that its file holds
+// its first steps): its file is left open while the others closed theirs after it, so it is
+// no live writer: the findings open with the dead rank, then what it never recorded, at the
+// step it died, and only then the culprits, the planted straggler among them.
+TEST(ReportGroundTruth, AKilledRankLeadsTheFindingsAtTheStepItDied) {
+  json s = demoScenario();
+  s["killed"] = {{"rank", 5}, {"at_step", 10}};
+  DriverRun run(s, commtrace::testutil::DriverOptions{.paced = true});
+  const Report report = buildReport(run.run, run.clocks);
+  ASSERT_GE(report.finding_details.size(), 3u);
+  const FindingRow& dead = report.finding_details[0];
+  EXPECT_EQ(dead.kind, "left_open") << dead.finding;
+  EXPECT_EQ(dead.ranks, std::vector<int>{5});
+  const FindingRow& lost = report.finding_details[1];
+  EXPECT_EQ(lost.severity, "loss") << lost.finding;
+  EXPECT_NE(lost.finding.find("file ends on rank(s) 5"), std::string::npos) << lost.finding;
+  // The first op it never wrote: of step 10, or of step 9 where the kill took the flusher's
+  // last 10 ms with it.
+  std::smatch op;
+  ASSERT_TRUE(std::regex_search(lost.finding, op, std::regex(" #([0-9]+) on "))) << lost.finding;
+  EXPECT_TRUE(op[1] == "10" || op[1] == "9") << lost.finding;
+  const auto straggler = std::find_if(report.finding_details.begin(), report.finding_details.end(),
+                                      [](const FindingRow& f) { return f.kind == "straggler"; });
+  ASSERT_NE(straggler, report.finding_details.end());
+  EXPECT_EQ(straggler->ranks, std::vector<int>{6});
+  EXPECT_EQ(report.run.files_being_written, 0u) << "the others closed their files after it stopped: not a live writer";
 }

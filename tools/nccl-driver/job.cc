@@ -170,7 +170,10 @@ int launchJob(const Scenario& s, const Timeline& t, const LaunchOptions& o, std:
     }
     const auto it = running.find(pid);
     if (it == running.end()) continue;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const bool planted_kill = it->second == s.killed_rank && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    if (planted_kill) {
+      out << "commtrace-nccl-driver: rank " << it->second << " was killed at step " << s.killed_at_step << ", as planted" << std::endl;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       // One write per line: the ranks share this stderr.
       err << "commtrace: rank " + std::to_string(it->second) + " (pid " + std::to_string(pid) + ") " + describeStatus(status) +
                  (WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (could not execute " + o.self + ")" : "") + "\n";

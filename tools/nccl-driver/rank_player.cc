@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <thread>
 
 namespace commtrace::driver {
@@ -95,6 +96,7 @@ PlayStats RankPlayer::play() {
       createComms(generation);
     }
     paceTo(group.issue_sim_ns);
+    if (rank_ == s_.killed_rank && group.step >= s_.killed_at_step) raise(SIGKILL);
     gpu_.computeUntil(group.issue_sim_ns);
     playGroup(group);
   }

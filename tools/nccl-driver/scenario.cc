@@ -286,6 +286,12 @@ void readStep(const json& list, Scenario& s, const std::string& origin) {
 }
 
 void readPlanted(ObjectReader& top, Scenario& s, const std::string& origin) {
+  if (const json* killed = top.find("killed")) {
+    ObjectReader r(*killed, "killed", origin);
+    s.killed_rank = static_cast<int>(r.integer("rank", 0, s.ranks() - 1));
+    s.killed_at_step = static_cast<int>(r.integer("at_step", 0, s.steps - 1));
+    r.finish();
+  }
   if (top.has("stragglers")) {
     const json& list = top.array("stragglers");
     for (size_t i = 0; i < list.size(); ++i) {

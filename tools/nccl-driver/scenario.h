@@ -95,6 +95,10 @@ struct Scenario {
   uint64_t compute_jitter_ns = 0;  // each compute phase varies uniformly within +-jitter
   std::vector<Straggler> stragglers;
   std::vector<SlowLink> slow_links;
+  // A rank killed (SIGKILL, as by the OOM killer) when it reaches a step: its file is left
+  // open, what its flusher had not written is lost, the others play on. -1: none.
+  int killed_rank = -1;
+  int killed_at_step = 0;
   std::vector<CommDef> comms;
   std::vector<StepItem> step;  // "repeat" already expanded
   std::vector<int> recreate_comms_at_steps;  // all comms destroyed and created again first

@@ -89,9 +89,12 @@ struct ProcessInfo {
   // Open and written to lately, as of utc_ns: its process is alive and recording. A live
   // flusher writes a chunk each period it has records for; an open file quiet for ten
   // periods (at least 10 s) belongs to a process that was killed, crashed, hangs or idles.
-  bool beingWritten(uint64_t utc_ns) const {
+  // Open and written lately (by utc_ns), and not silent since before another process of the
+  // run closed its file (last_close_utc_ns: the job ended, or went on, without this one).
+  bool beingWritten(uint64_t utc_ns, uint64_t last_close_utc_ns) const {
     const uint64_t quiet_ns = std::max<uint64_t>(10'000'000'000ull, 10ull * flush_period_ms * 1'000'000ull);
-    return file_state == FileState::kOpen && utc_ns < modified_utc_ns + quiet_ns;
+    const uint64_t flushes_ns = 2ull * std::max<uint32_t>(flush_period_ms, 1) * 1'000'000ull;
+    return file_state == FileState::kOpen && utc_ns < modified_utc_ns + quiet_ns && last_close_utc_ns <= modified_utc_ns + flushes_ns;
   }
   // Clock maps from the process's ClockSample records (invalid when it wrote none).
   LinearMap gpu_from_cpu;    // CLOCK_MONOTONIC ns -> this GPU's globaltimer ns
@@ -245,6 +248,8 @@ struct TimeWindow {
 struct RunModel {
   std::string dir;
   uint64_t read_utc_ns = 0;  // when the files were read (CLOCK_REALTIME): what "lately" means for open files
+  uint64_t last_close_utc_ns = 0;  // the latest modification time of the files their writers closed
+  bool beingWritten(const ProcessInfo& p) const { return p.beingWritten(read_utc_ns, last_close_utc_ns); }
   std::vector<ProcessInfo> processes;
   std::vector<ProcessTimeline> timelines;  // parallel to processes
   std::vector<Communicator> comms;

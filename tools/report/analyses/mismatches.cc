@@ -156,7 +156,7 @@ class MismatchFinder {
   void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
     if (file_ends_.count({comm, comm_rank}) != 0) return;
     const ProcessInfo* process = processOf(run_.comms[comm], comm_rank);
-    if (process != nullptr && process->beingWritten(run_.read_utc_ns)) return;
+    if (process != nullptr && run_.beingWritten(*process)) return;
     MismatchRow row = rowFor(comm, func, seq, "file ends");
     setRanks(run_.comms[comm], {comm_rank}, row);
     row.detail = detail;

@@ -359,6 +359,8 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   OpJoiner joiner(run, std::move(identities), run.window.set() ? static_cast<JoinedOpSink&>(window) : sinks);
   readAndJoin(chosen, total_bytes, {run.window, options.keep_all_phases, options.step_range, options.keep_compute}, joiner, run, progress);
   progress.done();
+  for (const ProcessInfo& p : run.processes)  // each file's state and time as its reader left them
+    if (p.file_state == ProcessInfo::FileState::kClosed) run.last_close_utc_ns = std::max(run.last_close_utc_ns, p.modified_utc_ns);
   joiner.finish();
   return true;
 }

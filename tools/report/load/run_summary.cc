@@ -32,7 +32,7 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     s.dropped_records += p.dropped_records;
     s.untracked_events += p.untracked_events;
     if (p.damaged) ++s.damaged_files;
-    if (p.beingWritten(run.read_utc_ns)) {
+    if (run.beingWritten(p)) {
       ++s.files_being_written;
     } else if (p.file_state == ProcessInfo::FileState::kOpen) {
       ++s.files_left_open;
