@@ -112,6 +112,7 @@ struct BandwidthRow {
   double time_us_min = 0;
   double time_us_max = 0;
   double time_fraction = 0;
+  uint8_t channels = 0;  // the most channels any of its ops ran on (NCCL's nChannels; 0: not recorded)
 };
 
 // One shape of communicator and the parallelism its ops show (analyses/parallelism.h).

@@ -32,6 +32,7 @@ constexpr uint64_t kLargeBytes = 16u << 20;
 constexpr double kSmallPerStep = 8;        // this many small collectives a step are worth merging
 constexpr double kSlowShare = 0.25;        // of the communicator's large-message busBw
 constexpr double kExposedShare = 0.3;      // of a rank's step
+constexpr double kFewerChannelsSlower = 0.75;  // a large op on fewer channels at most this share of its communicator's best busBw
 
 void algorithmAdvice(const Report& r, std::vector<AdviceRow>& out) {
   std::map<std::tuple<uint64_t, std::string, std::string>, std::vector<const BandwidthRow*>> groups;  // (comm, func, bucket)
@@ -72,6 +73,32 @@ void bucketAdvice(const Report& r, double steps, std::vector<AdviceRow>& out) {
                    "coalesced): small ones are bound by latency, not by the links",
                    fmt::fixed(per_step, 0) + " " + small->func + "s of " + small->bucket + " a step at busBw " + fmt::gbs(small->busbw_gbs_p50) +
                        " where " + large->bucket + " ones reached " + fmt::gbs(large->busbw_gbs_p50) + " on the same communicator"});
+  }
+}
+
+// A large collective that ran on fewer channels than others of its communicator did, and
+// slower: NCCL sized its channels down, and its links were not filled.
+void channelAdvice(const Report& r, std::vector<AdviceRow>& out) {
+  std::map<uint64_t, std::vector<const BandwidthRow*>> large;  // comm -> its large, timed collectives
+  for (const BandwidthRow& b : r.bandwidth)
+    if (!b.algo.empty() && b.channels > 0 && b.bytes >= kLargeBytes && b.timed >= kMinTimed && b.busbw_gbs_p50 > 0) large[b.comm].push_back(&b);
+  for (const auto& [comm_id, rows] : large) {
+    const BandwidthRow* best = *std::max_element(rows.begin(), rows.end(), [](const BandwidthRow* a, const BandwidthRow* b) {
+      return std::tie(a->channels, a->busbw_gbs_p50) < std::tie(b->channels, b->busbw_gbs_p50);
+    });
+    const BandwidthRow* worst = nullptr;
+    for (const BandwidthRow* b : rows)
+      if (b->channels < best->channels && b->busbw_gbs_p50 <= kFewerChannelsSlower * best->busbw_gbs_p50 &&
+          (worst == nullptr || b->busbw_gbs_p50 < worst->busbw_gbs_p50))
+        worst = b;
+    if (worst == nullptr) continue;
+    const std::string comm = fmt::commLabel(worst->comm, worst->comm_name);
+    out.push_back({"nccl_channels", comm,
+                   "try NCCL_MIN_NCHANNELS=" + std::to_string(best->channels) + " (it applies to every communicator: compare the run with "
+                   "and without)",
+                   worst->func + " of " + worst->bucket + " on " + comm + " ran on " + std::to_string(worst->channels) + " channels at busBw " +
+                       busBw(*worst) + "; " + best->func + " of " + best->bucket + " on the same communicator ran on " +
+                       std::to_string(best->channels) + " at " + busBw(*best)});
   }
 }
 
@@ -131,6 +158,7 @@ std::vector<AdviceRow> adviceFor(const Report& r, double steps) {
   overlapAdvice(r, out);
   algorithmAdvice(r, out);
   bucketAdvice(r, steps, out);
+  channelAdvice(r, out);
   return out;
 }
 

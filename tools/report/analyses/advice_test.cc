@@ -51,6 +51,33 @@ TEST(Advice, ManySmallCollectivesFarBelowTheLargeOnesBandwidthCallForLargerBucke
   EXPECT_TRUE(ofKind(adviceFor(r, 10), "bucket_size").empty()) << "nothing measured says larger ones would be faster";
 }
 
+BandwidthRow onChannels(BandwidthRow b, uint8_t channels) {
+  b.channels = channels;
+  return b;
+}
+
+TEST(Advice, ALargeCollectiveOnFewerChannelsAndSlowerCallsForMoreChannels) {
+  Report r;
+  r.bandwidth = {onChannels(row("AllReduce", 64 << 20, "64-128 MiB", "RING", "SIMPLE", 20, 9), 2),
+                 onChannels(row("AllGather", 32 << 20, "32-64 MiB", "RING", "SIMPLE", 20, 38), 8),
+                 onChannels(row("AllReduce", 64 << 10, "64-128 KiB", "RING", "LL", 20, 1), 1)};  // small: few channels are NCCL's right choice
+  const std::vector<AdviceRow> advice = adviceFor(r, 10);
+  const auto channels = ofKind(advice, "nccl_channels");
+  ASSERT_EQ(channels.size(), 1u);
+  EXPECT_NE(channels[0]->advice.find("NCCL_MIN_NCHANNELS=8"), std::string::npos) << channels[0]->advice;
+  EXPECT_NE(channels[0]->evidence.find("AllReduce of 64-128 MiB on dp ran on 2 channels at busBw 9.00 GB/s"),
+            std::string::npos)
+      << channels[0]->evidence;
+  EXPECT_NE(channels[0]->evidence.find("ran on 8 at 38.00 GB/s"), std::string::npos) << channels[0]->evidence;
+  // As fast on fewer channels: nothing to gain.
+  r.bandwidth[0].busbw_gbs_p50 = 36;
+  EXPECT_TRUE(ofKind(adviceFor(r, 10), "nccl_channels").empty());
+  // Channels not recorded: no call.
+  r.bandwidth[0].busbw_gbs_p50 = 9;
+  r.bandwidth[0].channels = r.bandwidth[1].channels = 0;
+  EXPECT_TRUE(ofKind(adviceFor(r, 10), "nccl_channels").empty());
+}
+
 TEST(Advice, ExposedCommunicationCallsForOverlapTheWayItsParallelismAllows) {
   Report r;
   OverlapRow o;

@@ -40,13 +40,14 @@ std::string bucketLabel(int bucket) {
 // One op into its group: n members moving per_rank_bytes each, S and busBw as nccl-tests
 // counts them for its func (a plain Send: S = its bytes, factor 1).
 void addOp(std::map<GroupKey, GroupSamples>& groups, GroupKey key, uint64_t per_rank_bytes, int n, bool p2p,
-           uint64_t transfer_ns) {
+           uint64_t transfer_ns, uint8_t channels) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(key.func);
   const uint64_t s = nccl::ncclTestsBytes(func, per_rank_bytes, n);
   key.bucket = bucketOf(s);
   GroupSamples& g = groups[key];
   g.busbw_factor = nccl::busBwFactor(func, n);
   g.p2p = p2p;
+  g.channels = std::max(g.channels, channels);
   ++g.count;
   if (s != 0) g.sizes.add(static_cast<double>(s));
   if (transfer_ns == 0) return;
@@ -76,6 +77,7 @@ BandwidthRow rowOf(const RunModel& run, const GroupKey& key, const GroupSamples&
   row.algo = std::string(run.name(key.algo));
   row.proto = std::string(run.name(key.proto));
   row.count = g.count;
+  row.channels = g.channels;
   row.timed = g.times_us.count();
   row.no_bandwidth = whyNoBandwidth(key, g);
   const bool exact = g.sizes.exact() && g.times_us.exact() && g.algbw.exact();
@@ -104,16 +106,17 @@ void BandwidthTally::Samples::merge(const Samples& other) {
   time_total_ns += other.time_total_ns;
   time_min_ns = std::min(time_min_ns, other.time_min_ns);
   time_max_ns = std::max(time_max_ns, other.time_max_ns);
+  channels = std::max(channels, other.channels);
   algbw.merge(other.algbw);
 }
 
 void BandwidthTally::collective(const CollInstance& c, std::span<const MemberView> members) {
-  addOp(groups_, {c.comm, c.func, 0, c.algo, c.proto}, c.bytes, static_cast<int>(c.n_members), false, transferNs(members));
+  addOp(groups_, {c.comm, c.func, 0, c.algo, c.proto}, c.bytes, static_cast<int>(c.n_members), false, transferNs(members), c.n_channels);
 }
 
 void BandwidthTally::transfer(const P2pTransfer& t) {
   if (NamePool::isCallPiece(t.func)) return;  // counted with its call
-  addOp(groups_, {t.comm, t.func, 0, 0, 0}, t.bytes, 2, true, transferNs(t));
+  addOp(groups_, {t.comm, t.func, 0, 0, 0}, t.bytes, 2, true, transferNs(t), t.n_channels);
 }
 
 void BandwidthTally::finish(std::span<const uint32_t> new_index) {
@@ -125,7 +128,7 @@ void BandwidthTally::merge(const BandwidthTally& other) {
 }
 
 void BandwidthTally::call(const P2pCall& call) {
-  addOp(groups_, {call.comm, call.func, 0, 0, 0}, call.bytes, static_cast<int>(call.members.size()), true, transferNs(call));
+  addOp(groups_, {call.comm, call.func, 0, 0, 0}, call.bytes, static_cast<int>(call.members.size()), true, transferNs(call), 0);
 }
 
 std::vector<BandwidthRow> BandwidthTally::rows(const RunModel& run) const {

@@ -47,6 +47,7 @@ class BandwidthTally : public JoinedOpSink {
     bool p2p = false;
     double busbw_factor = 1;  // the same for every op of a group: busbw = algbw x factor
     uint64_t time_total_ns = 0, time_min_ns = UINT64_MAX, time_max_ns = 0;  // exact, whatever the sketches keep
+    uint8_t channels = 0;  // the most channels any of its ops ran on (0: not recorded)
     QuantileSketch sizes, times_us, algbw;
     void merge(const Samples& other);
   };

@@ -130,7 +130,11 @@ const Fields<BandwidthRow>& bandwidthFields() {
               {"min_time_us", kNumber, kOrNull, "the shortest transfer time (exact); null when `timed` is 0", timed(&B::time_us_min)},
               {"max_time_us", kNumber, kOrNull, "the longest transfer time (exact); null when `timed` is 0", timed(&B::time_us_max)},
               {"time_fraction", kNumber, kAlways, "`total_time_us` over every row's: the share of the run's communication time this group took",
-               member(&B::time_fraction), "of time"}});
+               member(&B::time_fraction), "of time"},
+              {"mean_time_us", kNumber, kOrNull, "`total_time_us` over `timed`, as `nsys stats` averages; null when `timed` is 0",
+               [](const B& b) { return orNull(b.timed > 0, b.time_us_total / static_cast<double>(std::max<uint64_t>(b.timed, 1))); }},
+              {"channels", kInteger, kAlways, "the most channels any of its ops ran on (NCCL's nChannels; 0: not recorded)",
+               [](const B& b) { return Value(static_cast<uint64_t>(b.channels)); }}});
     for (Field<B>& field : f)
       if (field.key.starts_with("time_us") || field.key.ends_with("gbs_p50")) markApproximate(field);
     return f;
