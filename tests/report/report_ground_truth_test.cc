@@ -449,17 +449,33 @@ TEST(ReportGroundTruth, EachGroupsTotalTimeAndShareAreSummedAsNsysSumsKernels) {
   EXPECT_EQ(largest->comm_name, "dp.3") << "ranks 3 and 7's slow link";
 }
 
-// Records dropped before the files: the finding names the ranks that dropped them, most first.
+// Records dropped before the files: the finding names the ranks that dropped them, most first,
+// and counts the collectives they cost (rank 5's seat in 30 of its instances, emptied here as
+// its ring would lose them).
 TEST(ReportGroundTruth, TheDroppedRecordsFindingNamesTheRanksThatDroppedThem) {
   DriverRun run(healthy());
   for (ProcessInfo& p : run.run.processes)
     if (p.rank == 2 || p.rank == 5) p.dropped_records = p.rank == 5 ? 11876 : 12;
+  int emptied = 0;
+  for (const CollInstance& c : run.run.collectives) {
+    if (emptied == 30 || c.op_index < 5) continue;
+    for (uint32_t m = 0; m < c.n_members; ++m) {
+      MemberView& seat = run.run.members[c.first_member + m];
+      if (seat.process >= 0 && run.run.processes[static_cast<size_t>(seat.process)].rank == 5) {
+        seat = MemberView{};
+        ++emptied;
+      }
+    }
+  }
+  ASSERT_EQ(emptied, 30);
   const Report report = buildReport(run.run, run.clocks);
   const auto dropped = std::find_if(report.finding_details.begin(), report.finding_details.end(),
                                     [](const FindingRow& f) { return f.kind == "dropped_records"; });
   ASSERT_NE(dropped, report.finding_details.end()) << testing::PrintToString(report.findings);
   EXPECT_EQ(dropped->ranks, (std::vector<int>{5, 2}));
-  EXPECT_NE(dropped->finding.find("(rank 5: 11876, rank 2: 12)"), std::string::npos) << dropped->finding;
+  EXPECT_NE(dropped->finding.find("(rank 5: 11876, rank 2: 12), 30 collective instances missing a member for it"), std::string::npos)
+      << dropped->finding;
+  EXPECT_EQ(report.collectives_lost_to_drops, 30u);
   EXPECT_EQ(dropped->severity, "loss");
 }
 

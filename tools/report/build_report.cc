@@ -389,7 +389,7 @@ std::string dropsWords(const std::vector<std::pair<int, uint64_t>>& drops) {
   return out.empty() ? out : out + ")";
 }
 
-void addRunFindings(const RunSummary& run, const RunModel& model, Findings& out) {
+void addRunFindings(const RunSummary& run, const RunModel& model, uint64_t collectives_lost, Findings& out) {
   if (run.files_left_open > 0)
     about(out.add(Tier::kLoss, "left_open", "rank", "Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
                   fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles."), "", run.ranks_left_open);
@@ -415,9 +415,12 @@ void addRunFindings(const RunSummary& run, const RunModel& model, Findings& out)
   std::vector<int> ranks;
   for (const auto& [rank, dropped] : drops) ranks.push_back(rank);
   about(out.add(Tier::kLoss, "dropped_records", "run",
-                sentence("Incomplete: %llu records were dropped before reaching the files%s and %llu NCCL events were not followed; "
+                sentence("Incomplete: %llu records were dropped before reaching the files%s%s and %llu NCCL events were not followed; "
                          "counts and sums are lower bounds, and ops of those ranks other ranks recorded read as mismatches that say so.",
                          static_cast<unsigned long long>(run.dropped_records), dropsWords(drops).c_str(),
+                         collectives_lost == 0 ? ""
+                                               : sentence(", %llu collective instances missing a member for it",
+                                                          static_cast<unsigned long long>(collectives_lost)).c_str(),
                          static_cast<unsigned long long>(run.untracked_events))),
         "", ranks);
 }
@@ -471,13 +474,13 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, streamed.evidence, &busy});
-  report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total);
+  report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
 
   const JobSteps steps = jobSteps(report.overlap, report.run.ranks);
   report.parallelism = recognizeParallelism(report.communicators, report.bandwidth, steps.steps, report.run.ranks);
   Findings findings;
   addEmptyWindowFinding(report.run, findings);
-  addRunFindings(report.run, run, findings);
+  addRunFindings(report.run, run, report.collectives_lost_to_drops, findings);
   addMismatchFinding(report, findings);
   addRingNote(report.stragglers, findings);  // a note, said before "No straggler", which ends the list
   addStragglerFindings(report.stragglers, steps, findings);

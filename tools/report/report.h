@@ -447,6 +447,7 @@ struct Report {
   StragglerReport stragglers;
   std::vector<MismatchRow> mismatches;
   uint64_t mismatches_total = 0;  // mismatches may be capped in the list; this is the full count
+  uint64_t collectives_lost_to_drops = 0;  // collective instances missing a member whose process dropped records
   // One sentence each: what makes the rest incomplete (no op in the window, ranks dead or
   // hung, lost data, mismatches), then every culprit, then the costs, then what could not be
   // decided (build_report.cc); finding_details holds the same, each with its fields.

@@ -61,8 +61,9 @@ class MismatchFinder {
   }
 
   // The file ends first (one per rank and communicator, so few), then the rest up to the cap.
-  std::vector<MismatchRow> finish(uint64_t& total) {
+  std::vector<MismatchRow> finish(uint64_t& total, uint64_t* lost_to_drops) {
     total = file_ends_.size() + rows_.size() + dropped_;
+    if (lost_to_drops != nullptr) *lost_to_drops = lost_to_drops_;
     std::vector<MismatchRow> out;
     for (auto& [key, row] : file_ends_) out.push_back(std::move(row));
     const size_t room = kMaxMismatchRows > out.size() ? kMaxMismatchRows - out.size() : 0;
@@ -104,8 +105,11 @@ class MismatchFinder {
       else fileEnds(c.comm, c.func, c.seq, rank, "its trace stops before op index " + std::to_string(c.op_index));
     }
     const std::string where = " (op index " + std::to_string(c.op_index) + ")";
-    if (!missing.empty())
-      addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where + droppedWords(c.comm, missing));
+    if (!missing.empty()) {
+      const std::string dropped = droppedWords(c.comm, missing);
+      if (!dropped.empty()) ++lost_to_drops_;
+      addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where + dropped);
+    }
     if (!c.unfinished.empty()) addRow(c, c.unfinished, "unfinished", "started but never finished on these ranks" + where);
   }
 
@@ -174,6 +178,7 @@ class MismatchFinder {
   const RunModel& run_;
   std::vector<MismatchRow> rows_;
   uint64_t dropped_ = 0;
+  uint64_t lost_to_drops_ = 0;  // collective instances missing a member whose process dropped records
   std::map<std::pair<uint32_t, int>, MismatchRow> file_ends_;
 };
 
@@ -268,11 +273,11 @@ std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total) {
 }
 
 std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& collectives,
-                                        const TransferGapTally& transfers, uint64_t& total) {
+                                        const TransferGapTally& transfers, uint64_t& total, uint64_t* lost_to_drops) {
   MismatchFinder finder(run);
   finder.collectives(collectives);
   finder.transfers(transfers);
-  return finder.finish(total);
+  return finder.finish(total, lost_to_drops);
 }
 
 }  // namespace commtrace::report

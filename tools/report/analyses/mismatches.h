@@ -81,8 +81,10 @@ class TransferGapTally : public JoinedOpSink {
   std::vector<P2pTransfer> gaps_;
 };
 
+// lost_to_drops, when given: how many collective instances miss a member whose process
+// dropped records (lost by the tracer, not skipped by the rank).
 std::vector<MismatchRow> findMismatches(const RunModel& run, const CollGapTally& collectives,
-                                        const TransferGapTally& transfers, uint64_t& total);
+                                        const TransferGapTally& transfers, uint64_t& total, uint64_t* lost_to_drops = nullptr);
 // The same for a run held whole.
 std::vector<MismatchRow> findMismatches(const RunModel& run, uint64_t& total);
 

@@ -266,6 +266,7 @@ void writeJson(const Report& r, std::ostream& out) {
   doc.field("lateness_heatmap", heatmapJson(r.stragglers.heatmap));
   doc.array("mismatches", r.mismatches, element(rows::mismatchFields()));
   doc.field("mismatches_total", r.mismatches_total);
+  doc.field("collectives_lost_to_drops", r.collectives_lost_to_drops);
   doc.close();
   out << '\n';
 }
