@@ -889,3 +889,32 @@ TEST(ReportGroundTruth, AKilledRankLeadsTheFindingsAtTheStepItDied) {
   EXPECT_EQ(straggler->ranks, std::vector<int>{6});
   EXPECT_EQ(report.run.files_being_written, 0u) << "the others closed their files after it stopped: not a live writer";
 }
+
+// Heavy drops, for real: the demo's 300 steps with every proxy step recorded, played at full
+// speed with the flusher waking once a minute, overflow the rings. What was lost comes first,
+// with the ranks that lost it and the collectives it cost; the mismatches it causes say the
+// tracer lost them; the planted straggler is still named; and no cost is spread over steps
+// the lost records miscounted (never more than 100% of a step).
+TEST(ReportGroundTruth, HeavyDropsComeFirstWithWhatTheyCost) {
+  json s = demoScenario();
+  s["steps"] = 300;
+  DriverRun run(s, commtrace::testutil::DriverOptions{.env = "COMMTRACE_PROXY_EVENTS=1 COMMTRACE_FLUSH_MS=60000"});
+  const Report report = buildReport(run.run, run.clocks);
+  ASSERT_GT(report.run.dropped_records, 1000u) << "the scenario overflows the rings";
+  ASSERT_GE(report.finding_details.size(), 3u);
+  const FindingRow& lost = report.finding_details[0];
+  EXPECT_EQ(lost.kind, "dropped_records") << lost.finding;
+  EXPECT_FALSE(lost.ranks.empty());
+  EXPECT_GT(report.collectives_lost_to_drops, 0u);
+  EXPECT_NE(lost.finding.find(" collective instances missing a member for it"), std::string::npos) << lost.finding;
+  EXPECT_EQ(report.finding_details[1].severity, "loss") << report.finding_details[1].finding;
+  EXPECT_NE(report.finding_details[1].finding.find("lost by the tracer"), std::string::npos) << report.finding_details[1].finding;
+  bool straggler = false;
+  for (const FindingRow& f : report.finding_details) {
+    straggler = straggler || (f.kind == "straggler" && f.ranks == std::vector<int>{6});
+    if (!std::isnan(f.cost_share)) {  // NaN: no share given
+      EXPECT_LE(f.cost_share, 1.0) << f.finding;
+    }
+  }
+  EXPECT_TRUE(straggler) << testing::PrintToString(report.findings);
+}

@@ -82,6 +82,9 @@ JobSteps jobSteps(const std::vector<OverlapRow>& rows, int ranks) {
 // said as ", X per step of S (P of whose)".
 std::string perStep(double cost_us, double steps, double step_us, int takers, const char* whose, FindingRow& row) {
   if (steps < 2 || step_us <= 0 || takers < 1) return "";
+  // More than the takers' whole time: the steps were miscounted (a process that dropped
+  // records shows fewer of them), so no figure per step is given rather than a wrong one.
+  if (cost_us > steps * step_us * takers) return "";
   row.cost_per_step_us = cost_us / steps;
   row.cost_share = cost_us / (steps * step_us * takers);
   return ", " + fmt::duration(row.cost_per_step_us) + " per step of " + fmt::duration(step_us) + " (" + fmt::percent(row.cost_share) +

@@ -112,7 +112,7 @@ void overlapAdvice(const Report& r, std::vector<AdviceRow>& out) {
     if (o.available && o.step_count >= 2 && o.mean_step_us > 0 && (worst == nullptr || o.exposed_us > worst->exposed_us)) worst = &o;
   if (worst == nullptr) return;
   const double per_step = worst->exposed_us / worst->step_count, share = per_step / worst->mean_step_us;
-  if (share < kExposedShare) return;
+  if (share < kExposedShare || share > 1) return;  // over 1: its steps were miscounted (records lost)
   // How, for each parallelism the job shows.
   std::string how;
   const auto add = [&](const char* hint) { how += (how.empty() ? "" : "; ") + std::string(hint); };
