@@ -171,10 +171,6 @@ void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findi
   }
 }
 
-bool judgedByWire(const SlowLinkRow& l) {
-  return l.wire_gbs > 0 && l.wire_median_gbs > 0 && l.wire_links >= static_cast<uint64_t>(kMinLinksOfAKind);
-}
-
 // Links crossed only by collectives that crossed other links too (no transfer of their own,
 // no proxy timing): those the same ops crossed read alike, at the pace of the slowest of them.
 bool onlyModelled(const SlowLinkRow& l) { return l.direct_ops == 0 && !judgedByWire(l); }

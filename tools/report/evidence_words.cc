@@ -73,7 +73,7 @@ std::string evidenceWords(const StragglerRow& row) {
 
 std::string evidenceWords(const SlowLinkRow& row) {
   const std::string kind = row.inter_host ? "inter-host" : "intra-host";
-  if (row.wire_gbs > 0 && row.wire_links >= static_cast<uint64_t>(kMinLinksOfAKind) && row.wire_median_gbs > 0)
+  if (judgedByWire(row))
     return fmt::gbs(row.wire_gbs) + " on the wire over " + std::to_string(row.wire_steps) + " proxy send steps, " +
            fmt::fixed(100.0 * row.wire_gbs / row.wire_median_gbs, 0) + "% of the " + fmt::gbs(row.wire_median_gbs) + " median of " +
            std::to_string(row.wire_links) + " " + kind + " links timed so; its sender waited for the peer " +

@@ -111,19 +111,21 @@ double commTime(const Report& r) {
   return total;
 }
 
+bool culpritOrLoss(const FindingRow& f) { return f.severity == "culprit" || f.severity == "loss"; }
+
 // Culprit findings named by what they are about: the same kind and subject in both runs is
 // the same culprit, whatever its figures.
 std::set<std::pair<std::string, std::string>> culprits(const Report& r) {
   std::set<std::pair<std::string, std::string>> out;
   for (const FindingRow& f : r.finding_details)
-    if (f.severity == "culprit" || f.severity == "loss") out.insert({f.kind, f.subject});
+    if (culpritOrLoss(f)) out.insert({f.kind, f.subject});
   return out;
 }
 
 std::vector<std::string> onlyIn(const Report& r, const std::set<std::pair<std::string, std::string>>& other) {
   std::vector<std::string> out;
   for (const FindingRow& f : r.finding_details)
-    if ((f.severity == "culprit" || f.severity == "loss") && !other.count({f.kind, f.subject})) out.push_back(f.finding);
+    if (culpritOrLoss(f) && !other.count({f.kind, f.subject})) out.push_back(f.finding);
   return out;
 }
 

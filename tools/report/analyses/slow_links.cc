@@ -24,9 +24,8 @@ struct LinkSamples {
   // were mostly reported at once (kMinWireNs) was not timed.
   const WireSums* slowerWire() const {
     const auto timed = [](const WireSums& w) { return w.steps > 0 && w.steps >= w.instant_steps; };
-    const auto gbs = [](const WireSums& w) { return static_cast<double>(w.bytes) / static_cast<double>(w.wire_ns); };
     if (!timed(wire[0]) || !timed(wire[1])) return timed(wire[0]) ? &wire[0] : timed(wire[1]) ? &wire[1] : nullptr;
-    return gbs(wire[0]) <= gbs(wire[1]) ? &wire[0] : &wire[1];
+    return wire[0].gbs() <= wire[1].gbs() ? &wire[0] : &wire[1];
   }
 };
 
@@ -71,12 +70,7 @@ class LinkCollector {
         if (comm == comm_of.end()) continue;
         const int src = run_.processes[p].rank, dst = globalRankOf(run_.comms[comm->second], key.second);
         if (src < 0 || dst < 0 || src == dst || src >= slots_ || dst >= slots_) continue;
-        WireSums& w = links_[static_cast<uint64_t>(std::min(src, dst)) * slots_ + std::max(src, dst)].wire[src < dst ? 0 : 1];
-        w.steps += sums.steps;
-        w.bytes += sums.bytes;
-        w.wire_ns += sums.wire_ns;
-        w.peer_wait_ns += sums.peer_wait_ns;
-        w.instant_steps += sums.instant_steps;
+        links_[static_cast<uint64_t>(std::min(src, dst)) * slots_ + std::max(src, dst)].wire[src < dst ? 0 : 1].merge(sums);
       }
     }
   }
@@ -105,7 +99,7 @@ class LinkCollector {
 // A link NCCL's proxy timed is judged by its time on the wire, against the links of its kind
 // timed so: direct evidence of the link itself, whatever else its ops crossed.
 bool judgeByWire(SlowLinkRow& row) {
-  if (row.wire_gbs <= 0 || row.wire_links < static_cast<uint64_t>(kMinLinksOfAKind) || row.wire_median_gbs <= 0) return false;
+  if (!judgedByWire(row)) return false;
   const double ratio = row.wire_gbs / row.wire_median_gbs;
   row.flagged = ratio < kSlowLinkRatio;
   const double depth = std::clamp(1.0 - ratio / kSlowLinkRatio, 0.0, 1.0);
@@ -127,6 +121,10 @@ void judge(SlowLinkRow& row, const LinkSamples& s, double median, size_t peers) 
 }
 
 }  // namespace
+
+bool judgedByWire(const SlowLinkRow& row) {
+  return row.wire_gbs > 0 && row.wire_median_gbs > 0 && row.wire_links >= static_cast<uint64_t>(kMinLinksOfAKind);
+}
 
 std::vector<SlowLinkRow> slowLinks(const RunModel& run) { return slowLinks(run, collShapes(run), transferCells(run)); }
 
@@ -151,7 +149,7 @@ std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& sh
     row.ops = s.ops;
     if (s.ops > 0) (row.inter_host ? inter : intra).push_back(s.best_gbs);
     if (const WireSums* w = s.slowerWire(); w != nullptr) {
-      row.wire_gbs = static_cast<double>(w->bytes) / static_cast<double>(w->wire_ns);
+      row.wire_gbs = w->gbs();
       row.wire_steps = w->steps;
       row.wire_peer_wait_share = static_cast<double>(w->peer_wait_ns) / static_cast<double>(w->peer_wait_ns + w->wire_ns);
       (row.inter_host ? inter_wire : intra_wire).push_back(row.wire_gbs);

@@ -36,5 +36,7 @@ constexpr size_t kMaxLinkRows = 100;
 std::vector<SlowLinkRow> slowLinks(const RunModel& run, const CollShapeTally& shapes, const TransferCellTally& transfers);
 // The same for a run held whole.
 std::vector<SlowLinkRow> slowLinks(const RunModel& run);
+// The row was judged by the proxy's wire timing (enough links of its kind timed so), not by its ops.
+bool judgedByWire(const SlowLinkRow& row);
 
 }  // namespace commtrace::report

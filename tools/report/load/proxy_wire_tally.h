@@ -20,6 +20,15 @@ struct WireSums {
   uint64_t wire_ns = 0;       // SendWait to the step's end
   uint64_t peer_wait_ns = 0;  // SendPeerWait to SendWait
   uint64_t instant_steps = 0;  // steps of kMinWireStepBytes or more on the wire under kMinWireNs: not in the sums
+
+  double gbs() const { return wire_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(wire_ns) : 0.0; }
+  void merge(const WireSums& other) {
+    steps += other.steps;
+    bytes += other.bytes;
+    wire_ns += other.wire_ns;
+    peer_wait_ns += other.peer_wait_ns;
+    instant_steps += other.instant_steps;
+  }
 };
 
 // Smaller steps are latency-bound: their time says little about the link's bandwidth.
