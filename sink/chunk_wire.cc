@@ -109,19 +109,33 @@ bool enter(Input& in, uint32_t& length, Input::Limit& limit) {
   return true;
 }
 
-// Appends a packed run of `length` bytes of varints, each as form F.
+// One varint of [p, end) as libprotobuf reads it (at most 10 bytes, bits past 64 dropped);
+// null when it runs past the end or past 10 bytes.
+const uint8_t* decodeVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 70 && p < end; shift += 7) {
+    const uint8_t b = *p++;
+    v |= uint64_t{b & 0x7Fu} << shift;
+    if (b < 0x80) return p;
+  }
+  return nullptr;
+}
+
+// Appends a packed run of `length` bytes of varints, each as form F, decoded straight from
+// the buffer: CodedInputStream's call per value was a third of parsing a live digest.
 template <Form F>
 bool readPacked(Input& in, std::vector<uint64_t>& out) {
   uint32_t length = 0;
-  Input::Limit limit;
-  if (!enter(in, length, limit)) return false;
-  const int end = in.CurrentPosition() + static_cast<int>(length);
-  for (uint64_t v = 0; in.CurrentPosition() < end;) {
-    if (!in.ReadVarint64(&v)) return false;
-    out.push_back(valueOf(F, v));
-  }
-  in.PopLimit(limit);
-  return true;
+  if (!in.ReadVarint32(&length) || static_cast<int64_t>(length) > in.BytesUntilLimit()) return false;
+  if (length == 0) return true;
+  const void* data = nullptr;
+  int size = 0;
+  if (!in.GetDirectBufferPointer(&data, &size) || size < static_cast<int>(length)) return false;
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  const uint8_t* const end = p + length;
+  for (uint64_t v = 0; p < end; out.push_back(valueOf(F, v)))
+    if ((p = decodeVarint(p, end, v)) == nullptr) return false;
+  return in.Skip(static_cast<int>(length));
 }
 
 // Appends a repeated integer field's values: packed (length-delimited) or one varint.
@@ -179,6 +193,15 @@ bool readScale(Input& in, std::pair<uint32_t, uint32_t>& scale) {
   });
 }
 
+// Emptied for the next chunk's entry, its buffers kept: assigning {} freed them, two
+// allocations per sparse column of every chunk.
+WireTable::Sparse& reuse(WireTable::Sparse& sparse) {
+  sparse.field = 0;
+  sparse.rows.clear();
+  sparse.values.clear();
+  return sparse;
+}
+
 bool readTable(Input& in, const TableLayout& layout, WireTable& table) {
   table.present = true;
   return readMessage(in, [&](uint32_t number, WireFormatLite::WireType w, uint32_t tag) {
@@ -193,8 +216,7 @@ bool readTable(Input& in, const TableLayout& layout, WireTable& table) {
       case FieldSlot::kSparse:
         if (w != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) break;
         if (table.sparse_count == table.sparse.size()) table.sparse.emplace_back();
-        table.sparse[table.sparse_count] = {};
-        return readSparse(in, table.sparse[table.sparse_count++]);
+        return readSparse(in, reuse(table.sparse[table.sparse_count++]));
       case FieldSlot::kScale:
         if (w != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) break;
         return readScale(in, table.scales.emplace_back());

@@ -151,6 +151,38 @@ TEST(ChunkWire, ReadsEncodingsOtherProtobufWritersMayUse) {
   EXPECT_TRUE(wire.tables[1].present);
 }
 
+// The packed columns' varints are decoded by hand: at their limits (ten bytes, bits past
+// 64, a varint running past its run or past ten bytes) they read as libprotobuf reads them.
+TEST(ChunkWire, PackedVarintsAtTheirLimitsReadAsLibprotobufReadsThem) {
+  const std::vector<std::pair<std::vector<uint8_t>, bool>> runs = {
+      {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}, true},         // 2^64 - 1 in ten bytes
+      {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F}, true},         // bits past 64, dropped
+      {{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, false},  // eleven bytes
+      {{0x05, 0x96, 0x01, 0x80}, false},                                            // runs past its run
+      {{0x01, 0x02, 0x03}, true},
+      {{}, true},
+  };
+  for (const auto& [run, valid] : runs) {
+    std::string table, bytes;
+    {
+      pb::io::StringOutputStream table_raw(&table);
+      pb::io::CodedOutputStream t(&table_raw);
+      t.WriteTag(pb::internal::WireFormatLite::MakeTag(20, pb::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));  // seq
+      t.WriteVarint32(static_cast<uint32_t>(run.size()));
+      t.WriteRaw(run.data(), static_cast<int>(run.size()));
+    }
+    {
+      pb::io::StringOutputStream raw(&bytes);
+      pb::io::CodedOutputStream out(&raw);
+      pb::internal::WireFormatLite::WriteBytes(trace::v1::Chunk::kCollFieldNumber, table, &out);
+    }
+    const std::span<const uint8_t> span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    expectParsesAsLibprotobufDoes(span, "a run of " + std::to_string(run.size()) + " bytes");
+    WireChunk wire;
+    EXPECT_EQ(parseChunk(span, wire), valid) << run.size() << " bytes";
+  }
+}
+
 // Cut short or with bytes flipped, a chunk parses exactly when libprotobuf parses it, and
 // then into the same values.
 TEST(ChunkWire, DamagedBytesAreRefusedExactlyWhenLibprotobufRefusesThem) {

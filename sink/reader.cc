@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -141,6 +142,7 @@ struct ShapeTable {
   std::vector<uint32_t> group_of;    // per shape, per grouped column: its group number
   size_t groups = 0;
   std::vector<std::pair<uint64_t, uint32_t>> keys;  // buildShapes' scratch
+  std::vector<uint64_t> group_last;                  // decodeRows' scratch: per group, its last value
 
   const uint32_t* groupsOf(size_t shape) const { return group_of.data() + shape * grouped.size(); }
 };
@@ -171,7 +173,7 @@ bool buildShapes(const schema::Table& t, const TableColumns& columns, std::span<
   out.records.assign(columns.shapes, blank);
   std::vector<std::pair<uint64_t, uint32_t>>& keys = out.keys;
   keys.clear();
-  uint64_t values[32] = {};  // the shape's values as encoded (strings as chunk indices), which groups are keyed on
+  uint64_t values[schema::kMaxColumns] = {};  // the shape's values as encoded (strings as chunk indices), which groups are keyed on
   for (size_t s = 0; s < columns.shapes; ++s) {
     for (size_t i = 0; i < t.columns.size() && t.columns[i].in_shape; ++i) {  // shape columns come first
       uint64_t v = values[i] = columns.values[i][s];
@@ -199,15 +201,22 @@ struct RowColumn {
   int8_t group = -1;       // index among the grouped columns, -1 if not grouped
 };
 
-// The table's row columns, in table order (a ref names an earlier one).
-std::vector<RowColumn> rowColumnsOf(const schema::Table& t, const TableColumns& columns, const ShapeTable& shapes) {
-  std::vector<RowColumn> out;
+// A table's row columns, in table order (a ref names an earlier one), on the stack: a live
+// collector decodes a thousand small chunks a second.
+struct RowColumns {
+  std::array<RowColumn, schema::kMaxColumns> at;
+  size_t size = 0;
+  std::span<const RowColumn> all() const { return {at.data(), size}; }
+};
+
+RowColumns rowColumnsOf(const schema::Table& t, const TableColumns& columns, const ShapeTable& shapes) {
+  RowColumns out;
   for (size_t i = 0; i < t.columns.size(); ++i) {
     if (t.columns[i].in_shape) continue;
     RowColumn rc{&t.columns[i], columns.values[i].data(), static_cast<uint8_t>(i)};
     const auto g = std::find(shapes.grouped.begin(), shapes.grouped.end(), i);
     if (g != shapes.grouped.end()) rc.group = static_cast<int8_t>(g - shapes.grouped.begin());
-    out.push_back(rc);
+    out.at[out.size++] = rc;
   }
   return out;
 }
@@ -226,17 +235,18 @@ inline uint64_t unpredict(const Column& c, uint64_t x, uint64_t* group_last, uin
 }
 
 // Appends a record per row: its shape's record with the row columns decoded into it.
-bool decodeRows(const schema::Table& t, const TableColumns& columns, const ShapeTable& shapes,
+bool decodeRows(const schema::Table& t, const TableColumns& columns, ShapeTable& shapes,
                 std::span<const StringId> file_ids, std::vector<RecordSlot>& out, std::string& why) {
-  const std::vector<RowColumn> row_columns = rowColumnsOf(t, columns, shapes);
-  std::vector<uint64_t> group_last(shapes.groups, 0);
-  uint64_t prev_row[32] = {};
-  uint64_t values[32];
+  const RowColumns row_columns = rowColumnsOf(t, columns, shapes);
+  std::vector<uint64_t>& group_last = shapes.group_last;
+  group_last.assign(shapes.groups, 0);
+  uint64_t prev_row[schema::kMaxColumns] = {};
+  uint64_t values[schema::kMaxColumns];
   for (size_t r = 0; r < columns.rows; ++r) {
     const size_t shape = columns.row_shape.empty() ? 0 : columns.row_shape[r];
     const uint32_t* groups = shapes.groupsOf(shape);
     RecordSlot& slot = out.emplace_back(shapes.records[shape]);
-    for (const RowColumn& rc : row_columns) {
+    for (const RowColumn& rc : row_columns.all()) {
       const Column& c = *rc.column;
       uint64_t v = rc.stored[r];
       if (c.codec == Codec::kDelta) {
@@ -441,8 +451,9 @@ bool TraceReader::decodeChunk(WireChunk& chunk, DecodedChunk& out, std::string& 
     why = "its names are in an earlier chunk that is missing";
     return false;
   }
-  std::vector<StringId> previous_table;
-  if (before == 0) previous_table.swap(string_table_);
+  std::vector<StringId>& previous_table = previous_string_table_;
+  previous_table.clear();
+  if (before == 0) previous_table.swap(string_table_);  // string_table_ takes the scratch's buffer
   for (size_t i = 0; i < chunk.strings.size(); ++i) {
     // A fresh table mostly repeats the one before (a live digest carries its own every
     // second): comparing with it is cheaper than looking each string up.

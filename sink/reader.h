@@ -94,6 +94,7 @@ class TraceReader {
   trace::v1::FileHeader header_;
   std::vector<std::string> strings_;
   std::vector<StringId> string_table_;  // the chunks' string table: index -> file string id
+  std::vector<StringId> previous_string_table_;  // decodeChunk's scratch: the table a fresh one replaces
   bool have_table_ = false;
   uint64_t table_since_ = 0;  // Chunk.index of the chunk that started string_table_
   struct StringIndex;

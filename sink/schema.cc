@@ -202,11 +202,10 @@ constexpr Table kTables[] = {
     {RecordKind::kInFlight, "in_flight", "InFlightTable", 20, kInFlight},
 };
 static_assert(std::size(kTables) == kRecordKindCount - 1);
-// Encoder and reader keep a row's values in a 32-entry array, and groups are 32-bit masks.
-static_assert(std::size(kColl) <= 32 && std::size(kP2p) <= 32 && std::size(kKernelCh) <= 32 &&
-              std::size(kProxyStep) <= 32 && std::size(kApiSpan) <= 32 && std::size(kKernelActivity) <= 32 &&
-              std::size(kPhaseRange) <= 32 && std::size(kClockSample) <= 32 && std::size(kCommInfo) <= 32 &&
-              std::size(kDropSummary) <= 32 && std::size(kInFlight) <= 32);
+static_assert(std::size(kColl) <= kMaxColumns && std::size(kP2p) <= kMaxColumns && std::size(kKernelCh) <= kMaxColumns &&
+              std::size(kProxyStep) <= kMaxColumns && std::size(kApiSpan) <= kMaxColumns && std::size(kKernelActivity) <= kMaxColumns &&
+              std::size(kPhaseRange) <= kMaxColumns && std::size(kClockSample) <= kMaxColumns && std::size(kCommInfo) <= kMaxColumns &&
+              std::size(kDropSummary) <= kMaxColumns && std::size(kInFlight) <= kMaxColumns);
 
 // The reader takes shape columns from a per-shape copy and decodes only row columns row by
 // row, so a ref must name an earlier row column (proto_conformance_test checks the rest:

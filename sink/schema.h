@@ -39,6 +39,10 @@ struct Column {
   uint8_t step = 0;
 };
 
+// The most columns a table has: encoder and reader keep a row's values in an array this
+// long, and groups are 32-bit masks.
+inline constexpr size_t kMaxColumns = 32;
+
 struct Table {
   RecordKind kind;
   const char* name;        // also the Chunk field name: "coll", "p2p", ...
