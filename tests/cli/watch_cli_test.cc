@@ -5,6 +5,8 @@
 // becomes 6 % slower mid-run named within 5 s.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <map>
 #include <regex>
@@ -172,6 +174,61 @@ TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
   const auto since = alerts[0]["since_utc_ns"].get<uint64_t>();
   EXPECT_LT(since, onset + 1'000'000'000u);
   EXPECT_GT(since + 1'000'000'000u, onset);
+}
+
+// Tensor parallel 8 inside each of 2 nodes, data-parallel pairs across them, in real time:
+// rank 11 computes 8 % longer from step 75. Its TP peers wait for it and so reach their DP
+// AllReduce late, where their pairs wait for them: the alerts name rank 11 alone, the first
+// within 5 s of the onset.
+TEST(WatchCli, ASlowGpuInsideATensorParallelGroupIsNamedNotItsPeers) {
+  TempDir scratch, driver_scratch, dir;
+  const std::string run_dir = dir.path() + "/run";
+  testutil::ProgramResult driver;
+  std::thread job([&] {
+    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_tp_straggler.json",
+                                   "--plugin", COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+                                  driver_scratch.path());
+  });
+  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.2", "--timeout", "60"});
+  job.join();
+  ASSERT_EQ(driver.exit_code, 0) << driver.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  ASSERT_FALSE(alerts.empty()) << r.out;
+  for (const nlohmann::json& a : alerts) EXPECT_EQ(a["rank"], 11) << a.dump() << "\n" << r.out;
+  EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
+  const uint64_t onset = testutil::onsetUtc(run_dir, 11, 500'000);
+  ASSERT_NE(onset, UINT64_MAX) << "the planted slowdown is in the files";
+  const auto raised = alerts[0]["raised_utc_ns"].get<uint64_t>();
+  EXPECT_LE(raised - onset, 5'000'000'000u) << "raised " << (raised - onset) / 1e9 << " s after the slowdown began";
+  std::printf("STRAGGLER rank 11 raised %.2f s after its slowdown began\n", static_cast<double>(raised - onset) / 1e9);
+}
+
+// Rank 5 of a tensor-parallel group of 4 stops issuing ops for 12 s: its TP peers wait in
+// the group's AllReduce and their data-parallel pairs wait for them. One HANG, naming rank 5;
+// the pairs' waits are knock-ons, not hangs of their own.
+TEST(WatchCli, ARankThatStopsInsideATensorParallelGroupIsOneHangNamingIt) {
+  TempDir scratch, driver_scratch, dir;
+  const std::string run_dir = dir.path() + "/run";
+  testutil::ProgramResult driver;
+  std::thread job([&] {
+    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_tp_hang.json", "--plugin",
+                                   COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+                                  driver_scratch.path());
+  });
+  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.5", "--timeout", "90"});
+  job.join();
+  ASSERT_EQ(driver.exit_code, 0) << driver.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  std::vector<nlohmann::json> hangs;
+  for (const nlohmann::json& a : alerts)
+    if (a["kind"] == "HANG") hangs.push_back(a);
+  ASSERT_EQ(hangs.size(), 1u) << r.out;
+  std::vector<int> others;
+  for (const nlohmann::json& m : hangs[0]["others"]) others.push_back(m["rank"]);
+  EXPECT_NE(std::find(others.begin(), others.end(), 5), others.end()) << hangs[0].dump();
+  EXPECT_NE(r.out.find("rank 5 last seen at"), std::string::npos) << r.out;
 }
 
 // The NCCL driver plays 4 ranks in real time; rank 2 stops issuing ops for 12 s before

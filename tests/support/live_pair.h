@@ -14,7 +14,8 @@ inline constexpr uint64_t kPairT0 = 1'790'000'000'000'000'000ull;  // some UTC t
 inline constexpr uint64_t kPairStepNs = 50'000'000;
 
 // Feeds `steps` steps from kPairT0 (both kernels end 5.3 ms into the step), advancing the
-// watermark to each step as it is fed.
+// watermark to each step as it is fed. Each op's GPU gap is measured from its previous one's
+// end, as the loader measures it: rank 1's is late_ns longer.
 template <class Late>
 void feedLatePair(report::RunModel& run, uint32_t comm, report::LiveStragglers& live, uint64_t steps, Late late_ns) {
   report::CollInstance c;
@@ -27,7 +28,9 @@ void feedLatePair(report::RunModel& run, uint32_t comm, report::LiveStragglers& 
     const uint64_t t = kPairT0 + step * kPairStepNs;
     for (int r = 0; r < 2; ++r) {
       const uint64_t at = t + (r == 1 ? late_ns(step) : 0);
-      members[static_cast<size_t>(r)] = {.process = r, .comm_rank = r, .cpu_start_ns = at, .gpu_start_ns = at, .gpu_end_ns = t + 5'300'000};
+      const uint64_t gap = step == 0 ? report::MemberView::kNoGap : at - (t - kPairStepNs + 5'300'000);
+      members[static_cast<size_t>(r)] = {
+          .process = r, .comm_rank = r, .cpu_start_ns = at, .gpu_start_ns = at, .gpu_end_ns = t + 5'300'000, .gpu_gap_ns = gap};
     }
     c.seq = c.op_index = step;
     live.collective(c, members);

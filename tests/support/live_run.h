@@ -27,8 +27,9 @@ inline std::vector<nlohmann::json> alertsOf(const std::string& path) {
 }
 
 // live_straggler.json: the UTC time of the first AllReduce rank 1 arrived at more than 1.5 ms after rank 0 (the
-// planted 2.5 ms longer compute begins), from the files after the run.
-inline uint64_t onsetUtc(const std::string& run_dir) {
+// planted 2.5 ms longer compute begins), from the files after the run; or `rank`, more than min_lateness_ns after
+// the first member.
+inline uint64_t onsetUtc(const std::string& run_dir, int rank = 1, uint64_t min_lateness_ns = 1'500'000) {
   report::RunModel run;
   std::ostringstream err;
   EXPECT_TRUE(report::loadRun({.paths = {run_dir}}, run, err)) << err.str();
@@ -37,7 +38,7 @@ inline uint64_t onsetUtc(const std::string& run_dir) {
   for (const report::CollInstance& c : run.collectives) {
     if (!report::arrivalsOf(run, c, arrivals)) continue;
     for (const report::MemberArrival& a : arrivals.members) {
-      if (a.rank != 1 || a.lateness_ns < 1'500'000) continue;
+      if (a.rank != rank || a.lateness_ns < min_lateness_ns) continue;
       const report::MemberView& m = run.membersOf(c)[a.comm_rank];
       onset = std::min(onset, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
     }

@@ -119,24 +119,37 @@ std::string whenLate(const LatenessHeatmap& heatmap, std::span<const int> ranks,
   return when + " on the aligned timeline";
 }
 
-// A host whose ranks are late together is one culprit, named as the host: its ranks are
-// not named again one by one (onFlaggedHost).
+// What fixing a culprit buys, set on the row and said as " slows every step by about X (P of
+// its S)": the replay's share of the run's time (wait_attribution.h) over the job's steps.
+std::string stepSaved(double share, const JobSteps& steps, FindingRow& row) {
+  if (std::isnan(share)) return " (what fixing it would save was not estimated: it was never among the costliest origins replayed)";
+  row.step_saved_share = share;
+  if (steps.steps < 2 || steps.mean_step_us <= 0) return sentence(" slows the run by about %s (estimated by replaying it without its delays)", fmt::percent(share).c_str());
+  row.step_saved_us = share * steps.mean_step_us;
+  return sentence(" slows every step by about %s (%s of its %s; estimated by replaying the run without its delays)",
+                  fmt::duration(row.step_saved_us).c_str(), fmt::percent(share).c_str(), fmt::duration(steps.mean_step_us).c_str());
+}
+
+// The waiting a culprit's delays caused, in rank-time: "X of the others' time in all, Y per
+// step of S (P of their time)".
+std::string rankTime(double wait_us, const JobSteps& steps, int takers, FindingRow& row) {
+  const std::string per_step = perStep(wait_us, steps.steps, steps.mean_step_us, takers, "their time", row);
+  return fmt::duration(wait_us) + " of the others' time in all" + per_step;
+}
+
+// A host whose ranks create delays together is one culprit, named as the host: its ranks
+// are not named again one by one (onFlaggedHost).
 void addHostStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findings& out) {
   for (const HostStragglerRow& h : s.hosts) {
     if (!h.flagged) continue;
-    const auto flagged_ranks = std::count_if(s.ranks.begin(), s.ranks.end(), [&](const StragglerRow& r) {
-      return r.flagged && std::find(h.ranks.begin(), h.ranks.end(), r.rank) != h.ranks.end();
-    });
     FindingRow& row = out.add(Tier::kCulprit, "slow_host", "host", "");
     const std::string when = whenLate(s.heatmap, h.ranks, row);
     const int others = steps.ranks - static_cast<int>(h.ranks.size());
-    const std::string cost = perStep(h.wait_caused_us, steps.steps, steps.mean_step_us, others, "the other ranks' time", row);
-    row.finding = sentence("Straggler host: %s (rank(s) %s) was last in %s of its ranks' collectives and kept the others waiting %s in "
-                           "all%s%s (confidence %.2f of 1): the lateness is spread over its ranks (z = %.1f over them together; "
-                           "%lld of its %zu ranks flagged on their own), so the host, not one rank, is the place to look.",
-                           h.host.c_str(), fmt::rankList(h.ranks).c_str(), fmt::percent(h.late_fraction).c_str(),
-                           fmt::duration(h.wait_caused_us).c_str(), cost.c_str(), when.c_str(), h.confidence, h.z,
-                           static_cast<long long>(flagged_ranks), h.ranks.size());
+    const std::string saved = stepSaved(h.step_saved_share, steps, row);
+    row.finding = sentence("Straggler host: %s (rank(s) %s)%s: most of its ranks created delays that made the others wait, %s%s "
+                           "(confidence %.2f of 1); no one rank of it caused most of that, so the host, not one rank, is the place to look.",
+                           h.host.c_str(), fmt::rankList(h.ranks).c_str(), saved.c_str(),
+                           rankTime(h.wait_caused_us, steps, others, row).c_str(), when.c_str(), h.confidence);
     about(row, "host " + h.host, h.ranks);
     row.cost_us = h.wait_caused_us;
     row.confidence = h.confidence;
@@ -150,21 +163,22 @@ void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findi
   if (!any && !any_host) {
     if (!s.ranks.empty())
       out.add(Tier::kNote, "no_straggler", "run",
-              sentence("No straggler: the last arriver changes from op to op (most often rank %d, last in %s of its %llu collectives).",
+              sentence("No straggler: no rank or host creates the delays others wait for (the rank whose delays caused the most "
+                       "waiting, rank %d, created the delay in %s of its %llu synchronizations, where chance gives %s).",
                        s.ranks.front().rank, fmt::percent(s.ranks.front().late_fraction).c_str(),
-                       static_cast<unsigned long long>(s.ranks.front().instances)));
+                       static_cast<unsigned long long>(s.ranks.front().instances), fmt::percent(s.ranks.front().chance_fraction).c_str()));
     return;
   }
   for (const StragglerRow& r : s.ranks) {
     if (!r.flagged || onFlaggedHost(s, r.rank)) continue;
     FindingRow& row = out.add(Tier::kCulprit, "straggler", "rank", "");
     const std::string when = whenLate(s.heatmap, std::span<const int>(&r.rank, 1), row);
-    const std::string cost = perStep(r.wait_caused_us, steps.steps, steps.mean_step_us, steps.ranks - 1, "the other ranks' time", row);
-    row.finding = sentence("Straggler: rank %d (%s) was last in %s of its %llu collectives and kept the others waiting %s in all%s, "
-                           "mean lateness %s%s; cause: %s (confidence %.2f of 1). Evidence: %s.",
-                           r.rank, r.host.c_str(), fmt::percent(r.late_fraction).c_str(), static_cast<unsigned long long>(r.instances),
-                           fmt::duration(r.wait_caused_us).c_str(), cost.c_str(), fmt::duration(r.mean_lateness_us).c_str(), when.c_str(),
-                           r.cls.c_str(), r.confidence, evidenceWords(r).c_str());
+    const std::string saved = stepSaved(r.step_saved_share, steps, row);
+    row.finding = sentence("Straggler: rank %d (%s)%s. It created the delay in %s of its %llu synchronizations and its delays made the "
+                           "others wait %s%s; cause: %s (confidence %.2f of 1). Evidence: %s.",
+                           r.rank, r.host.c_str(), saved.c_str(), fmt::percent(r.late_fraction).c_str(),
+                           static_cast<unsigned long long>(r.instances), rankTime(r.wait_caused_us, steps, steps.ranks - 1, row).c_str(),
+                           when.c_str(), r.cls.c_str(), r.confidence, evidenceWords(r).c_str());
     about(row, rankSubject(r.rank), {r.rank});
     row.cost_us = r.wait_caused_us;
     row.confidence = r.confidence;
@@ -443,6 +457,7 @@ void StreamedAnalyses::merge(const StreamedAnalyses& other) {
 std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {
   auto copy = std::make_unique<StreamedAnalyses>();
   copy->merge(*this);
+  copy->arrivals.snapshotFrom(arrivals);  // with the instances still waiting for earlier ops
   copy->finish({});  // no new numbering: each communicator keeps its index
   return copy;
 }

@@ -11,18 +11,19 @@
 namespace commtrace::report {
 namespace {
 
-// How often it was last against chance, and the waiting it caused against the median rank's.
+// How often it created the delay others waited for, against chance of being last, and the
+// waiting its delays caused against the typical rank's.
 std::string lastArrivals(const StragglerRow& r) {
   // Ranks tied for last share that instance, so the count is a sum of shares: say it as a share.
-  std::string e = "last in " + fmt::percent(r.late_fraction) + " of " + std::to_string(r.instances) +
-                  " instances (a tie for last shared) where chance gives " + fmt::percent(r.chance_fraction) + " (z = " +
+  std::string e = "created the delay in " + fmt::percent(r.late_fraction) + " of " + std::to_string(r.instances) +
+                  " synchronizations (a tie for last shared) where chance gives " + fmt::percent(r.chance_fraction) + " (z = " +
                   fmt::fixed(r.z, 1) + " standard deviations)";
   if (r.z < kMinZ && r.stretch_z >= kMinStretchZ)
     e += ", and in its worst stretch of a communicator's instances z = " + fmt::fixed(r.stretch_z, 1);
-  e += "; caused " + fmt::duration(r.wait_caused_us) + " of waiting";
+  e += "; its delays caused " + fmt::duration(r.wait_caused_us) + " of waiting";
   if (r.median_wait_caused_us > 0)
-    return e + ", " + fmt::fixed(r.wait_caused_us / r.median_wait_caused_us, 1) + "x the median rank's " + fmt::duration(r.median_wait_caused_us);
-  return e + "; the median rank caused none";
+    return e + ", " + fmt::fixed(r.wait_caused_us / r.median_wait_caused_us, 1) + "x the typical rank's " + fmt::duration(r.median_wait_caused_us);
+  return e + "; the typical rank caused none";
 }
 
 // The gaps before the ops it arrived last at, against its peers'.

@@ -294,6 +294,9 @@ struct StragglerRow {
   static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double gap_us_p50 = kNotMeasured, peer_gap_us_p50 = kNotMeasured, gap_excess_us_p50 = kNotMeasured;
   double late_lateness_us_p50 = kNotMeasured, compute_share = kNotMeasured, enqueue_fraction = kNotMeasured;
+  // What fixing it would save, as a share of the run's time: the run replayed with its created
+  // delays set to its peers' typical gap (wait_attribution.h); NaN where it was not replayed.
+  double step_saved_share = kNotMeasured;
 };
 
 struct HostStragglerRow {
@@ -307,6 +310,7 @@ struct HostStragglerRow {
   double z = 0;
   double confidence = 0;
   bool flagged = false;
+  double step_saved_share = StragglerRow::kNotMeasured;  // as StragglerRow's, for its ranks together
 };
 
 struct CommStragglerRow {
@@ -381,6 +385,10 @@ struct FindingRow {
   double cost_us = kNone;  // what it cost: the waiting it caused, the exposed or blocked time
   double cost_per_step_us = kNone;  // the same per step (the job's steps as overlap counts them)
   double cost_share = kNone;        // the same over the time it was taken from (0..1)
+  // For a culprit: what fixing it would save per step, estimated by replaying the run without
+  // its delays, and as a share of the step.
+  double step_saved_us = kNone;
+  double step_saved_share = kNone;
   double confidence = kNone;
 };
 

@@ -1,6 +1,7 @@
 #include "tools/report/analyses/live_hangs.h"
 
 #include <algorithm>
+#include <set>
 
 namespace commtrace::report {
 namespace {
@@ -76,8 +77,54 @@ void LiveHangs::observe(const RecordBatch& batch) {
   if (batch.heartbeat_utc_ns != 0 || !batch.colls.empty() || !batch.p2ps.empty()) process.closed = batch.closed;
 }
 
+// Every communicator's longest wait is judged, then raised most waiting members first: a
+// wait whose other members are all stuck in ops elsewhere is a knock-on of a hang there (the
+// data-parallel pairs of a tensor-parallel group one rank of which stopped), and a wait on
+// members another alert names already is the same hang: one HANG for the whole wait.
 void LiveHangs::advance(uint64_t now_utc_ns) {
-  for (auto& [comm_id, comm] : comms_) judge(comm_id, comm, now_utc_ns);
+  std::vector<Candidate> candidates;
+  for (auto& [comm_id, comm] : comms_)
+    if (std::optional<Candidate> c = judge(comm_id, comm, now_utc_ns)) candidates.push_back(*c);
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.waiting != b.waiting ? a.waiting > b.waiting : a.comm_id < b.comm_id;
+  });
+  std::set<int32_t> named;  // processes the raised alerts name as where the wait starts
+  for (const auto& [comm_id, comm] : comms_)
+    if (comm.alert) named.insert(comm.roots.begin(), comm.roots.end());
+  for (const Candidate& c : candidates) {
+    CommState& comm = comms_.at(c.comm_id);
+    const Roots roots = rootsOf(c.comm_id, comm, c.op);
+    if (roots.knock_on) continue;
+    if (!roots.processes.empty() &&
+        std::all_of(roots.processes.begin(), roots.processes.end(), [&](int32_t p) { return named.count(p) != 0; }))
+      continue;
+    comm.roots = roots.processes;
+    named.insert(roots.processes.begin(), roots.processes.end());
+    comm.alert = describe(c.comm_id, comm, c.op, now_utc_ns);
+    on_alert_(*comm.alert);
+  }
+}
+
+// The members of the communicator not waiting in op, as where the wait starts: those not
+// stuck in an op on another communicator (stopped, gone, never seen). None, with some not
+// waiting: they are all stuck elsewhere, and this wait is a knock-on.
+LiveHangs::Roots LiveHangs::rootsOf(uint64_t comm_id, const CommState& comm, const HungOp& op) const {
+  Roots out;
+  bool others = false;
+  for (const auto& [rank, m] : comm.members) {
+    if (isStuck(m) && m.stuck->op == op) continue;
+    others = true;
+    if (m.process >= 0 && stuckElsewhere(m.process, comm_id)) continue;
+    out.processes.push_back(m.process);
+  }
+  out.knock_on = others && out.processes.empty() && static_cast<int>(comm.members.size()) >= comm.size;
+  return out;
+}
+
+bool LiveHangs::stuckElsewhere(int32_t process, uint64_t comm_id) const {
+  for (const auto& [id, member] : processes_[static_cast<size_t>(process)].seats)
+    if (id != comm_id && isStuck(*member)) return true;
+  return false;
 }
 
 std::vector<HangAlert> LiveHangs::hanging() const {
@@ -91,13 +138,13 @@ std::vector<HangAlert> LiveHangs::hanging() const {
 
 // The op most members wait in (the earliest started among equals), once one of them has
 // waited hang_after; recovered once nobody waits in it.
-void LiveHangs::judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns) {
+std::optional<LiveHangs::Candidate> LiveHangs::judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns) {
   struct Wait {
     HungOp op;
     int members = 0;
     uint64_t first_start_utc_ns = UINT64_MAX;
   };
-  if (!comm.maybe_stuck && !comm.alert) return;
+  if (!comm.maybe_stuck && !comm.alert) return std::nullopt;
   std::vector<Wait> waits;  // few: the members stuck right now
   for (const auto& [rank, m] : comm.members) {
     if (!isStuck(m)) continue;
@@ -109,22 +156,22 @@ void LiveHangs::judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns) {
   if (comm.alert) {
     if (std::any_of(waits.begin(), waits.end(), [&](const Wait& w) { return w.op == comm.alert->op; })) {
       comm.alert->waited_s = secondsBetween(comm.alert->since_utc_ns, now_utc_ns);
-      return;
+      return std::nullopt;
     }
     HangAlert recovered = *comm.alert;
     recovered.kind = HangAlert::Kind::kRecovered;
     recovered.waited_s = secondsBetween(recovered.since_utc_ns, now_utc_ns);
     comm.alert.reset();
+    comm.roots.clear();
     on_alert_(recovered);
   }
   comm.maybe_stuck = !waits.empty();
-  if (waits.empty()) return;
+  if (waits.empty()) return std::nullopt;
   const Wait& most = *std::max_element(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
     return a.members != b.members ? a.members < b.members : a.first_start_utc_ns > b.first_start_utc_ns;
   });
-  if (now_utc_ns < most.first_start_utc_ns + options_.hang_after_ns) return;
-  comm.alert = describe(comm_id, comm, most.op, now_utc_ns);
-  on_alert_(*comm.alert);
+  if (now_utc_ns < most.first_start_utc_ns + options_.hang_after_ns) return std::nullopt;
+  return Candidate{comm_id, most.op, most.members};
 }
 
 bool LiveHangs::isStuck(const MemberState& m) const {

@@ -84,6 +84,7 @@ class LiveHangs {
     int size = 0;
     std::map<int, MemberState> members;  // by comm rank
     std::optional<HangAlert> alert;      // raised, not yet recovered
+    std::vector<int32_t> roots;          // the processes its alert names as where the wait starts
     // A member has reported an op in flight since the last judgment found nobody stuck:
     // without one (nearly always) there is nothing to judge, and a 1,024-member
     // communicator is not walked twice a second for nothing.
@@ -96,9 +97,21 @@ class LiveHangs {
     std::vector<std::pair<uint64_t, MemberState*>> seats;
   };
 
+  struct Candidate {  // a communicator's longest wait, past hang_after, not yet alerted
+    uint64_t comm_id = 0;
+    HungOp op;
+    int waiting = 0;
+  };
+  struct Roots {
+    std::vector<int32_t> processes;
+    bool knock_on = false;
+  };
+
   MemberState* memberOf(int32_t process, uint64_t comm_id);
   void noteDone(int32_t process, uint64_t comm_id, const HungOp& op, uint64_t start_utc_ns);
-  void judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns);
+  std::optional<Candidate> judge(uint64_t comm_id, CommState& comm, uint64_t now_utc_ns);
+  Roots rootsOf(uint64_t comm_id, const CommState& comm, const HungOp& op) const;
+  bool stuckElsewhere(int32_t process, uint64_t comm_id) const;
   HangAlert describe(uint64_t comm_id, const CommState& comm, const HungOp& op, uint64_t now_utc_ns) const;
   bool isStuck(const MemberState& m) const;
 

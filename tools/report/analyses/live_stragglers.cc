@@ -11,7 +11,15 @@
 namespace commtrace::report {
 
 LiveStragglers::LiveStragglers(const RunModel& run, Options options, OnAlert on_alert)
-    : run_(run), options_(options), on_alert_(std::move(on_alert)) {}
+    : run_(run), options_(options), on_alert_(std::move(on_alert)), attribution_([this](const Attributed& a) { tally(a); }) {}
+
+// The window an op falls in: its first member's CPU start, as UTC; kUnplaced without one.
+uint64_t LiveStragglers::windowOf(std::span<const MemberView> members) const {
+  uint64_t first_utc = UINT64_MAX;
+  for (const MemberView& m : members)
+    if (m.process >= 0 && m.cpu_start_ns != 0) first_utc = std::min(first_utc, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+  return first_utc == UINT64_MAX ? kUnplaced : first_utc - first_utc % options_.window_ns;
+}
 
 void LiveStragglers::collective(const CollInstance& c, std::span<const MemberView> members) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
@@ -22,39 +30,46 @@ void LiveStragglers::collective(const CollInstance& c, std::span<const MemberVie
     totals.bus_bytes += static_cast<double>(ncclTestsBytes(func, c.bytes, n)) * busBwFactor(func, n);
     totals.transfer_ns += ns;
   }
-  if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
-  for (const MemberArrival& a : arrivals_.members) {
-    if (a.last_share == 0 || a.process < 0) continue;
-    LiveTotals::Rank& r = totals_.by_process[a.process];
-    r.last_arrivals += a.last_share;
-    r.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
-  }
-  uint64_t first_utc = UINT64_MAX;
-  for (const MemberView& m : members)
-    if (m.process >= 0 && m.cpu_start_ns != 0) first_utc = std::min(first_utc, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
-  if (first_utc == UINT64_MAX) return;
-  const uint64_t start = first_utc - first_utc % options_.window_ns;
-  if (start < judged_until_utc_ns_) return;  // its window was judged already
-  CommWindow& w = windows_[start][c.comm];
-  if (w.seats.size() < members.size()) w.seats.resize(members.size());
-  w.members = static_cast<int>(members.size());
-  ++w.funcs[c.func];
-  const double p = 1.0 / static_cast<double>(arrivals_.members.size());
-  const double peer_gap_us = peersMedianGapUs(arrivals_, members, peer_gaps_);
-  for (const MemberArrival& a : arrivals_.members) {
-    Seat& s = w.seats[static_cast<size_t>(a.comm_rank)];
-    s.process = a.process;
+  const uint64_t window = windowOf(members);
+  if (window != kUnplaced && window >= judged_until_utc_ns_ && func != nullptr && func->synchronizing) ++windows_[window][c.comm].funcs[c.func];
+  attribution_.addCollective(c, members, window);
+}
+
+void LiveStragglers::transfer(const P2pTransfer& t) {
+  const MemberView sides[] = {t.send, t.recv};
+  attribution_.addTransfer(t, windowOf(sides));
+}
+
+// A synchronization attributed (wait_attribution.h): the share of its lateness each member
+// created goes to its seat, the waiting to the seats where the delays were created.
+void LiveStragglers::tally(const Attributed& a) {
+  const double p = 1.0 / static_cast<double>(a.members.size());
+  for (const SyncMember& m : a.members)
+    if (m.last_share > 0 && m.process >= 0) totals_.by_process[m.process].last_arrivals += m.last_share;
+  for (const Attributed::Charge& c : a.charges)
+    if (c.origin.process >= 0) totals_.by_process[c.origin.process].wait_caused_ns += static_cast<uint64_t>(c.wait_ns);
+  if (a.tag == kUnplaced || a.tag < judged_until_utc_ns_) return;  // its window was judged already
+  Window& window = windows_[a.tag];
+  CommWindow& w = window[a.comm];
+  w.members = std::max(w.members, static_cast<int>(a.members.size()));
+  for (size_t i = 0; i < a.members.size(); ++i) {
+    const SyncMember& m = a.members[i];
+    Seat& s = w.seat(m.comm_rank);
+    s.process = m.process;
     ++s.instances;
-    s.last += a.last_share;
+    s.last += a.created[i];
     s.expected_last += p;
     s.variance += p * (1 - p);
-    if (a.last_share == 0) continue;
-    s.wait_caused_ns += static_cast<uint64_t>(static_cast<double>(arrivals_.total_wait_ns) * a.last_share);
-    s.lateness_ns += a.lateness_ns;
-    const uint64_t gap = members[static_cast<size_t>(a.comm_rank)].gpu_gap_ns;
-    if (gap == MemberView::kNoGap || peer_gap_us < 0) continue;
-    s.gap_excess_us += static_cast<double>(gap) / 1e3 - peer_gap_us;
+    if (a.created[i] == 0) continue;
+    s.lateness_ns += static_cast<uint64_t>(m.arrival_ns * a.created[i]);
+    if (m.gap_ns == MemberView::kNoGap || m.peer_gap_ns < 0) continue;
+    s.gap_excess_us += (static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3;
     ++s.gaps_measured;
+  }
+  for (const Attributed::Charge& c : a.charges) {
+    Seat& s = window[c.origin.comm].seat(c.origin.comm_rank);
+    s.process = c.origin.process;
+    s.wait_caused_ns += static_cast<uint64_t>(c.wait_ns);
   }
 }
 
@@ -74,6 +89,8 @@ std::map<std::pair<uint32_t, int>, LiveAlert> LiveStragglers::straggling() const
 }
 
 void LiveStragglers::advance(uint64_t watermark_utc_ns) {
+  // What still waits for an earlier op is attributed with what is known before its window is judged.
+  attribution_.flushBefore(watermark_utc_ns - watermark_utc_ns % options_.window_ns);
   while (!windows_.empty() && windows_.begin()->first + options_.window_ns <= watermark_utc_ns) {
     const auto window = windows_.begin();
     judge(window->first, window->second);
@@ -85,7 +102,8 @@ void LiveStragglers::advance(uint64_t watermark_utc_ns) {
 void LiveStragglers::judge(uint64_t window_start_utc_ns, const Window& window) {
   for (const auto& [comm, w] : window)
     for (int r = 0; r < static_cast<int>(w.seats.size()); ++r)
-      if (w.seats[static_cast<size_t>(r)].instances != 0) judgeSeat(comm, r, window_start_utc_ns, w);
+      if (w.seats[static_cast<size_t>(r)].instances != 0 || w.seats[static_cast<size_t>(r)].wait_caused_ns != 0)
+        judgeSeat(comm, r, window_start_utc_ns, w);
 }
 
 void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_start_utc_ns, const CommWindow& w) {
@@ -100,9 +118,10 @@ void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_sta
     streak.clear = 0;
     LiveAlert& a = streak.last_alert;
     a = {LiveAlert::Kind::kStraggler, comm, comm_rank, s.process, 0, streak.since_utc_ns,
-         s.last / static_cast<double>(s.instances), s.last > 0 ? static_cast<double>(s.lateness_ns) / s.last / 1e3 : 0.0, effect,
+         s.last / static_cast<double>(std::max<uint64_t>(s.instances, 1)), s.last > 0 ? static_cast<double>(s.lateness_ns) / s.last / 1e3 : 0.0, effect,
          confidenceOf(std::min(z / options_.min_z, effect / options_.min_effect))};
-    a.func = std::max_element(w.funcs.begin(), w.funcs.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
+    if (!w.funcs.empty())
+      a.func = std::max_element(w.funcs.begin(), w.funcs.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
     const bool measured = s.gaps_measured != 0;
     a.gap_excess_us = measured ? s.gap_excess_us / static_cast<double>(s.gaps_measured) : 0;
     StragglerClass cls = classFromGaps(measured, a.gap_excess_us, a.lateness_us, /*ends_slow_link=*/false);

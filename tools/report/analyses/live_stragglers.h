@@ -1,14 +1,17 @@
-// Live straggler alerts (`commtrace watch`; the job's collector, later): the collectives are
-// binned, as they are joined, into windows of their time (the first member's CPU start, as
-// UTC); each window, once every file has passed its end, judges every member of every
-// communicator: last arrivals at least min_z standard deviations above chance, and the
-// waiting it caused at least kJudgedShare of min_effect of the other members' time. A rank
-// min_effect slower per step makes each of the others wait about that share of the step,
-// half the windows a little more and half a little less; judged at 80 % of it, it is named
-// in every window, while a healthy rank's share stays far below (its delays are the jitter,
-// and it is last only as often as chance has it). A rank judged so in `persist`
-// windows in a row is a STRAGGLER from the first of them; it has RECOVERED after `persist`
-// windows in a row of that communicator without. One noisy window alerts nobody.
+// Live straggler alerts (`commtrace watch`, the job's collector): the synchronizations are
+// attributed as they are joined (wait_attribution.h, the report's engine: a wait is charged
+// to the seat whose delay created it, passed back through the ranks that only inherited
+// it) and binned into windows of their time (the first member's CPU start, as UTC); each
+// window, once every file has passed its end, judges every seat of every communicator: its
+// share of the lateness it created at least min_z standard deviations above chance of being
+// last, and the waiting its delays caused at least kJudgedShare of min_effect of the other
+// members' time. A rank min_effect slower per step makes each of the others wait about that
+// share of the step, half the windows a little more and half a little less; judged at 80 %
+// of it, it is named in every window, while a healthy rank's share stays far below (its
+// delays are the jitter), and a tensor-parallel peer that only passes the slow rank's
+// lateness on to its data-parallel pair creates none. A seat judged so in `persist` windows
+// in a row is a STRAGGLER from the first of them; it has RECOVERED after `persist` windows in
+// a row of that communicator without. One noisy window alerts nobody.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "tools/report/analyses/lateness.h"
+#include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
@@ -48,8 +52,8 @@ struct LiveAlert {
 // What the stream has shown so far, for live metrics (counters since the start).
 struct LiveTotals {
   struct Rank {
-    double last_arrivals = 0;     // instances it was last at (a tie shared)
-    uint64_t wait_caused_ns = 0;  // the others' waiting it caused
+    double last_arrivals = 0;     // instances it was last at (a tie shared): the symptom
+    uint64_t wait_caused_ns = 0;  // the others' waiting its own delays caused (the root cause)
   };
   struct CommFunc {
     uint64_t instances = 0;
@@ -82,7 +86,7 @@ class LiveStragglers : public JoinedOpSink {
   LiveStragglers(const RunModel& run, Options options, OnAlert on_alert);
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
-  void transfer(const P2pTransfer&) override {}
+  void transfer(const P2pTransfer& transfer) override;
   // Renumbers what it holds to the communicators' final order (the joiner sorts them).
   void finish(std::span<const uint32_t> new_index) override;
   // Every file has been read up to watermark_utc_ns: judges the windows that end by then.
@@ -106,6 +110,10 @@ class LiveStragglers : public JoinedOpSink {
     int members = 0;
     std::vector<Seat> seats;  // by comm rank
     std::map<NameId, uint64_t> funcs;
+    Seat& seat(int comm_rank) {
+      if (seats.size() <= static_cast<size_t>(comm_rank)) seats.resize(static_cast<size_t>(comm_rank) + 1);
+      return seats[static_cast<size_t>(comm_rank)];
+    }
   };
   using Window = std::map<uint32_t, CommWindow>;  // by communicator
   struct Streak {  // one member of one communicator across windows
@@ -115,14 +123,16 @@ class LiveStragglers : public JoinedOpSink {
     LiveAlert last_alert;
   };
 
+  static constexpr uint64_t kUnplaced = UINT64_MAX;
+  uint64_t windowOf(std::span<const MemberView> members) const;
+  void tally(const Attributed& a);
   void judge(uint64_t window_start_utc_ns, const Window& window);
   void judgeSeat(uint32_t comm, int comm_rank, uint64_t window_start_utc_ns, const CommWindow& w);
 
   const RunModel& run_;
   Options options_;
   OnAlert on_alert_;
-  InstanceArrivals arrivals_;  // reused from instance to instance
-  std::vector<double> peer_gaps_;  // reused likewise
+  WaitAttribution attribution_;
   std::map<uint64_t, Window> windows_;  // by window start (UTC ns), open until advance() passes their end
   uint64_t judged_until_utc_ns_ = 0;     // windows before this were judged: instances for them come too late
   std::map<std::pair<uint32_t, int>, Streak> streaks_;

@@ -33,6 +33,14 @@ Tallies tally(const RunModel& run, const ArrivalTally& arrivals) {
       if (rank >= 0) t.ranks[static_cast<size_t>(rank)].merge(seats[seat]);
     }
   }
+  for (const auto& [process, e] : RoleGaps::excessByProcess(arrivals.roleSums())) {
+    const int rank = process >= 0 && static_cast<size_t>(process) < run.processes.size() ? run.processes[static_cast<size_t>(process)].rank : -1;
+    if (rank < 0 || static_cast<size_t>(rank) >= t.ranks.size()) continue;
+    RankTally& r = t.ranks[static_cast<size_t>(rank)];
+    r.excess_n += e.n;
+    r.excess_sum_us += e.sum_us;
+    r.excess_sq_us += e.sq_us;
+  }
   return t;
 }
 
@@ -66,15 +74,43 @@ void flagStretches(const RunModel& run, const Tallies& t, std::vector<StragglerR
   }
 }
 
+// Per host, the typical waiting caused by a rank of the other hosts (of the other ranks when
+// there is one host): their median, so that a slow host's ranks do not lift their own
+// yardstick, and at least kTypicalFloor of the mean over every rank, for when one culprit
+// takes nearly all of it and the others' median is next to nothing.
+std::map<std::string, double> typicalWaitCaused(const Tallies& t, const std::vector<std::string>& hosts) {
+  std::map<std::string, double> out;
+  double total = 0, ranks = 0;
+  for (size_t rank = 0; rank < t.ranks.size(); ++rank) {
+    if (t.ranks[rank].instances == 0) continue;
+    out[hosts[rank]] = 0;
+    total += t.ranks[rank].wait_caused_ns;
+    ++ranks;
+  }
+  for (auto& [host, typical] : out) {
+    std::vector<double> waits;
+    for (size_t rank = 0; rank < t.ranks.size(); ++rank)
+      if (t.ranks[rank].instances != 0 && (out.size() == 1 || hosts[rank] != host)) waits.push_back(t.ranks[rank].wait_caused_ns);
+    typical = std::max(median(std::move(waits)), kTypicalFloor * total / ranks);
+  }
+  return out;
+}
+
+// Flagged: it created delays far more often than chance and caused far more waiting than the
+// typical rank elsewhere, or caused so much more (a stall now and then) that the count needs
+// only to show it created some.
+bool rankIsCulprit(const RankTally& r, double z, double ratio) {
+  if (r.wait_caused_ns <= 0) return false;
+  return (z >= kMinZ && ratio >= kMinWaitRatio) || (ratio >= kStrongWaitRatio && r.last >= kMinCreated && z >= kMinZ / 2);
+}
+
 std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const std::vector<std::string>& hosts) {
-  std::vector<double> waits;
-  for (const RankTally& r : t.ranks)
-    if (r.instances != 0) waits.push_back(r.wait_caused_ns);
-  const double median_wait = median(waits);
+  const std::map<std::string, double> typical = typicalWaitCaused(t, hosts);
   std::vector<StragglerRow> rows;
   for (size_t rank = 0; rank < t.ranks.size(); ++rank) {
     const RankTally& r = t.ranks[rank];
     if (r.instances == 0) continue;
+    const double median_wait = typical.at(hosts[rank]);
     StragglerRow row;
     row.rank = static_cast<int>(rank);
     row.host = hosts[rank];
@@ -82,9 +118,9 @@ std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const 
     row.wait_caused_us = r.wait_caused_ns / 1e3;
     row.late_fraction = r.last / static_cast<double>(r.instances);
     row.mean_lateness_us = r.lateness_ns / static_cast<double>(r.instances) / 1e3;
-    const double z = lastArrivalZ(r.last, r.expected_last, r.var_last);
+    const double z = gapExcessZ(r);
     const double ratio = waitRatio(r.wait_caused_ns, median_wait);
-    row.flagged = z >= kMinZ && ratio >= kMinWaitRatio && r.wait_caused_ns > 0;
+    row.flagged = rankIsCulprit(r, z, ratio);
     row.confidence = confidenceOf(strength(z, ratio));
     row.cls = "none";
     row.chance_fraction = r.expected_last / static_cast<double>(r.instances);
@@ -135,18 +171,19 @@ void classify(const RunModel& run, const StragglerEvidence& evidence, const GapB
   }
 }
 
-// Whether a host's lateness is its own rather than one of its ranks': most of its ranks were
-// last more often than chance, and no one rank holds most of its last arrivals (two slow
-// ranks of eight are two stragglers, a whole node slower is one host).
-bool spreadOverTheHost(const Tallies& t, const HostStragglerRow& row, double host_last) {
-  size_t above_chance = 0;
+// Whether a host's delays are its own rather than one of its ranks': most of its ranks
+// created more waiting than the typical rank of the other hosts, and no one rank caused most
+// of the host's (one slow GPU spreads its lateness through its host's tensor-parallel group,
+// but the waiting passes back to it; a whole node slower is one host).
+bool spreadOverTheHost(const Tallies& t, const HostStragglerRow& row, double host_wait, double typical_rank_wait) {
+  size_t above = 0;
   double top = 0;
   for (int rank : row.ranks) {
     const RankTally& r = t.ranks[static_cast<size_t>(rank)];
-    above_chance += r.last > r.expected_last ? 1 : 0;
-    top = std::max(top, r.last);
+    above += r.wait_caused_ns > kMinHostRankRatio * typical_rank_wait ? 1 : 0;
+    top = std::max(top, r.wait_caused_ns);
   }
-  return 2 * above_chance >= row.ranks.size() && top <= kMaxRankShareOfHost * host_last;
+  return 2 * above > row.ranks.size() && top <= kMaxRankShareOfHost * host_wait;
 }
 
 std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::string>& hosts) {
@@ -159,21 +196,19 @@ std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::
     row.ranks.push_back(static_cast<int>(rank));
     sum.merge(r);
   }
-  std::vector<double> waits;
-  for (const auto& [host, entry] : by_host) waits.push_back(entry.second.wait_caused_ns);
-  const double median_wait = median(waits);
+  const std::map<std::string, double> typical = typicalWaitCaused(t, hosts);
   std::vector<HostStragglerRow> rows;
   for (auto& [host, entry] : by_host) {
     auto& [row, sum] = entry;
     row.wait_caused_us = sum.wait_caused_ns / 1e3;
     row.late_fraction = sum.last / static_cast<double>(sum.instances);
-    // The ranks' chance variances summed overstate the host's (its ranks are never last
-    // together): the host's z is an underestimate, never an overstatement.
-    row.z = lastArrivalZ(sum.last, sum.expected_last, sum.var_last);
-    const double ratio = waitRatio(sum.wait_caused_ns, median_wait);
-    row.confidence = confidenceOf(strength(row.z, ratio));
-    row.flagged = row.ranks.size() >= 2 && by_host.size() >= 2 && row.z >= kMinZ && ratio >= kMinWaitRatio &&
-                  sum.wait_caused_ns > 0 && spreadOverTheHost(t, row, sum.last);
+    row.z = gapExcessZ(sum);  // reported; a host is judged by how its ranks' waiting caused spreads
+    // Per rank, the host's waiting caused against the typical rank's of the other hosts.
+    const double typical_rank_wait = typical.at(host);
+    const double ratio = waitRatio(sum.wait_caused_ns / static_cast<double>(row.ranks.size()), typical_rank_wait);
+    row.confidence = confidenceOf(ratio / kMinWaitRatio);
+    row.flagged = row.ranks.size() >= 2 && by_host.size() >= 2 && ratio >= kMinWaitRatio && row.z >= kMinZ && sum.wait_caused_ns > 0 &&
+                  spreadOverTheHost(t, row, sum.wait_caused_ns, typical_rank_wait);
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.wait_caused_us > b.wait_caused_us; });
@@ -202,9 +237,33 @@ std::vector<CommStragglerRow> commRows(const RunModel& run, const Tallies& t) {
   return rows;
 }
 
+// The replays' estimates onto the rows whose ranks they replayed.
+void addImpacts(const RunModel& run, const std::vector<ImpactEstimate>& impacts, StragglerReport& report) {
+  const auto ranksOf = [&](const ImpactEstimate& e) {
+    std::vector<int> ranks;
+    for (int32_t p : e.processes)
+      if (p >= 0 && static_cast<size_t>(p) < run.processes.size()) ranks.push_back(run.processes[static_cast<size_t>(p)].rank);
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+  };
+  for (const ImpactEstimate& e : impacts) {
+    const std::vector<int> ranks = ranksOf(e);
+    for (StragglerRow& row : report.ranks)
+      if (ranks == std::vector<int>{row.rank}) row.step_saved_share = e.saved_share;
+    for (HostStragglerRow& row : report.hosts) {
+      std::vector<int> host_ranks = row.ranks;
+      std::sort(host_ranks.begin(), host_ranks.end());
+      if (ranks == host_ranks) row.step_saved_share = e.saved_share;
+    }
+  }
+}
+
 }  // namespace
 
 void ArrivalTally::Seat::merge(const Seat& other) {
+  excess_n += other.excess_n;
+  excess_sum_us += other.excess_sum_us;
+  excess_sq_us += other.excess_sq_us;
   instances += other.instances;
   last += other.last;
   expected_last += other.expected_last;
@@ -221,32 +280,92 @@ void ArrivalTally::Comm::merge(const Comm& other) {
   windows.merge(other.windows);
 }
 
-void ArrivalTally::collective(const CollInstance& c, std::span<const MemberView> members) {
-  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
-  if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
-  if (comms_.size() <= c.comm) comms_.resize(c.comm + 1);
-  Comm& comm = comms_[c.comm];
-  if (comm.seats.size() < members.size()) comm.seats.resize(members.size());
+ArrivalTally::ArrivalTally() : attribution_([this](const Attributed& a) { tally(a); }) {}
+
+void ArrivalTally::collective(const CollInstance& c, std::span<const MemberView> members) { attribution_.addCollective(c, members); }
+
+void ArrivalTally::transfer(const P2pTransfer& t) { attribution_.addTransfer(t); }
+
+ArrivalTally::Comm& ArrivalTally::commAt(uint32_t comm) {
+  if (comms_.size() <= comm) comms_.resize(comm + 1);
+  return comms_[comm];
+}
+
+void ArrivalTally::tally(const Attributed& a) {
+  for (const Attributed::Charge& charge : a.charges) commAt(charge.origin.comm);
+  Comm& comm = commAt(a.comm);
   ++comm.instances;
-  comm.total_wait_ns += static_cast<double>(arrivals_.total_wait_ns);
-  const double chance = 1.0 / static_cast<double>(arrivals_.members.size());
-  for (const MemberArrival& m : arrivals_.members) {
+  comm.total_wait_ns += static_cast<double>(a.total_wait_ns);
+  const double chance = 1.0 / static_cast<double>(a.members.size());
+  for (size_t i = 0; i < a.members.size(); ++i) {
+    const SyncMember& m = a.members[i];
+    if (comm.seats.size() <= static_cast<size_t>(m.comm_rank)) comm.seats.resize(static_cast<size_t>(m.comm_rank) + 1);
     Seat& seat = comm.seats[static_cast<size_t>(m.comm_rank)];
     ++seat.instances;
-    seat.last += m.last_share;
+    seat.last += a.created[i];
     seat.expected_last += chance;
     seat.var_last += chance * (1 - chance);
-    seat.wait_caused_ns += m.last_share * static_cast<double>(arrivals_.total_wait_ns);
-    seat.lateness_ns += static_cast<double>(m.lateness_ns);
-    comm.windows.add(static_cast<size_t>(m.comm_rank), {.last = m.last_share,
-                                                        .expected_last = chance,
-                                                        .var_last = chance * (1 - chance),
-                                                        .wait_caused_ns = m.last_share * static_cast<double>(arrivals_.total_wait_ns)});
+    seat.lateness_ns += m.arrival_ns;
+    // A send's or receive's peers are its role's: their gaps are summed whole (roleSums).
+    if (!a.transfer && m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0) {
+      const double excess_us = (static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3;
+      ++seat.excess_n;
+      seat.excess_sum_us += excess_us;
+      seat.excess_sq_us += excess_us * excess_us;
+    }
+    comm.windows.add(static_cast<size_t>(m.comm_rank), {.last = a.created[i], .expected_last = chance, .var_last = chance * (1 - chance)});
+  }
+  for (const Attributed::Charge& charge : a.charges) {
+    Comm& to = comms_[charge.origin.comm];
+    const size_t seat = static_cast<size_t>(charge.origin.comm_rank);
+    if (to.seats.size() <= seat) to.seats.resize(seat + 1);
+    to.seats[seat].wait_caused_ns += charge.wait_ns;
+    to.windows.add(seat, {.wait_caused_ns = charge.wait_ns});
+    if (charge.origin.process < 0) continue;
+    if (process_cost_.size() <= static_cast<size_t>(charge.origin.process)) process_cost_.resize(static_cast<size_t>(charge.origin.process) + 1, 0);
+    process_cost_[static_cast<size_t>(charge.origin.process)] += charge.wait_ns;
   }
   comm.windows.next();
+  if (++syncs_ % kPickEvery == 0) pickCandidates();
+}
+
+// The costliest origins so far, well above the median process's cost, are replayed from now
+// on: a culprit shows within the first steps, and what its fix saves is a rate.
+void ArrivalTally::pickCandidates() {
+  std::vector<std::pair<double, int32_t>> costs;
+  for (size_t p = 0; p < process_cost_.size(); ++p) costs.emplace_back(process_cost_[p], static_cast<int32_t>(p));
+  if (costs.size() < 2) return;
+  std::vector<double> values;
+  for (const auto& c : costs) values.push_back(c.first);
+  const double typical = median(std::move(values));
+  std::sort(costs.rbegin(), costs.rend());
+  for (size_t i = 0; i < costs.size() && i < kCandidatesPicked; ++i)
+    if (costs[i].first > 0 && costs[i].first >= kCandidateRatio * typical) attribution_.addCandidate({costs[i].second});
+}
+
+void ArrivalTally::snapshotFrom(const ArrivalTally& live) {
+  attribution_.copyStateFrom(live.attribution_);
+  comms_ = live.comms_;
+  process_cost_ = live.process_cost_;
+  syncs_ = live.syncs_;
+  merged_impacts_ = live.merged_impacts_;
+  merged_role_sums_ = live.merged_role_sums_;
+}
+
+RoleGaps::ProcessSums ArrivalTally::roleSums() const {
+  RoleGaps::ProcessSums out = attribution_.roleGaps().sums();
+  RoleGaps::merge(out, merged_role_sums_);
+  return out;
+}
+
+std::vector<ImpactEstimate> ArrivalTally::impacts() const {
+  std::vector<ImpactEstimate> out = attribution_.impacts();
+  out.insert(out.end(), merged_impacts_.begin(), merged_impacts_.end());
+  return out;
 }
 
 void ArrivalTally::finish(std::span<const uint32_t> new_index) {
+  attribution_.flush();
   std::vector<Comm> renumbered_comms(comms_.size());
   for (size_t c = 0; c < comms_.size(); ++c) {
     const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
@@ -259,6 +378,9 @@ void ArrivalTally::finish(std::span<const uint32_t> new_index) {
 void ArrivalTally::merge(const ArrivalTally& other) {
   if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());
   for (size_t c = 0; c < other.comms_.size(); ++c) comms_[c].merge(other.comms_[c]);
+  const std::vector<ImpactEstimate> theirs = other.impacts();
+  merged_impacts_.insert(merged_impacts_.end(), theirs.begin(), theirs.end());
+  RoleGaps::merge(merged_role_sums_, other.roleSums());
 }
 
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks) {
@@ -274,6 +396,14 @@ bool onFlaggedHost(const StragglerReport& report, int rank) {
   return std::any_of(report.hosts.begin(), report.hosts.end(), [&](const HostStragglerRow& h) {
     return h.flagged && std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end();
   });
+}
+
+double gapExcessZ(const ArrivalTally::Seat& s) {
+  if (s.excess_n < 2) return 0;
+  const double mean = s.excess_sum_us / s.excess_n;
+  if (mean < kMinGapSpreadUs) return 0;  // a few timer ticks, however often: no delay
+  const double variance = std::max(0.0, s.excess_sq_us / s.excess_n - mean * mean);
+  return mean / (std::max(std::sqrt(variance), kMinGapSpreadUs) / std::sqrt(s.excess_n));
 }
 
 double lastArrivalZ(double last, double expected_last, double var_last) {
@@ -292,8 +422,9 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   StragglerReport report;
   report.links = slowLinks(run, in.shapes, in.transfers);
   report.ranks = rankRows(run, t, hosts);
-  classify(run, in.evidence, in.busy, report.links, report.ranks);
   report.hosts = hostRows(t, hosts);
+  addImpacts(run, in.arrivals.impacts(), report);
+  classify(run, in.evidence, in.busy, report.links, report.ranks);
   report.comms = commRows(run, t);
   report.heatmap = latenessHeatmap(run, clocks, in.lateness);
   return report;

@@ -10,6 +10,7 @@
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/transfer_cells.h"
+#include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/analyses/straggler_class.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
@@ -18,16 +19,26 @@
 
 namespace commtrace::report {
 
-// A rank is flagged when both hold:
-// - it arrived last far more often than chance: with k timed members an instance's last
-//   arriver is each with chance 1/k, and its count of last arrivals is at least kMinZ
-//   standard deviations above that expectation (jitter alone: about 3 in 100,000);
-// - it imposed far more wait: at least kMinWaitRatio times the median rank's wait caused.
+// A rank is flagged as a root culprit (wait_attribution.h) when both hold:
+// - its own delays are systematic: its GPU gap before its ops exceeds its peers' typical gap
+//   (the other members' before the same collective, the same stage's of other pipeline copies
+//   before a send or receive) by a mean at least kMinZ standard errors above zero (gapExcessZ);
+// - the waiting its delays caused (here and passed along) is at least kMinWaitRatio times the
+//   typical rank's of the other hosts (their median, at least kTypicalFloor of the mean rank's).
+// Or, for delays now and then (an input stall every N steps): it caused kStrongWaitRatio
+// times the typical waiting, created the delay at kMinCreated instances at least, and its gap
+// excess is at least half as systematic (kMinZ / 2: not the jitter of a rank whose every
+// delay the whole pipeline after it inherits).
 constexpr double kMinZ = 4.0;
 constexpr double kMinWaitRatio = 3.0;
-// A host is flagged by the same two thresholds, over its ranks' arrivals together, when the
-// lateness is spread over it: at least half its ranks last more often than chance, and no
-// rank holding more than kMaxRankShareOfHost of the host's last arrivals.
+constexpr double kStrongWaitRatio = 10.0;
+constexpr double kMinCreated = 3.0;
+constexpr double kTypicalFloor = 0.1;
+// A host is flagged when its ranks create delays together: per rank it caused kMinWaitRatio
+// times the typical rank's waiting of the other hosts, more than half its ranks caused
+// kMinHostRankRatio times it each, no rank caused more than kMaxRankShareOfHost of it, and its
+// ranks' gap excess together is systematic (kMinZ).
+constexpr double kMinHostRankRatio = 2.0;
 constexpr double kMaxRankShareOfHost = 0.6;
 
 // How far above chance, in standard deviations, a count of last arrivals is: `last` against
@@ -42,23 +53,37 @@ double confidenceOf(double strength);
 // three times it), weighted half by how directly its class is shown (straggler_class.h's
 // certainty): x (0.5 + 0.5 x certainty). Ranks not flagged keep the first part.
 //
-// The arrivals are summed as the instances stream by (ArrivalTally), per communicator seat:
-// a seat's global rank is settled only at the stream's end.
+// The tally counts root causes, not last arrivals (wait_attribution.h): per communicator seat,
+// the share of each synchronization's lateness the seat created (Seat::last) against chance,
+// and the waiting its created delays caused there and, passed along, in later ops
+// (wait_caused_ns). A seat's global rank is settled only at the stream's end. Collectives and
+// plain sends/receives are synchronizations; other ops only pass each member's blame on.
 class ArrivalTally : public JoinedOpSink {
  public:
+  static constexpr uint64_t kPickEvery = 256;      // synchronizations between looks for candidates
+  static constexpr size_t kCandidatesPicked = 3;   // the costliest origins looked at each time
+  static constexpr double kCandidateRatio = 2.0;   // ... at this many times the median process's cost
+  ArrivalTally();
+  ArrivalTally(const ArrivalTally&) = delete;
+  ArrivalTally& operator=(const ArrivalTally&) = delete;
+
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
-  void transfer(const P2pTransfer&) override {}
+  void transfer(const P2pTransfer& transfer) override;
   void finish(std::span<const uint32_t> new_index) override;
-  // Adds another tally of the same run (finished, or both not yet): a shard's.
+  // Adds another tally of the same run (finished, or both not yet): a shard's. Waits pass
+  // back only along the ops one shard saw: shard by time, not by communicator.
   void merge(const ArrivalTally& other);
 
   struct Seat {
     uint64_t instances = 0;
-    double last = 0;           // instances it arrived last at (shared among ties)
+    double last = 0;           // the share of the instances' lateness it created (last arrivals whose gap explains them)
     double expected_last = 0;  // ... if the last arriver were drawn at random
     double var_last = 0;
-    double wait_caused_ns = 0;
+    double wait_caused_ns = 0;  // the others' waiting its created delays caused, here and passed along
     double lateness_ns = 0;
+    // Its GPU gap before each op over its peers' typical gap (us), where both were measured:
+    // whether its delays are systematic (gapExcessZ), last or not.
+    double excess_n = 0, excess_sum_us = 0, excess_sq_us = 0;
     void merge(const Seat& other);
   };
   struct Comm {
@@ -70,11 +95,35 @@ class ArrivalTally : public JoinedOpSink {
   };
   // Per communicator index (none for those without a timed synchronizing instance).
   const std::vector<Comm>& comms() const { return comms_; }
+  // Becomes a copy of a tally still being fed, with what it still waits to attribute (a
+  // snapshot of a live run: finish() then attributes that too).
+  void snapshotFrom(const ArrivalTally& live);
+  // What fixing the costliest origins would save (candidates chosen as the stream goes).
+  std::vector<ImpactEstimate> impacts() const;
+  // Every process's gaps before its sends and receives, by role (RoleGaps): their excess over
+  // their peers' counts in a rank's gap excess, whatever order the transfers came in.
+  RoleGaps::ProcessSums roleSums() const;
 
  private:
-  InstanceArrivals arrivals_;  // reused from instance to instance
+  void tally(const Attributed& a);
+  Comm& commAt(uint32_t comm);
+  void pickCandidates();
+
+  WaitAttribution attribution_;
   std::vector<Comm> comms_;
+  std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
+  uint64_t syncs_ = 0;
+  std::vector<ImpactEstimate> merged_impacts_;  // other shards'
+  RoleGaps::ProcessSums merged_role_sums_;       // likewise
 };
+
+// How many standard errors a seat's (or a rank's, its seats merged) mean gap excess over its
+// peers' is above zero: a rank whose own delays are systematic, last at the op or not. A mean
+// under kMinGapSpreadUs reads 0, and the spread is taken as at least that: a gap a few timer
+// ticks longer every time (a kernel's launch, how the channels start) is no delay, however
+// often it is measured.
+constexpr double kMinGapSpreadUs = 10.0;
+double gapExcessZ(const ArrivalTally::Seat& s);
 
 // What the stream gathered for the straggler tables: the arrivals, the collectives by shape
 // for the slow links (slow_links.h), the lateness for the heatmap (lateness_heatmap.h) and

@@ -149,13 +149,15 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   EXPECT_TRUE(top.flagged) << evidenceWords(top);
   EXPECT_EQ(top.host, "node1");
   EXPECT_EQ(top.instances, 80u);
-  EXPECT_DOUBLE_EQ(top.late_fraction, 1.0);
+  // Last at every instance; at world part of its lateness is its tp.1 lateness passed on
+  // (its gap there explains 1.2 of the others' mean 1.9 ms wait), created by itself as well.
+  EXPECT_GT(top.late_fraction, 0.8);
   // Per step: at tp.1 three others wait ~1.2 ms; at world its three tp.1 peers wait ~1.2 ms
   // and tp.0, which did not wait for it before, ~2.4 ms. Jitter: within 0.2 ms a wait.
   EXPECT_NEAR(top.wait_caused_us, 40 * (3 * 1200.0 + 3 * 1200.0 + 4 * 2400.0), 40 * 10 * 200.0);
   EXPECT_EQ(top.cls, "compute");
   // Shares of last place as a percentage (ties split one instance), durations as the tables spell them.
-  EXPECT_EQ(evidenceWords(top).rfind("last in 100.0% of 80 instances (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
+  EXPECT_EQ(evidenceWords(top).rfind("created the delay in 80.9% of 80 synchronizations (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
       << evidenceWords(top);
   EXPECT_EQ(evidenceWords(top).find(".00 ms"), std::string::npos) << evidenceWords(top);
   EXPECT_NE(evidenceWords(top).find("host-side delay not ruled out"), std::string::npos) << evidenceWords(top);
@@ -170,7 +172,8 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   ASSERT_NE(tp1, r.comms.end());
   EXPECT_EQ(tp1->worst_rank, 6);
   EXPECT_EQ(tp1->instances, 40u);
-  EXPECT_GE(tp1->total_wait_us, tp1->wait_caused_us);
+  // Its worst seat's waiting caused counts what its delays made others wait at world too.
+  EXPECT_LT(tp1->total_wait_us, tp1->wait_caused_us);
 }
 
 TEST(Stragglers, KernelRecordsTellComputeFromHost) {

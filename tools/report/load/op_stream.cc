@@ -1,5 +1,6 @@
 #include "tools/report/load/op_stream.h"
 
+#include <algorithm>
 #include <numeric>
 #include <tuple>
 
@@ -31,18 +32,50 @@ HeldGaps gapsOf(const RunModel& run) {
   return gaps;
 }
 
+namespace {
+
+// When an op was issued, as the joiner would meet it: its earliest member's CPU start as UTC
+// (0 where no member recorded one).
+uint64_t issuedUtc(const RunModel& run, std::span<const MemberView> members) {
+  uint64_t earliest = UINT64_MAX;
+  for (const MemberView& m : members)
+    if (m.process >= 0 && m.cpu_start_ns != 0) earliest = std::min(earliest, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+  return earliest == UINT64_MAX ? 0 : earliest;
+}
+
+}  // namespace
+
+// In the order the ops were issued, as the loader about hands them on (an analysis that
+// follows each rank's ops in order, wait_attribution.h, needs no more than that).
 void replayRun(const RunModel& run, JoinedOpSink& sink) {
   const HeldGaps gaps = gapsOf(run);
+  struct Op {
+    uint64_t utc;
+    bool transfer;
+    size_t index;
+  };
+  std::vector<Op> ops;
+  for (size_t i = 0; i < run.collectives.size(); ++i) {
+    const CollInstance& c = run.collectives[i];
+    ops.push_back({issuedUtc(run, {run.membersOf(c), c.n_members}), false, i});
+  }
+  for (size_t i = 0; i < run.transfers.size(); ++i) {
+    const MemberView sides[] = {run.transfers[i].send, run.transfers[i].recv};
+    ops.push_back({issuedUtc(run, sides), true, i});
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.utc < b.utc; });
   std::vector<MemberView> members;
-  for (const CollInstance& c : run.collectives) {
+  for (const Op& op : ops) {
+    if (op.transfer) {
+      P2pTransfer t = run.transfers[op.index];
+      std::tie(t.send.gpu_gap_ns, t.recv.gpu_gap_ns) = gaps.transfers[op.index];
+      sink.transfer(t);
+      continue;
+    }
+    const CollInstance& c = run.collectives[op.index];
     members.assign(run.membersOf(c), run.membersOf(c) + c.n_members);
     for (uint32_t r = 0; r < c.n_members; ++r) members[r].gpu_gap_ns = gaps.members[c.first_member + r];
     sink.collective(c, members);
-  }
-  for (size_t i = 0; i < run.transfers.size(); ++i) {
-    P2pTransfer t = run.transfers[i];
-    std::tie(t.send.gpu_gap_ns, t.recv.gpu_gap_ns) = gaps.transfers[i];
-    sink.transfer(t);
   }
   std::vector<uint32_t> identity(run.comms.size());
   std::iota(identity.begin(), identity.end(), 0u);

@@ -1,7 +1,8 @@
 // The report as a stream: analyses that take a run one joined op at a time are
 // JoinedOpSinks (load/op_joiner.h), fed by the joiner while the files are read, or by
 // replayRun() from a RunModel held whole (PyTorch profiler traces, tests). Either way an analysis sees
-// each collective instance and each transfer once, in no particular order, then finish()
+// each collective instance and each transfer once, in about the order they were issued (not
+// each rank's program order exactly: the loader joins an instance once its last member is read), then finish()
 // with the communicators' final numbering; what it keeps is its own summary, never the ops.
 #pragma once
 

@@ -43,13 +43,27 @@ bool TimeWindowFilter::inside(std::span<const MemberView> members) {
   return in;
 }
 
+void TimeWindowFilter::firstGapsCleared(MemberView& m) {
+  if (m.process < 0 || m.gpuDuration() == 0) return;
+  if (seen_.size() <= static_cast<size_t>(m.process)) seen_.resize(static_cast<size_t>(m.process) + 1, 0);
+  if (seen_[static_cast<size_t>(m.process)] == 0) m.gpu_gap_ns = MemberView::kNoGap;
+  seen_[static_cast<size_t>(m.process)] = 1;
+}
+
 void TimeWindowFilter::collective(const CollInstance& instance, std::span<const MemberView> members) {
-  if (inside(members)) next_.collective(instance, members);
+  if (!inside(members)) return;
+  members_.assign(members.begin(), members.end());
+  for (MemberView& m : members_) firstGapsCleared(m);
+  next_.collective(instance, members_);
 }
 
 void TimeWindowFilter::transfer(const P2pTransfer& transfer) {
   const MemberView sides[] = {transfer.send, transfer.recv};
-  if (inside(sides)) next_.transfer(transfer);
+  if (!inside(sides)) return;
+  P2pTransfer t = transfer;
+  firstGapsCleared(t.send);
+  firstGapsCleared(t.recv);
+  next_.transfer(t);
 }
 
 }  // namespace commtrace::report

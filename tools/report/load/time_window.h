@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/run_model.h"
@@ -38,7 +39,9 @@ uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns);
 TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns);
 
 // Hands on the ops that started inside run.window and counts the others in
-// run.ops_outside_window (those without a CPU time among them: they cannot be placed).
+// run.ops_outside_window (those without a CPU time among them: they cannot be placed). A
+// process's first op inside it has no earlier op the analyses see: its GPU gap, measured
+// from an op before the window, is handed on as none (MemberView::kNoGap).
 class TimeWindowFilter : public JoinedOpSink {
  public:
   TimeWindowFilter(RunModel& run, JoinedOpSink& next) : run_(run), next_(next) {}
@@ -49,9 +52,12 @@ class TimeWindowFilter : public JoinedOpSink {
 
  private:
   bool inside(std::span<const MemberView> members);
+  void firstGapsCleared(MemberView& m);
 
   RunModel& run_;
   JoinedOpSink& next_;
+  std::vector<uint8_t> seen_;  // per process: an op of it was handed on
+  std::vector<MemberView> members_;  // scratch
 };
 
 }  // namespace commtrace::report

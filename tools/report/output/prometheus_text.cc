@@ -48,7 +48,7 @@ void writePrometheusText(const RunModel& run, const LiveView& view, std::ostream
       out << "commtrace_busbw_gbps{" << opClassLabels(run, key) << "} " << f.bus_bytes / static_cast<double>(f.transfer_ns) << '\n';
   family(out, "commtrace_last_arrivals_total", "counter", "Collective instances the rank arrived last at (a tie shared).");
   for (const auto& [process, r] : t.by_process) out << "commtrace_last_arrivals_total{" << rankLabels(run, process) << "} " << r.last_arrivals << '\n';
-  family(out, "commtrace_wait_caused_seconds_total", "counter", "The other members' waiting the rank caused by arriving last.");
+  family(out, "commtrace_wait_caused_seconds_total", "counter", "The other members' waiting the rank's own delays caused (root-cause attribution: waits passed on count for the rank that created the delay).");
   for (const auto& [process, r] : t.by_process)
     out << "commtrace_wait_caused_seconds_total{" << rankLabels(run, process) << "} " << static_cast<double>(r.wait_caused_ns) / 1e9 << '\n';
   const auto straggling = live.straggling();

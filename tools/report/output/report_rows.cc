@@ -316,22 +316,34 @@ const Fields<StragglerRow>& stragglerFields() {
   static const Fields<S> fields{
       {"rank", kInteger, kAlways, "global rank", member(&S::rank), "rank"},
       {"host", kString, kAlways, "its host", member(&S::host), "host"},
-      {"instances", kInteger, kAlways, "collective instances it took part in", member(&S::instances)},
-      {"wait_caused_us", kNumber, kAlways, "over the instances it arrived last: the others' summed waits", member(&S::wait_caused_us), "wait caused"},
-      {"late_fraction", kNumber, kAlways, "instances where it was last / `instances`", member(&S::late_fraction), "last in"},
+      {"instances", kInteger, kAlways, "synchronizations it took part in (collectives, and sends and receives with their peer)", member(&S::instances)},
+      {"wait_caused_us", kNumber, kAlways,
+       "the others' waiting its created delays caused, in rank-time: where it arrived last and its gap explained it, and "
+       "passed along to later ops by the ranks that waited (root-cause attribution)",
+       member(&S::wait_caused_us), "wait caused"},
+      {"late_fraction", kNumber, kAlways,
+       "the share of its synchronizations' lateness it created (arriving last, with a gap longer than its peers' by the lateness) / "
+       "`instances`",
+       member(&S::late_fraction), "created"},
       {"mean_lateness_us", kNumber, kAlways, "mean of (its arrival − the first member's)", member(&S::mean_lateness_us), "mean lateness"},
       {"class", kString, kAlways, "`compute`, `host`, `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
       {"confidence", kNumber, kAlways, "0..1: how clearly it is a straggler", member(&S::confidence), "confidence"},
       {"flagged", kBool, kAlways, "judged a straggler, not just last by chance", member(&S::flagged), "flagged"},
       {"evidence", kString, kAlways, "the numbers behind `class`, in words", [](const S& s) { return Value(evidenceWords(s)); }},
       {"chance_fraction", kNumber, kAlways, "the share of its instances it would have been last in by chance", member(&S::chance_fraction)},
-      {"z", kNumber, kAlways, "how many standard deviations more often than chance it was last", member(&S::z)},
+      {"z", kNumber, kAlways,
+       "how many standard errors its mean GPU gap before its ops exceeds its peers' typical gap (0 under 10 us: no delay): how "
+       "systematic its own delays are",
+       member(&S::z)},
       {"stretch_z", kNumber, kAlways,
        "the same over its worst stretch of one of its communicators' instances (at most 32 stretches of equal length each): a rank "
        "slow for part of the run is flagged when this reaches 6 and its wait caused there is 3x the median seat's, though `z` stays "
        "below 4; 0 for a rank flagged over the whole run or that caused no wait",
        member(&S::stretch_z)},
-      {"median_wait_caused_us", kNumber, kAlways, "the median rank's `wait_caused_us`", member(&S::median_wait_caused_us)},
+      {"median_wait_caused_us", kNumber, kAlways,
+       "the typical rank's `wait_caused_us` it is held against: the median of the ranks on other hosts (of the other ranks on a "
+       "one-host run), at least a tenth of the mean rank's",
+       member(&S::median_wait_caused_us)},
       {"gap_ops", kInteger, kAlways, "flagged ranks: the ops it arrived last at whose GPU gap before them was measured (the figures below are over these)",
        member(&S::gap_ops)},
       {"gap_us_p50", kNumber, kOrNull, "median GPU gap before those ops (since its previous op ended); null when not measured", finite(&S::gap_us_p50)},
@@ -343,7 +355,11 @@ const Fields<StragglerRow>& stragglerFields() {
        finite(&S::compute_share)},
       {"enqueue_fraction", kNumber, kOrNull,
        "0..1: how far into the gap the CPU enqueued the op (1: the GPU waited for the host); null without clock samples",
-       finite(&S::enqueue_fraction)}};
+       finite(&S::enqueue_fraction)},
+      {"step_saved_share", kNumber, kOrNull,
+       "0..1: the share of the run's time fixing it would save, from a replay of the run with its created delays set to its "
+       "peers' typical gap; null where it was not among the costliest origins replayed",
+       finite(&S::step_saved_share)}};
   return fields;
 }
 
@@ -353,11 +369,15 @@ const Fields<HostStragglerRow>& hostStragglerFields() {
       {"host", kString, kAlways, "the host", member(&H::host), "host"},
       {"ranks", kRankList, kAlways, "its global ranks", member(&H::ranks), "ranks"},
       {"wait_caused_us", kNumber, kAlways, "as for `stragglers[]`, its ranks together", member(&H::wait_caused_us), "wait caused"},
-      {"late_fraction", kNumber, kAlways, "instances where one of its ranks was last / its instances", member(&H::late_fraction), "last in"},
-      {"z", kNumber, kAlways, "as for `stragglers[]`, its ranks' last arrivals together (their chance variances summed: an underestimate)", member(&H::z)},
+      {"late_fraction", kNumber, kAlways, "as for `stragglers[]`, its ranks together", member(&H::late_fraction), "created"},
+      {"z", kNumber, kAlways, "as for `stragglers[]`, its ranks' gaps together", member(&H::z)},
       {"confidence", kNumber, kAlways, "0..1, as for `stragglers[]`, its ranks together", member(&H::confidence), "confidence"},
-      {"flagged", kBool, kAlways, "judged a straggler as a host: both thresholds met by its ranks together, and the lateness spread over it (at least half its ranks last more often than chance, none holding more than 60% of its last arrivals)",
-       member(&H::flagged), "flagged"}};
+      {"flagged", kBool, kAlways,
+       "judged a straggler as a host: its ranks' waiting caused, per rank, 3x the typical rank's of the other hosts, more than half "
+       "its ranks 2x it each, no rank more than 60% of the host's (its ranks create delays together), and `z` at least 4",
+       member(&H::flagged), "flagged"},
+      {"step_saved_share", kNumber, kOrNull, "as for `stragglers[]`, its ranks' delays removed together; null where not replayed",
+       finite(&H::step_saved_share)}};
   return fields;
 }
 
@@ -462,6 +482,11 @@ const Fields<FindingRow>& findingFields() {
        "0..1: `cost_us` over the time it was taken from: the other ranks' time for a straggler or host (steps x mean step x "
        "ranks), the rank's own for exposed communication, a bubble or CUDA sync; null without two steps",
        finite(&F::cost_share)},
+      {"step_saved_us", kNumber, kOrNull,
+       "a straggler or host: what fixing it would save per step, from a replay of the run with its created delays set to its "
+       "peers' typical gap (the step before less the step after); null where not estimated or without two steps",
+       finite(&F::step_saved_us)},
+      {"step_saved_share", kNumber, kOrNull, "the same as a share of the step (0..1); null where not estimated", finite(&F::step_saved_share)},
       {"confidence", kNumber, kOrNull, "0..1 where the judgement has one (stragglers, hosts, links)", finite(&F::confidence)}};
   return fields;
 }

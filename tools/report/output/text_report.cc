@@ -52,7 +52,7 @@ void writeSection(const std::string& title, const Table& table, size_t max_rows,
 }
 
 void writeStragglers(const StragglerReport& s, std::ostream& out) {
-  writeSection("Stragglers (the wait each rank imposed on the others by arriving last)", tables::stragglers(s.ranks), kTopRows,
+  writeSection("Stragglers (the waiting each rank's own delays caused, traced back from where it was passed on)", tables::stragglers(s.ranks), kTopRows,
                "no collective instance had GPU times on two or more ranks", out);
   for (const StragglerRow& row : s.ranks)
     if (row.flagged) out << "  rank " << row.rank << ": " << evidenceWords(row) << '\n';

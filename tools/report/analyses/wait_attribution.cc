@@ -1,0 +1,492 @@
+#include "tools/report/analyses/wait_attribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "core/nccl_vocab.h"
+
+#include "tools/report/load/stats.h"
+
+namespace commtrace::report {
+namespace {
+
+// Lateness closer than this is a tie, not a delay (lateness.h's kTieNs).
+constexpr double kTieLatenessNs = static_cast<double>(kTieNs);
+
+// A key for "process p's op that ended at end": collisions only cost a needless retry.
+uint64_t predecessorKey(int32_t process, uint64_t end) {
+  return (end * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(static_cast<uint32_t>(process)) << 17);
+}
+
+// What a member with a gap of 0 waits for: any op of its process (one still running when it started).
+constexpr uint64_t kStillRunning = UINT64_MAX;
+
+uint64_t awaitedKey(const SyncMember& m) {
+  return predecessorKey(m.process, m.gap_ns == 0 ? kStillRunning : m.gpu_start_ns - m.gap_ns);
+}
+
+// What a send or receive waiting for its role's peers waits for.
+uint64_t roleKey(uint64_t role) { return role ^ 0x5EEDF00DCAFEBEEFull; }
+
+bool gapKnown(const SyncMember& m) { return m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0; }
+
+// The part of the member's gap over its peers' typical gap: the delay it created before the op.
+double createdDelayNs(const SyncMember& m) {
+  return gapKnown(m) ? std::max(0.0, static_cast<double>(m.gap_ns) - m.peer_gap_ns) : 0.0;
+}
+
+}  // namespace
+
+// A last arriver's lateness (against the waiters' arrival, on average) in three shares: the
+// part its gap before the op is longer than the waiters' gaps explains, of which what exceeds
+// its peers' typical gap it created; of the rest, what it was held up more than the waiters
+// before (its held time over theirs: the lateness its earlier ops' waits passed on) it
+// inherited; what is left is the job's shape (a pipeline stage computes while the next idles,
+// a rank has less to do before the op), charged to nobody. Its first op, or one without gaps
+// to compare, has nothing to measure: the job's start, or its shape.
+WaitAttribution::LatenessSplit WaitAttribution::splitLateness(const SyncMember& m, double lateness, double waiter_gap, double held_more) {
+  const double inherited = std::clamp(held_more, 0.0, lateness);
+  if (m.gap_ns == MemberView::kNoGap) return {0, inherited / lateness};
+  const double gap = static_cast<double>(m.gap_ns);
+  const double typical = m.peer_gap_ns >= 0 ? m.peer_gap_ns : waiter_gap;
+  const double against = waiter_gap >= 0 ? waiter_gap : typical;
+  if (against < 0) return {0, inherited / lateness};
+  const double explained = std::clamp(gap - against, 0.0, lateness);
+  const double created = std::clamp(gap - typical, 0.0, explained);
+  return {created / lateness, std::min(inherited, lateness - explained) / lateness};
+}
+
+void Blame::add(const DelayOrigin& origin, double weight) {
+  if (weight <= 0) return;
+  for (size_t i = 0; i < size_; ++i) {
+    if (parts_[i].origin == origin) {
+      parts_[i].share += static_cast<float>(weight);
+      return;
+    }
+  }
+  if (size_ < parts_.size()) {
+    parts_[size_++] = {origin, static_cast<float>(weight)};
+    return;
+  }
+  // Full: the smallest part gives way to a larger one (what is lost is the smallest share).
+  const auto smallest = std::min_element(parts_.begin(), parts_.end(), [](const Part& a, const Part& b) { return a.share < b.share; });
+  if (smallest->share < weight) *smallest = {origin, static_cast<float>(weight)};
+}
+
+void Blame::add(const Blame& other, double weight) {
+  for (const Part& p : other.parts()) add(p.origin, weight * p.share);
+}
+
+void Blame::normalize() {
+  std::sort(parts_.begin(), parts_.begin() + size_, [](const Part& a, const Part& b) { return a.share > b.share; });
+  size_ = static_cast<uint8_t>(std::min<size_t>(size_, kParts));
+  double sum = 0;
+  for (size_t i = 0; i < size_; ++i) sum += parts_[i].share;
+  if (sum <= 0) {
+    size_ = 0;
+    return;
+  }
+  for (size_t i = 0; i < size_; ++i) parts_[i].share = static_cast<float>(parts_[i].share / sum);
+}
+
+// The op the gap before `start` is measured from: of those that started earlier, the one
+// that ended last.
+const WaitAttribution::LedgerEntry* WaitAttribution::Ledger::before(uint64_t start) const {
+  const LedgerEntry* out = nullptr;
+  for (size_t i = 0; i < size; ++i) {
+    const LedgerEntry& e = entries[i];
+    if (e.start < start && (out == nullptr || e.end > out->end)) out = &e;
+  }
+  return out;
+}
+
+// Whether the op the gap is measured from is here: it ended `gap` before `start`, or, for a
+// gap of 0, it started earlier and was still running.
+bool WaitAttribution::Ledger::has(uint64_t start, uint64_t gap) const {
+  for (size_t i = 0; i < size; ++i)
+    if (entries[i].start < start && (gap == 0 ? entries[i].end >= start : entries[i].end + gap == start)) return true;
+  return false;
+}
+
+void WaitAttribution::Ledger::push(uint64_t start, uint64_t end, const Blame& blame, double held_ns) {
+  entries[next] = {start, end, blame, held_ns};
+  next = (next + 1) % kLedger;
+  size = std::min(size + 1, kLedger);
+  latest_start = std::max(latest_start, start);
+}
+
+WaitAttribution::Ledger& WaitAttribution::ledgerOf(int32_t process) {
+  if (ledgers_.size() <= static_cast<size_t>(process)) ledgers_.resize(static_cast<size_t>(process) + 1);
+  return ledgers_[static_cast<size_t>(process)];
+}
+
+const SyncMember* WaitAttribution::blocking(const Pending& p) {
+  for (size_t i = 0; i < p.members.size(); ++i) {
+    const SyncMember& m = p.members[i];
+    if (m.process < 0) continue;
+    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return &m;
+    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process)) return &m;
+  }
+  return nullptr;
+}
+
+void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
+                          bool transfer) {
+  Pending p{next_id_++, comm, synchronizing, total_wait_ns, tag, {members.begin(), members.end()}, transfer};
+  for (const SyncMember& m : members) {
+    if (m.process < 0) continue;
+    if (m.role != 0) {
+      role_gaps_.note(m.role, m.process, m.gap_ns);
+      const auto [from, to] = waiting_on_.equal_range(roleKey(m.role));
+      for (auto it = from; it != to; ++it) ready_.push_back(it->second);
+      waiting_on_.erase(from, to);
+    }
+    if (arrived_.size() <= static_cast<size_t>(m.process)) arrived_.resize(static_cast<size_t>(m.process) + 1, 0);
+    ++arrived_[static_cast<size_t>(m.process)];
+  }
+  const uint64_t id = p.id;
+  pending_order_.push_back(id);
+  pending_members_ += p.members.size();
+  pending_.emplace(id, std::move(p));
+  ready_.push_back(id);
+  drain();
+  for (const SyncMember& m : members)
+    if (m.process >= 0) expirePatience(m.process);
+  while (pending_members_ > kMaxPendingMembers) force(pending_order_.front());
+  while (!pending_order_.empty() && !pending_.contains(pending_order_.front())) pending_order_.pop_front();
+}
+
+// A pending op blocked on a process that has since had kPatience more ops arrive waits for
+// a predecessor that is not coming (an op outside the --from/--to window, one never joined).
+void WaitAttribution::expirePatience(int32_t process) {
+  if (blocked_.size() <= static_cast<size_t>(process)) return;
+  std::deque<std::pair<uint64_t, uint64_t>>& blocked = blocked_[static_cast<size_t>(process)];
+  const uint64_t arrived = arrived_[static_cast<size_t>(process)];
+  while (!blocked.empty() && blocked.front().second + kPatience <= arrived) {
+    const uint64_t id = blocked.front().first;
+    blocked.pop_front();
+    if (pending_.contains(id)) force(id);
+  }
+}
+
+void WaitAttribution::force(uint64_t id) {
+  const auto it = pending_.find(id);
+  if (it == pending_.end()) {
+    if (!pending_order_.empty() && pending_order_.front() == id) pending_order_.pop_front();
+    return;
+  }
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  pending_members_ -= p.members.size();
+  process(p);
+  drain();
+}
+
+void WaitAttribution::drain() {
+  while (!ready_.empty()) {
+    const uint64_t id = ready_.back();
+    ready_.pop_back();
+    const auto it = pending_.find(id);
+    if (it == pending_.end()) continue;
+    if (const SyncMember* b = blocking(it->second)) {
+      waiting_on_.emplace(b->gap_ns != MemberView::kNoGap && !ledgerOf(b->process).has(b->gpu_start_ns, b->gap_ns) ? awaitedKey(*b) : roleKey(b->role), id);
+      if (blocked_.size() <= static_cast<size_t>(b->process)) blocked_.resize(static_cast<size_t>(b->process) + 1);
+      blocked_[static_cast<size_t>(b->process)].emplace_back(id, arrived_[static_cast<size_t>(b->process)]);
+      continue;
+    }
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+    pending_members_ -= p.members.size();
+    process(p);
+  }
+}
+
+void WaitAttribution::flush() {
+  forceInProgramOrder([](const Pending&) { return true; });
+  waiting_on_.clear();
+  blocked_.clear();
+}
+
+void WaitAttribution::flushBefore(uint64_t tag) {
+  forceInProgramOrder([tag](const Pending& p) { return p.tag < tag; });
+}
+
+// What waits for ops that are not coming (a shard's first ops, those of ops never joined)
+// proceeds each rank's in its own order: an op goes when it is the earliest waiting op of
+// every process in it. What is left then (none, with consistent clocks) goes in arrival order.
+void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending&)>& due) {
+  std::unordered_map<int32_t, std::set<std::pair<uint64_t, uint64_t>>> waiting;  // per process: (GPU start, id)
+  for (const auto& [id, p] : pending_)
+    if (due(p))
+      for (const SyncMember& m : p.members)
+        if (m.process >= 0) waiting[m.process].insert({m.gpu_start_ns, id});
+  const auto front = [&](int32_t process) -> std::optional<uint64_t> {
+    auto& ops = waiting[process];
+    while (!ops.empty() && !pending_.contains(ops.begin()->second)) ops.erase(ops.begin());
+    return ops.empty() ? std::nullopt : std::optional(ops.begin()->second);
+  };
+  const auto earliestEverywhere = [&](uint64_t id) {
+    const auto it = pending_.find(id);
+    if (it == pending_.end()) return false;
+    for (const SyncMember& m : it->second.members)
+      if (m.process >= 0 && front(m.process) != id) return false;
+    return true;
+  };
+  for (bool forced = true; forced;) {
+    forced = false;
+    std::vector<uint64_t> fronts;
+    for (const auto& [process, ops] : waiting)
+      if (const std::optional<uint64_t> id = front(process)) fronts.push_back(*id);
+    for (uint64_t id : fronts) {
+      if (!earliestEverywhere(id)) continue;
+      force(id);
+      forced = true;
+    }
+  }
+  std::vector<uint64_t> rest;
+  for (uint64_t id : pending_order_)
+    if (const auto it = pending_.find(id); it != pending_.end() && due(it->second)) rest.push_back(id);
+  for (uint64_t id : rest) force(id);
+  while (!pending_order_.empty() && !pending_.contains(pending_order_.front())) pending_order_.pop_front();
+}
+
+void WaitAttribution::process(Pending& p) {
+  const size_t n = p.members.size();
+  for (SyncMember& m : p.members)
+    if (m.role != 0) m.peer_gap_ns = role_gaps_.typicalNs(m.role, m.process);
+  created_.assign(n, 0);
+  charges_.clear();
+  carries_.assign(n, Blame{});
+  held_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const SyncMember& m = p.members[i];
+    if (m.process < 0) continue;
+    if (const LedgerEntry* e = ledgerOf(m.process).before(m.gpu_start_ns)) carries_[i] = e->blame, held_[i] = e->held_ns;
+  }
+  Blame exit;
+  double exit_held = 0;
+  if (p.synchronizing) {
+    gaps_.clear();
+    waiter_held_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (p.members[i].last_share != 0) continue;
+      waiter_held_.push_back(held_[i]);
+      if (p.members[i].gap_ns != MemberView::kNoGap) gaps_.push_back(static_cast<double>(p.members[i].gap_ns));
+    }
+    const double waiter_gap = gaps_.empty() ? -1 : percentile(gaps_, 0.5);
+    const double waiter_held = waiter_held_.empty() ? 0 : percentile(waiter_held_, 0.5);
+    // How long the others waited for the last arrivers, on average: what their lateness is.
+    const double lateness = std::max(kTieLatenessNs, waiter_held_.empty() ? 0.0 : static_cast<double>(p.total_wait_ns) / static_cast<double>(waiter_held_.size()));
+    const double wait = static_cast<double>(p.total_wait_ns);
+    for (size_t i = 0; i < n; ++i) {
+      const SyncMember& m = p.members[i];
+      if (m.last_share <= 0) continue;
+      const DelayOrigin origin{p.comm, m.comm_rank, m.process};
+      const LatenessSplit split = splitLateness(m, lateness, waiter_gap, held_[i] - waiter_held);
+      created_[i] = m.last_share * split.created;
+      const double created_ns = split.created * lateness;
+      exit.add(origin, m.last_share * created_ns);
+      exit.add(carries_[i], m.last_share * held_[i]);
+      exit_held += m.last_share * (held_[i] + created_ns);
+      if (wait > 0 && split.created > 0) charges_.push_back({origin, wait * m.last_share * split.created, true});
+      for (const Blame::Part& part : carries_[i].parts())
+        if (wait > 0 && split.inherited > 0) charges_.push_back({part.origin, wait * m.last_share * split.inherited * part.share, false});
+    }
+    exit.normalize();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const SyncMember& m = p.members[i];
+    if (m.process < 0) continue;
+    if (p.synchronizing) ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, exit, exit_held);
+    else ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, carries_[i], held_[i]);
+  }
+  for (Replay& r : replays_) r.sync(p.synchronizing, p.members);
+  if (p.synchronizing) on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer});
+  for (const SyncMember& m : p.members) {
+    if (m.process < 0) continue;
+    for (const uint64_t key : {predecessorKey(m.process, m.gpu_end_ns), predecessorKey(m.process, kStillRunning)}) {
+      const auto [from, to] = waiting_on_.equal_range(key);
+      for (auto it = from; it != to; ++it) ready_.push_back(it->second);
+      waiting_on_.erase(from, to);
+    }
+  }
+}
+
+namespace {
+
+// The synchronization's members as the attribution reads them, each with the median gap of
+// the others (who did the same work before the same op): sorted once, each member's own
+// value left out by index.
+void syncMembersOf(const InstanceArrivals& arrivals, std::span<const MemberView> views, std::vector<SyncMember>& out) {
+  out.clear();
+  std::vector<std::pair<uint64_t, size_t>> gaps;
+  for (const MemberArrival& a : arrivals.members) {
+    const MemberView& v = views[static_cast<size_t>(a.comm_rank)];
+    out.push_back({a.comm_rank, a.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, static_cast<double>(a.lateness_ns),
+                   static_cast<double>(a.wait_ns), a.last_share, -1});
+    if (v.gpu_gap_ns != MemberView::kNoGap) gaps.emplace_back(v.gpu_gap_ns, out.size() - 1);
+  }
+  if (gaps.size() < 2) return;
+  std::sort(gaps.begin(), gaps.end());
+  const size_t others = gaps.size() - 1;
+  const size_t k = (others + 1) / 2 - 1;  // the nearest-rank median of the others, as percentile() takes it
+  for (size_t i = 0; i < gaps.size(); ++i) out[gaps[i].second].peer_gap_ns = static_cast<double>(gaps[k < i ? k : k + 1].first);
+}
+
+// A member that only passes its blame on: what an op that does not synchronize is.
+SyncMember passing(const MemberView& v) { return {v.comm_rank, v.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, 0, 0, 0, -1}; }
+
+}  // namespace
+
+void WaitAttribution::addCollective(const CollInstance& c, std::span<const MemberView> members, uint64_t tag) {
+  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
+  if (arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) {
+    syncMembersOf(arrivals_, members, members_);
+    add(c.comm, true, members_, arrivals_.total_wait_ns, tag);
+    return;
+  }
+  members_.clear();
+  for (const MemberView& m : members)
+    if (m.process >= 0 && m.gpuDuration() != 0) members_.push_back(passing(m));
+  if (!members_.empty()) add(c.comm, false, members_, 0, tag);
+}
+
+void WaitAttribution::addTransfer(const P2pTransfer& t, uint64_t tag) {
+  members_.clear();
+  const uint64_t send = t.send.gpuDuration(), recv = t.recv.gpuDuration();
+  if (NamePool::isCallPiece(t.func) || send == 0 || recv == 0 || t.send.process < 0 || t.recv.process < 0) {
+    for (const MemberView* v : {&t.send, &t.recv})
+      if (v->process >= 0 && v->gpuDuration() != 0) members_.push_back(passing(*v));
+    if (!members_.empty()) add(t.comm, false, members_, 0, tag);
+    return;
+  }
+  const uint64_t shortest = std::min(send, recv), longest = std::max(send, recv);
+  const bool tied = longest - shortest < kTieNs;
+  for (const auto& [v, d, is_send] : {std::tuple{&t.send, send, true}, std::tuple{&t.recv, recv, false}}) {
+    SyncMember m = passing(*v);
+    m.arrival_ns = static_cast<double>(longest - d);
+    m.wait_ns = static_cast<double>(d - shortest);
+    m.last_share = tied ? 0.5 : (d == shortest ? 1.0 : 0.0);
+    const MemberView& peer = is_send ? t.recv : t.send;
+    m.role = RoleGaps::keyOf({is_send, t.bytes, t.comm_size, v->comm_rank, peer.comm_rank});
+    members_.push_back(m);
+  }
+  add(t.comm, true, members_, longest - shortest, tag, /*transfer=*/true);
+}
+
+void WaitAttribution::copyStateFrom(const WaitAttribution& other) {
+  OnAttributed own = std::move(on_attributed_);
+  *this = other;
+  on_attributed_ = std::move(own);
+}
+
+void WaitAttribution::addCandidate(std::vector<int32_t> processes) {
+  std::sort(processes.begin(), processes.end());
+  if (replays_.size() >= kMaxCandidates || isCandidate(processes)) return;
+  replays_.push_back(Replay{std::move(processes), {}, {}, 0});
+}
+
+bool WaitAttribution::isCandidate(std::span<const int32_t> processes) const {
+  return std::any_of(replays_.begin(), replays_.end(), [&](const Replay& r) { return std::ranges::equal(r.processes, processes); });
+}
+
+// Each member arrives earlier by what it was ahead before and, for the candidate's members,
+// by the delay they created; a synchronization's members all leave at the last virtual
+// arrival, so each is then ahead by the last actual arrival less that.
+void WaitAttribution::Replay::sync(bool synchronizing, std::span<const SyncMember> members) {
+  const auto fixed = [&](const SyncMember& m) {
+    return std::binary_search(processes.begin(), processes.end(), m.process) ? createdDelayNs(m) : 0.0;
+  };
+  double last = -INFINITY, last_virtual = -INFINITY;
+  for (const SyncMember& m : members) {
+    if (m.process < 0) continue;
+    const double ahead = advance[m.process] + fixed(m);
+    last = std::max(last, m.arrival_ns);
+    last_virtual = std::max(last_virtual, m.arrival_ns - ahead);
+    if (!synchronizing) advance[m.process] = ahead;
+    auto [seen, inserted] = span.try_emplace(m.process, m.gpu_start_ns, m.gpu_end_ns);
+    if (!inserted) seen->second.second = std::max(seen->second.second, m.gpu_end_ns);
+  }
+  if (synchronizing && last > -INFINITY) {
+    for (const SyncMember& m : members)
+      if (m.process >= 0) advance[m.process] = std::max(0.0, last - last_virtual);
+  }
+  ++syncs;
+}
+
+std::vector<ImpactEstimate> WaitAttribution::impacts() const {
+  std::vector<ImpactEstimate> out;
+  for (const Replay& r : replays_) {
+    std::vector<double> shares;
+    for (const auto& [process, seen] : r.span) {
+      const auto it = r.advance.find(process);
+      if (seen.second > seen.first && it != r.advance.end()) shares.push_back(it->second / static_cast<double>(seen.second - seen.first));
+    }
+    out.push_back({r.processes, shares.empty() ? 0.0 : median(std::move(shares)), r.syncs});
+  }
+  return out;
+}
+
+
+uint64_t RoleGaps::keyOf(const Role& r) {
+  uint64_t key = r.bytes * 0x9E3779B97F4A7C15ull;
+  for (const uint64_t part : {static_cast<uint64_t>(r.comm_size), static_cast<uint64_t>(static_cast<uint32_t>(r.comm_rank)),
+                              static_cast<uint64_t>(static_cast<uint32_t>(r.peer)), static_cast<uint64_t>(r.send)})
+    key = (key ^ part) * 0x100000001B3ull;
+  return key;
+}
+
+void RoleGaps::note(uint64_t key, int32_t process, uint64_t gap_ns) {
+  if (gap_ns == MemberView::kNoGap) return;
+  sums_[key][process].add(static_cast<double>(gap_ns) / 1e3);
+  Latest& role = roles_[key];
+  role.gaps[role.next] = {process, gap_ns};
+  role.next = (role.next + 1) % kKept;
+  role.size = std::min(role.size + 1, kKept);
+}
+
+bool RoleGaps::othersIn(uint64_t key, int32_t process) const {
+  const auto it = sums_.find(key);
+  return it != sums_.end() && std::any_of(it->second.begin(), it->second.end(), [&](const auto& p) { return p.first != process; });
+}
+
+double RoleGaps::typicalNs(uint64_t key, int32_t process) {
+  const Latest& role = roles_[key];
+  for (const bool others : {true, false}) {
+    scratch_.clear();
+    for (size_t i = 0; i < role.size; ++i)
+      if ((role.gaps[i].first != process) == others) scratch_.push_back(static_cast<double>(role.gaps[i].second));
+    if (!scratch_.empty()) return percentile(scratch_, 0.5);
+  }
+  return -1;
+}
+
+std::unordered_map<int32_t, RoleGaps::Sums> RoleGaps::excessByProcess(const ProcessSums& sums) {
+  std::unordered_map<int32_t, Sums> out;
+  std::vector<double> means;
+  for (const auto& [role, processes] : sums) {
+    for (const auto& [process, s] : processes) {
+      means.clear();
+      for (const auto& [other, o] : processes)
+        if (other != process && o.n > 0) means.push_back(o.sum_us / o.n);
+      if (means.empty() || s.n == 0) continue;
+      const double typical = median(means);
+      // The process's gaps less the typical one, summed as its own sums give them.
+      Sums& e = out[process];
+      e.n += s.n;
+      e.sum_us += s.sum_us - s.n * typical;
+      e.sq_us += s.sq_us - 2 * typical * s.sum_us + s.n * typical * typical;
+    }
+  }
+  return out;
+}
+
+void RoleGaps::merge(ProcessSums& into, const ProcessSums& other) {
+  for (const auto& [role, processes] : other)
+    for (const auto& [process, s] : processes) into[role][process].merge(s);
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,263 @@
+// Root causes of wait states (docs/report.md, "Root causes"; the method of Böhme et al.,
+// ACM TOPC 3(2), 2016, as shared/reference/root-cause.md maps it onto NCCL).
+//
+// A member's wait at a synchronization (a collective, or a send/receive pair) is caused by
+// the member(s) that arrived last. A last arriver's lateness is split in two: the part its
+// GPU gap before the op exceeds its peers' (a delay it *created*: compute, host, input) and
+// the rest, *inherited* from the op it left late before (because it waited there, the wait
+// passes back along that chain). Every member leaves a synchronization when the last
+// arrives, so each carries the last arriver's blame into its next op. The wait is charged
+// to the origins of that blame: the seats where the delays were created.
+//
+// Instances come from the joiner in about time order, not in each rank's program order, so
+// one whose member's previous op (the op its gap is measured from: a process's first op has
+// none) has not been attributed yet waits for it; what waits is bounded, and a wait that
+// outlives it (the previous op never joined), or the stream's end, proceeds with the blame
+// known.
+//
+// The same walk replays the run without a candidate culprit's created delays (its gaps set
+// to its peers' typical gap: each member arrives that much earlier, all leave at the last
+// virtual arrival), which says what fixing it would save: the step time a user gains, not
+// the others' summed waiting (ImpactReplay).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/report/analyses/lateness.h"
+#include "tools/report/run_model.h"
+
+namespace commtrace::report {
+
+// Where a delay was created: a member's seat in a communicator (index as joined) and its process.
+struct DelayOrigin {
+  uint32_t comm = 0;
+  int32_t comm_rank = -1;
+  int32_t process = -1;
+  bool operator==(const DelayOrigin&) const = default;
+};
+
+
+// Why a rank left an op when it did: up to kParts origins and their shares (summing to 1),
+// or nothing known. Small shares are folded into the larger ones.
+class Blame {
+ public:
+  static constexpr size_t kParts = 4;
+  struct Part {
+    DelayOrigin origin;
+    float share = 0;
+  };
+  // Adds weight * other (or weight to one origin); normalize() once after the adds.
+  void add(const Blame& other, double weight);
+  void add(const DelayOrigin& origin, double weight);
+  void normalize();
+  std::span<const Part> parts() const { return {parts_.data(), size_}; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  std::array<Part, kParts + 1> parts_{};  // one spare while adding
+  uint8_t size_ = 0;
+};
+
+// One member of a synchronization, as the attribution reads it.
+struct SyncMember {
+  int32_t comm_rank = -1;
+  int32_t process = -1;
+  uint64_t gpu_start_ns = 0;
+  uint64_t gpu_end_ns = 0;
+  uint64_t gap_ns = MemberView::kNoGap;  // MemberView::gpu_gap_ns
+  double arrival_ns = 0;     // after the first member's arrival (from durations: no clocks compared)
+  double wait_ns = 0;        // its wait in the op
+  double last_share = 0;     // 1/k for each of the k members tied for last, else 0
+  double peer_gap_ns = -1;   // its peers' typical gap before this op; < 0 unknown
+  uint64_t role = 0;         // a send's or receive's role (RoleGaps::keyOf): its peers' gap is read when it is attributed
+};
+
+// What one synchronization cost and where that was created.
+struct Attributed {
+  uint32_t comm = 0;
+  std::span<const SyncMember> members;
+  std::span<const double> created;  // per member: the share of the instance's lateness it created (sums to <= 1)
+  struct Charge {
+    DelayOrigin origin;
+    double wait_ns = 0;
+    bool direct = false;  // created at this very op (short-term), not passed back (long-term)
+  };
+  // The members' waiting by where it was created: the instance's total, less what no delay
+  // explains (the job's shape: a pipeline's bubble, a rank with less work before the op).
+  std::span<const Charge> charges;
+  uint64_t total_wait_ns = 0;
+  uint64_t tag = 0;       // what the caller handed add() with it
+  bool transfer = false;  // a send and its receive (their peers' gaps are their roles': RoleGaps)
+};
+
+// What fixing a candidate would save: the run replayed with its created delays removed.
+struct ImpactEstimate {
+  std::vector<int32_t> processes;  // the candidate (one rank's, or a host's)
+  double saved_share = 0;          // of the elapsed time, median over the processes replayed
+  uint64_t syncs = 0;              // synchronizations replayed since it became a candidate
+};
+
+// Its peers' typical gap before a send or receive, whose two sides do different work (the
+// sender computed what it sends): the median of the latest gaps before ops of the same role
+// on every rank, a role being the side, the bytes, the communicator's size and both ends'
+// places in it, over the other ranks that play it. The same stage of another data-parallel
+// copy of a pipeline plays it (its communicator a sibling of the same size); a pipeline
+// without copies has only its own past to go by.
+class RoleGaps {
+ public:
+  static constexpr size_t kKept = 31;
+  struct Role {
+    bool send = false;
+    uint64_t bytes = 0;
+    int comm_size = 0;
+    int32_t comm_rank = -1, peer = -1;
+  };
+  static uint64_t keyOf(const Role& role);
+  // Adds the process's gap in the role (kNoGap: none).
+  void note(uint64_t role, int32_t process, uint64_t gap_ns);
+  // Whether another process has played the role yet.
+  bool othersIn(uint64_t role, int32_t process) const;
+  // The median of the latest gaps of the others in the role (of its own, when no other plays
+  // it), -1 without one.
+  double typicalNs(uint64_t role, int32_t process);
+
+  // Every gap a process had in a role, summed: what says, whatever order the ops came in,
+  // whether its gaps are longer than the others' in the role (the typical gap above follows
+  // the order: the others' may not have come yet).
+  struct Sums {
+    double n = 0, sum_us = 0, sq_us = 0;
+    void add(double us) { ++n, sum_us += us, sq_us += us * us; }
+    void merge(const Sums& o) { n += o.n, sum_us += o.sum_us, sq_us += o.sq_us; }
+  };
+  using ProcessSums = std::unordered_map<uint64_t, std::unordered_map<int32_t, Sums>>;  // role -> process -> its gaps
+  const ProcessSums& sums() const { return sums_; }
+  // Per process, its gaps' excess over the median of the other processes' mean gap in each of
+  // its roles (none where it plays a role alone), summed over its roles.
+  static std::unordered_map<int32_t, Sums> excessByProcess(const ProcessSums& sums);
+  static void merge(ProcessSums& into, const ProcessSums& other);
+
+ private:
+  struct Latest {
+    std::array<std::pair<int32_t, uint64_t>, kKept> gaps{};  // (process, gap)
+    size_t next = 0, size = 0;
+  };
+  std::unordered_map<uint64_t, Latest> roles_;
+  ProcessSums sums_;
+  std::vector<double> scratch_;
+};
+
+class WaitAttribution {
+ public:
+  // At most this many members of waiting instances (64 bytes each), and at most kPatience
+  // later ops of the awaited process before a wait is given up: a file of one chunk (a short
+  // run, ended before its first flush) is joined whole before the next file's records come.
+  // A send or receive also waits until another rank has played its role (RoleGaps), for its
+  // peers' gap: a pipeline without copies has none, and goes by its own past at the end.
+  static constexpr size_t kMaxPendingMembers = 1 << 20;
+  static constexpr uint64_t kPatience = 1 << 14;
+  static constexpr size_t kLedger = 16;        // ops remembered per process
+  static constexpr size_t kMaxCandidates = 8;  // replays at once
+  using OnAttributed = std::function<void(const Attributed&)>;
+
+  explicit WaitAttribution(OnAttributed on_attributed) : on_attributed_(std::move(on_attributed)) {}
+
+  // A joined op: a collective that synchronizes, or a plain send and its receive (the one
+  // that came later made the other wait: NCCL's send waits for the receiver's buffer, the
+  // receive for the data), is attributed; other ops (and the pieces of AlltoAll, Gather and
+  // Scatter, one call each) only pass each member's blame on. `tag` comes back with it.
+  void addCollective(const CollInstance& instance, std::span<const MemberView> members, uint64_t tag = 0);
+  void addTransfer(const P2pTransfer& transfer, uint64_t tag = 0);
+  // The same from members as arrivalsOf and the views give them (synchronizing false: an op
+  // that only passes each member's blame on).
+  void add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag = 0,
+           bool transfer = false);
+  // Proceeds with everything still waiting, or with what was added with a tag below `tag`.
+  void flush();
+  void flushBefore(uint64_t tag);
+
+  // Becomes a copy of another's state (what it holds, waits for and replays), its own
+  // callback kept: a snapshot that proceeds with what still waits without stopping `other`.
+  void copyStateFrom(const WaitAttribution& other);
+
+  // Adds a candidate culprit to replay from now on (ignored when already one, or when
+  // kMaxCandidates are replayed).
+  void addCandidate(std::vector<int32_t> processes);
+  bool isCandidate(std::span<const int32_t> processes) const;
+  std::vector<ImpactEstimate> impacts() const;
+  const RoleGaps& roleGaps() const { return role_gaps_; }
+
+ private:
+  struct LedgerEntry {
+    uint64_t start = 0, end = 0;
+    Blame blame;         // why it left the op when it did, as a mix of origins
+    double held_ns = 0;  // how much later than its own work alone, all ops before it counted
+  };
+  struct Ledger {
+    std::array<LedgerEntry, kLedger> entries;
+    size_t next = 0, size = 0;
+    uint64_t latest_start = 0;
+    const LedgerEntry* before(uint64_t start) const;
+    bool has(uint64_t start, uint64_t gap) const;
+    void push(uint64_t start, uint64_t end, const Blame& blame, double held_ns);
+  };
+  struct Pending {
+    uint64_t id = 0;
+    uint32_t comm = 0;
+    bool synchronizing = false;
+    uint64_t total_wait_ns = 0;
+    uint64_t tag = 0;
+    std::vector<SyncMember> members;
+    bool transfer = false;
+  };
+  struct Replay {
+    std::vector<int32_t> processes;  // sorted
+    std::unordered_map<int32_t, double> advance;  // per process: how much earlier it would be
+    std::unordered_map<int32_t, std::pair<uint64_t, uint64_t>> span;  // per process: GPU start and end seen since
+    uint64_t syncs = 0;
+    void sync(bool synchronizing, std::span<const SyncMember> members);
+  };
+
+  struct LatenessSplit {  // shares of the lateness (the rest: the job's shape, charged to nobody)
+    double created = 0;
+    double inherited = 0;
+  };
+  static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
+  Ledger& ledgerOf(int32_t process);
+  // The member whose previous op has not been attributed yet, or nullptr.
+  const SyncMember* blocking(const Pending& p);
+  void drain();
+  void force(uint64_t id);
+  void forceInProgramOrder(const std::function<bool(const Pending&)>& due);
+  void expirePatience(int32_t process);
+  void process(Pending& p);
+
+  OnAttributed on_attributed_;
+  std::vector<Ledger> ledgers_;  // per process
+  uint64_t next_id_ = 0;
+  std::unordered_map<uint64_t, Pending> pending_;  // by id
+  std::deque<uint64_t> pending_order_;             // ids in arrival order (stale ones skipped)
+  size_t pending_members_ = 0;
+  std::unordered_multimap<uint64_t, uint64_t> waiting_on_;  // (process, predecessor end) key -> pending id
+  std::vector<uint64_t> ready_;                              // pending ids to try now
+  std::vector<uint64_t> arrived_;                            // per process: its ops added so far
+  std::vector<std::deque<std::pair<uint64_t, uint64_t>>> blocked_;  // per process: (pending id, its arrivals then)
+  std::vector<Replay> replays_;
+  RoleGaps role_gaps_;
+  // Scratch, reused from instance to instance.
+  InstanceArrivals arrivals_;
+  std::vector<SyncMember> members_;
+  std::vector<double> created_;
+  std::vector<double> gaps_;
+  std::vector<double> held_;         // per member: its held time before the op
+  std::vector<double> waiter_held_;
+  std::vector<Attributed::Charge> charges_;
+  std::vector<Blame> carries_;
+};
+
+}  // namespace commtrace::report

@@ -1,0 +1,239 @@
+#include "tools/report/analyses/wait_attribution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "tools/report/load/stats.h"
+
+namespace commtrace::report {
+namespace {
+
+// A tiny job: each process computes a gap after its previous op, then synchronizes; every
+// member leaves at the last arrival plus the op's own time. What it hands the attribution is
+// what the loader would (gaps on each process's own clock, arrivals from durations).
+struct Sync {
+  uint32_t comm = 0;
+  std::vector<SyncMember> members;
+  uint64_t total_wait_ns = 0;
+};
+
+class Job {
+ public:
+  static constexpr uint64_t kOpNs = 100'000;
+
+  // members: (process, gap before the op in ns).
+  Sync sync(uint32_t comm, const std::vector<std::pair<int32_t, uint64_t>>& members) {
+    Sync s{comm, {}, 0};
+    uint64_t last = 0, first = UINT64_MAX;
+    std::vector<uint64_t> arrival;
+    for (const auto& [p, gap] : members) {
+      arrival.push_back(end_[p] + gap);
+      last = std::max(last, arrival.back());
+      first = std::min(first, arrival.back());
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+      const auto [p, gap] = members[i];
+      SyncMember m;
+      m.comm_rank = static_cast<int32_t>(i);
+      m.process = p;
+      m.gpu_start_ns = arrival[i];
+      m.gpu_end_ns = last + kOpNs;
+      m.gap_ns = seen_[p] ? gap : MemberView::kNoGap;
+      m.arrival_ns = static_cast<double>(arrival[i] - first);
+      m.wait_ns = static_cast<double>(last - arrival[i]);
+      s.total_wait_ns += last - arrival[i];
+      std::vector<double> others;
+      for (size_t j = 0; j < members.size(); ++j)
+        if (j != i) others.push_back(static_cast<double>(members[j].second));
+      m.peer_gap_ns = percentile(others, 0.5);
+      s.members.push_back(m);
+    }
+    size_t lasts = 0;
+    for (const SyncMember& m : s.members) lasts += m.wait_ns < 2048 ? 1 : 0;
+    for (SyncMember& m : s.members) m.last_share = m.wait_ns < 2048 ? 1.0 / static_cast<double>(lasts) : 0.0;
+    for (const auto& [p, gap] : members) {
+      end_[p] = last + kOpNs;
+      seen_[p] = true;
+    }
+    return s;
+  }
+
+ private:
+  std::map<int32_t, uint64_t> end_;
+  std::map<int32_t, bool> seen_;
+};
+
+// What the attribution charged, per origin process, and each member's created share.
+struct Charged {
+  std::map<int32_t, double> wait_ns;
+  std::map<int32_t, double> direct_ns;
+  std::map<int32_t, double> created;
+  double total_wait_ns = 0;
+};
+
+WaitAttribution attributionInto(Charged& out) {
+  return WaitAttribution([&out](const Attributed& a) {
+    out.total_wait_ns += static_cast<double>(a.total_wait_ns);
+    for (const Attributed::Charge& c : a.charges) {
+      out.wait_ns[c.origin.process] += c.wait_ns;
+      if (c.direct) out.direct_ns[c.origin.process] += c.wait_ns;
+    }
+    for (size_t i = 0; i < a.members.size(); ++i) out.created[a.members[i].process] += a.created[i];
+  });
+}
+
+void feed(WaitAttribution& w, const std::vector<Sync>& syncs) {
+  for (const Sync& s : syncs) w.add(s.comm, true, s.members, s.total_wait_ns);
+  w.flush();
+}
+
+TEST(WaitAttribution, TheMemberWhoseGapIsLongerCreatedTheWaitOfItsGroup) {
+  Job job;
+  std::vector<Sync> syncs;
+  for (int i = 0; i < 5; ++i) syncs.push_back(job.sync(0, {{0, 1'000'000}, {1, 1'000'000}, {2, 1'300'000}, {3, 1'000'000}}));
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  feed(w, syncs);
+  // The first sync has no gaps to measure (the job's start): charged to nobody.
+  const double first_wait = static_cast<double>(syncs.front().total_wait_ns);
+  EXPECT_NEAR(c.wait_ns[2], c.total_wait_ns - first_wait, 1);
+  EXPECT_NEAR(c.direct_ns[2], c.total_wait_ns - first_wait, 1);
+  EXPECT_NEAR(c.created[2], 4, 1e-9);
+  EXPECT_EQ(c.wait_ns.count(0), 0u);
+}
+
+// Rank 3 is slow in group A = {0, 1, 2, 3}; rank 1 of it is also in pair B = {1, 4}, and
+// rank 4 in pair C = {4, 5}. Rank 1 leaves A late (it waited for 3) and is last at B with no
+// longer a gap than rank 4's; rank 4 is then last at C: rank 4's wait at B and rank 5's at C
+// pass back to rank 3, not to ranks 1 and 4.
+std::vector<Sync> tensorTimesData(int steps) {
+  Job job;
+  std::vector<Sync> syncs;
+  for (int i = 0; i < steps; ++i) {
+    syncs.push_back(job.sync(0, {{0, 1'000'000}, {1, 800'000}, {2, 1'000'000}, {3, 1'400'000}}));
+    syncs.push_back(job.sync(1, {{1, 0}, {4, 0}}));
+    syncs.push_back(job.sync(2, {{4, 200'000}, {5, 200'000}}));
+  }
+  return syncs;
+}
+
+TEST(WaitAttribution, AWaitInheritedFromAnEarlierOpPassesBackToWhereTheDelayWasCreated) {
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  feed(w, tensorTimesData(6));
+  double charged = 0;
+  for (const auto& [process, wait] : c.wait_ns) charged += wait;
+  // Ranks 4 and 5 would wait at B and C without rank 3's delay too (they have less to do):
+  // that part is the job's shape, charged to nobody; what rank 3 held them up is charged to it.
+  EXPECT_GT(charged, 0.4 * c.total_wait_ns);
+  EXPECT_GT(c.wait_ns[3], 0.99 * charged) << "rank 3 created every delay";
+  EXPECT_LT(c.wait_ns[1] + c.wait_ns[4], 0.01 * charged) << "ranks 1 and 4 only passed rank 3's delay on";
+  EXPECT_NEAR(c.created[1], 0, 1e-9);
+  EXPECT_NEAR(c.created[4], 0, 1e-9);
+  EXPECT_GT(c.wait_ns[3], c.direct_ns[3] * 1.1) << "part of it long-term: rank 4's waits at the pair";
+}
+
+TEST(WaitAttribution, TheOrderTheOpsComeInDoesNotChangeTheAttribution) {
+  const std::vector<Sync> in_order = tensorTimesData(6);
+  std::vector<Sync> shuffled = in_order;
+  // Every communicator's instances together, as a run of one-chunk files is joined.
+  std::stable_sort(shuffled.begin(), shuffled.end(), [](const Sync& a, const Sync& b) { return a.comm > b.comm; });
+  Charged a, b;
+  WaitAttribution wa = attributionInto(a), wb = attributionInto(b);
+  feed(wa, in_order);
+  feed(wb, shuffled);
+  for (const auto& [process, wait] : a.wait_ns) EXPECT_NEAR(b.wait_ns[process], wait, 1) << process;
+  EXPECT_NEAR(a.total_wait_ns, b.total_wait_ns, 1);
+}
+
+TEST(WaitAttribution, AGapThatExplainsHalfTheLatenessCreatesHalfOfIt) {
+  Job job;
+  std::vector<Sync> syncs;
+  syncs.push_back(job.sync(0, {{0, 0}, {1, 0}}));
+  syncs.push_back(job.sync(1, {{2, 0}, {3, 0}}));
+  syncs.push_back(job.sync(0, {{0, 1'000'000}, {1, 1'200'000}}));  // rank 1 made rank 0 wait 200 us, its own delay
+  // Rank 1 leaves with rank 0 200 us late; against rank 2 it is 400 us later: 200 us from
+  // pair 0's wait, 200 us its own longer gap.
+  syncs.push_back(job.sync(1, {{2, 1'000'000}, {3, 1'000'000}}));
+  syncs.push_back(job.sync(2, {{1, 1'200'000}, {2, 1'000'000}}));
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  feed(w, syncs);
+  // The last pair: rank 2 waited 400 us, half created by rank 1's gap there, half passed
+  // back to where rank 1 was late before, which was rank 1 itself.
+  EXPECT_NEAR(c.created[1], 1.0 + 0.5, 0.01) << "all of pair 0's second, half of the last";
+  EXPECT_NEAR(c.wait_ns[1], c.total_wait_ns, 1);
+}
+
+TEST(WaitAttribution, AnOpThatDoesNotSynchronizePassesBlameOn) {
+  Job job;
+  std::vector<Sync> syncs = {job.sync(0, {{0, 0}, {1, 0}}), job.sync(0, {{0, 1'000'000}, {1, 1'500'000}})};
+  const Sync broadcast = job.sync(1, {{0, 0}});  // rank 0 alone: it only passes blame on
+  const Sync pair = job.sync(2, {{0, 1'000'000}, {2, 1'000'000}});
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  for (const Sync& s : syncs) w.add(s.comm, true, s.members, s.total_wait_ns);
+  w.add(broadcast.comm, false, broadcast.members, 0);
+  w.add(pair.comm, true, pair.members, pair.total_wait_ns);
+  w.flush();
+  // Rank 0 waited 500 us for rank 1 at the second pair, and came to the last pair 500 us later
+  // for it, through the broadcast: that much of rank 2's wait there is rank 1's; the rest of
+  // it rank 2 would have waited anyway (its first op, nothing to do before it).
+  EXPECT_NEAR(c.wait_ns[1], 1'000'000, 1);
+  EXPECT_EQ(c.wait_ns.count(0), 0u);
+}
+
+TEST(WaitAttribution, BlameKeepsItsLargestPartsAndSumsToOne) {
+  Blame b;
+  for (int i = 0; i < 8; ++i) b.add(DelayOrigin{0, i, i}, 1.0 + i);
+  b.normalize();
+  ASSERT_EQ(b.parts().size(), Blame::kParts);
+  double sum = 0;
+  for (const Blame::Part& p : b.parts()) sum += p.share;
+  EXPECT_NEAR(sum, 1.0, 1e-6);
+  EXPECT_EQ(b.parts().front().origin.process, 7);
+  EXPECT_GT(b.parts().front().share, b.parts().back().share);
+}
+
+// The replay: rank 3's 400 us of extra gap before each of group A's ops sets the pace of the
+// whole job (B and C hang off A), so fixing it saves 400 us of each 1.5 ms round.
+TEST(WaitAttribution, TheReplaySavesWhatRemovingTheCandidatesDelaysWouldSave) {
+  const std::vector<Sync> syncs = tensorTimesData(20);
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  w.addCandidate({3});
+  w.addCandidate({1});
+  w.addCandidate({3});  // already one
+  feed(w, syncs);
+  const std::vector<ImpactEstimate> impacts = w.impacts();
+  ASSERT_EQ(impacts.size(), 2u);
+  EXPECT_NEAR(impacts[0].saved_share, 0.4 / 1.5, 0.02);
+  EXPECT_EQ(impacts[0].syncs, syncs.size());
+  EXPECT_NEAR(impacts[1].saved_share, 0, 1e-9) << "rank 1 created nothing";
+}
+
+TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
+  RoleGaps roles;
+  const uint64_t send = RoleGaps::keyOf({true, 1024, 8, 2, 3});
+  for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, g * 1000);
+  EXPECT_FALSE(roles.othersIn(send, 1));
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 3000) << "no other plays it: its own past";
+  roles.note(send, 2, 9000);
+  EXPECT_TRUE(roles.othersIn(send, 1));
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 2), 3000) << "process 1's gaps, not its own";
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 9000) << "process 2's";
+  EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({false, 1024, 8, 3, 2}), 1), -1) << "a receive is another role";
+  EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 3, 4}), 1), -1) << "so is the next stage's send";
+  for (int i = 0; i < 100; ++i) roles.note(send, 3, 7000);
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 7000) << "only the latest are kept";
+  // Summed whole, whatever the order: process 1's gaps (1-5 us) against the others' means.
+  const auto excess = RoleGaps::excessByProcess(roles.sums());
+  ASSERT_EQ(excess.count(1), 1u);
+  EXPECT_DOUBLE_EQ(excess.at(1).n, 5);
+  EXPECT_NEAR(excess.at(1).sum_us, 15 - 5 * 7, 1e-9) << "the median of 9 and 7 us is 7 us (nearest rank)";
+}
+
+}  // namespace
+}  // namespace commtrace::report
