@@ -79,6 +79,7 @@ bool writeReport(const Report& r, const ReportOptions& options, std::ostream& ou
 bool analyseRun(const ReportOptions& options, Report& r, std::ostream& err) {
   RunModel run;
   report::StreamedAnalyses streamed;
+  streamed.arrivals.knowHosts(run);  // a slow host is a candidate to replay as one
   if (!load(options, run, err, &streamed, options.window, &options.step_rule)) return false;  // the loader said why
   uint64_t bytes = 0;
   for (const report::ProcessInfo& p : run.processes) bytes += p.file_bytes;

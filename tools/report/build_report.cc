@@ -464,6 +464,7 @@ std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {
 
 Report buildReport(const RunModel& run, const ClockAlignment& clocks, const StepRule& step_rule) {
   StreamedAnalyses streamed;
+  streamed.arrivals.knowHosts(run);
   replayRun(run, streamed);
   return buildReport(run, clocks, step_rule, streamed);
 }

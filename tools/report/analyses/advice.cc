@@ -130,8 +130,7 @@ void culpritAdvice(const Report& r, std::vector<AdviceRow>& out) {
     if (!h.flagged) continue;
     out.push_back({"drain_host", "host " + h.host,
                    "check host " + h.host + " (GPU clocks and temperature, ECC errors, other jobs on it) or take it out of the job",
-                   "its ranks " + fmt::rankList(h.ranks) + " were last in " + fmt::percent(h.late_fraction) + " of their collectives and kept the others waiting " +
-                       fmt::duration(h.wait_caused_us)});
+                   "its ranks " + fmt::rankList(h.ranks) + " created delays that made the others wait " + fmt::duration(h.wait_caused_us)});
   }
   for (const StragglerRow& s : r.stragglers.ranks) {
     if (!s.flagged || onFlaggedHost(r.stragglers, s.rank)) continue;
@@ -142,6 +141,14 @@ void culpritAdvice(const Report& r, std::vector<AdviceRow>& out) {
     else if (s.cls == "compute")
       out.push_back({"straggler_compute", rank, "look at " + rank + "'s GPU (clocks, temperature) or its share of the work (uneven batches or layers)",
                      rank + "'s GPU computed longer before the ops it was late at (class compute)"});
+    else if (s.cls == "network")
+      out.push_back({"straggler_network", rank, "check " + rank + "'s links (NIC, cable, switch port): its ops' transfers ran slow",
+                     rank + " ends a slow link whose ops held it up (class network)"});
+    else  // "unknown": what it created is not in its GPU gaps as recorded
+      out.push_back({"straggler_record_more", rank,
+                     "record the GPU's kernels (COMMTRACE_CUPTI=1, the default where CUPTI is free) and run the job again: they tell whether " +
+                         rank + "'s delays were compute or host",
+                     rank + "'s delays caused " + fmt::duration(s.wait_caused_us) + " of waiting, but its gaps as recorded do not say why (class unknown)"});
   }
   for (const SlowLinkRow& l : r.stragglers.links)
     if (l.flagged)

@@ -341,9 +341,30 @@ void ArrivalTally::pickCandidates() {
   std::sort(costs.rbegin(), costs.rend());
   for (size_t i = 0; i < costs.size() && i < kCandidatesPicked; ++i)
     if (costs[i].first > 0 && costs[i].first >= kCandidateRatio * typical) attribution_.addCandidate({costs[i].second});
+  pickHostCandidate(typical);
+}
+
+// The costliest host whose ranks' cost is spread (each of at least two at kCandidateRatio the
+// median process's): what fixing a slow host would save is its ranks' delays removed together.
+void ArrivalTally::pickHostCandidate(double typical) {
+  if (run_ == nullptr) return;
+  std::map<std::string_view, std::pair<double, std::vector<int32_t>>> hosts;  // host -> (cost, its costly processes)
+  for (size_t p = 0; p < process_cost_.size() && p < run_->processes.size(); ++p) {
+    if (process_cost_[p] <= 0 || process_cost_[p] < kCandidateRatio * typical) continue;
+    auto& [cost, processes] = hosts[run_->processes[p].host];
+    cost += process_cost_[p];
+    processes.push_back(static_cast<int32_t>(p));
+  }
+  const auto costliest = std::max_element(hosts.begin(), hosts.end(), [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+  if (costliest == hosts.end() || costliest->second.second.size() < 2) return;
+  std::vector<int32_t> all;  // every process of the host, costly or not: its ranks together
+  for (size_t p = 0; p < run_->processes.size(); ++p)
+    if (run_->processes[p].host == costliest->first) all.push_back(static_cast<int32_t>(p));
+  attribution_.addCandidate(std::move(all));
 }
 
 void ArrivalTally::snapshotFrom(const ArrivalTally& live) {
+  run_ = live.run_;
   attribution_.copyStateFrom(live.attribution_);
   comms_ = live.comms_;
   process_cost_ = live.process_cost_;

@@ -95,6 +95,9 @@ class ArrivalTally : public JoinedOpSink {
   };
   // Per communicator index (none for those without a timed synchronizing instance).
   const std::vector<Comm>& comms() const { return comms_; }
+  // The run being read, whose processes' hosts make a slow host a candidate to replay
+  // (without it, only ranks are).
+  void knowHosts(const RunModel& run) { run_ = &run; }
   // Becomes a copy of a tally still being fed, with what it still waits to attribute (a
   // snapshot of a live run: finish() then attributes that too).
   void snapshotFrom(const ArrivalTally& live);
@@ -108,8 +111,10 @@ class ArrivalTally : public JoinedOpSink {
   void tally(const Attributed& a);
   Comm& commAt(uint32_t comm);
   void pickCandidates();
+  void pickHostCandidate(double typical);
 
   WaitAttribution attribution_;
+  const RunModel* run_ = nullptr;
   std::vector<Comm> comms_;
   std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
   uint64_t syncs_ = 0;

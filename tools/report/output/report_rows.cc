@@ -519,7 +519,8 @@ const Fields<AdviceRow>& adviceFields() {
        "`nccl_algo` (another algorithm or protocol measured 1.25x faster for the same func and size bucket on the same "
        "communicator), `bucket_size` (8 or more collectives under 1 MiB a step at a quarter or less of the busBw the same "
        "communicator reached from 16 MiB), `overlap` (a rank's exposed communication 30% of its step or more), `drain_host`, "
-       "`check_link`, `straggler_host`, `straggler_compute` (a flagged host, link or straggler)",
+       "`check_link`, `straggler_host`, `straggler_compute`, `straggler_network`, `straggler_record_more` (a flagged host, link or "
+       "straggler, by its class; the last where its class is unknown: what to record to decide it)",
        member(&A::kind)},
       {"subject", kString, kAlways, "what it is about: a communicator, a host, a link's hosts, a rank", member(&A::subject), "about"},
       {"advice", kString, kAlways, "what to try", member(&A::advice), "try"},
