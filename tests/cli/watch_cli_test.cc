@@ -147,20 +147,34 @@ TEST(WatchCli, WaitsForTheRunDirectoryUntilTheTimeout) {
   EXPECT_NE(f.err.find("a-file: not a directory"), std::string::npos) << f.err;
 }
 
-TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
+// A scenario played by the NCCL driver in real time while `commtrace watch` follows its run
+// directory: the watch's output and the alerts it wrote.
+struct WatchedJob {
   TempDir scratch, driver_scratch, dir;
-  const std::string run_dir = dir.path() + "/run";
-  testutil::ProgramResult driver;
-  std::thread job([&] {
-    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_straggler.json", "--plugin",
-                                   COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
-                                  driver_scratch.path());
-  });
-  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.2", "--timeout", "60"});
-  job.join();
-  ASSERT_EQ(driver.exit_code, 0) << driver.err;
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  std::string run_dir = dir.path() + "/run";
+  ProgramResult driver, watch;
+  std::vector<nlohmann::json> alerts;
+
+  WatchedJob(const std::string& scenario, const std::string& interval, const std::string& timeout) {
+    std::thread job([&] {
+      driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/" + scenario, "--plugin",
+                                     COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+                                    driver_scratch.path());
+    });
+    watch = commtrace(scratch, {"watch", run_dir, "--interval", interval, "--timeout", timeout});
+    job.join();
+    EXPECT_EQ(driver.exit_code, 0) << driver.err;
+    EXPECT_EQ(watch.exit_code, 0) << watch.err;
+    alerts = alertsOf(run_dir + "/alerts.jsonl");
+  }
+};
+
+TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
+  const WatchedJob w("live_straggler.json", "0.2", "60");
+  ASSERT_EQ(w.driver.exit_code, 0);
+  const std::string& run_dir = w.run_dir;
+  const ProgramResult& r = w.watch;
+  const std::vector<nlohmann::json>& alerts = w.alerts;
   ASSERT_EQ(alerts.size(), 1u) << r.out;
   EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
   EXPECT_EQ(alerts[0]["rank"], 1);
@@ -181,19 +195,11 @@ TEST(WatchCli, ARankSlowingMidRunInARealTimeJobIsNamedWithinFiveSeconds) {
 // AllReduce late, where their pairs wait for them: the alerts name rank 11 alone, the first
 // within 5 s of the onset.
 TEST(WatchCli, ASlowGpuInsideATensorParallelGroupIsNamedNotItsPeers) {
-  TempDir scratch, driver_scratch, dir;
-  const std::string run_dir = dir.path() + "/run";
-  testutil::ProgramResult driver;
-  std::thread job([&] {
-    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_tp_straggler.json",
-                                   "--plugin", COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
-                                  driver_scratch.path());
-  });
-  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.2", "--timeout", "60"});
-  job.join();
-  ASSERT_EQ(driver.exit_code, 0) << driver.err;
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  const WatchedJob w("live_tp_straggler.json", "0.2", "60");
+  ASSERT_EQ(w.driver.exit_code, 0);
+  const std::string& run_dir = w.run_dir;
+  const ProgramResult& r = w.watch;
+  const std::vector<nlohmann::json>& alerts = w.alerts;
   ASSERT_FALSE(alerts.empty()) << r.out;
   for (const nlohmann::json& a : alerts) EXPECT_EQ(a["rank"], 11) << a.dump() << "\n" << r.out;
   EXPECT_EQ(alerts[0]["kind"], "STRAGGLER");
@@ -208,19 +214,10 @@ TEST(WatchCli, ASlowGpuInsideATensorParallelGroupIsNamedNotItsPeers) {
 // the group's AllReduce and their data-parallel pairs wait for them. One HANG, naming rank 5;
 // the pairs' waits are knock-ons, not hangs of their own.
 TEST(WatchCli, ARankThatStopsInsideATensorParallelGroupIsOneHangNamingIt) {
-  TempDir scratch, driver_scratch, dir;
-  const std::string run_dir = dir.path() + "/run";
-  testutil::ProgramResult driver;
-  std::thread job([&] {
-    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_tp_hang.json", "--plugin",
-                                   COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
-                                  driver_scratch.path());
-  });
-  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.5", "--timeout", "90"});
-  job.join();
-  ASSERT_EQ(driver.exit_code, 0) << driver.err;
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  const WatchedJob w("live_tp_hang.json", "0.5", "90");
+  ASSERT_EQ(w.driver.exit_code, 0);
+  const ProgramResult& r = w.watch;
+  const std::vector<nlohmann::json>& alerts = w.alerts;
   std::vector<nlohmann::json> hangs;
   for (const nlohmann::json& a : alerts)
     if (a["kind"] == "HANG") hangs.push_back(a);
@@ -234,19 +231,11 @@ TEST(WatchCli, ARankThatStopsInsideATensorParallelGroupIsOneHangNamingIt) {
 // The NCCL driver plays 4 ranks in real time; rank 2 stops issuing ops for 12 s before
 // AllReduce #60 while the others wait in it: one HANG naming it within 10 s, then RECOVERED.
 TEST(WatchCli, ARankThatStopsIssuingOpsIsAHangNamedWithinTenSeconds) {
-  TempDir scratch, driver_scratch, dir;
-  const std::string run_dir = dir.path() + "/run";
-  testutil::ProgramResult driver;
-  std::thread job([&] {
-    driver = testutil::runProgram({COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_hang.json", "--plugin",
-                                   COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
-                                  driver_scratch.path());
-  });
-  const ProgramResult r = commtrace(scratch, {"watch", run_dir, "--interval", "0.5", "--timeout", "90"});
-  job.join();
-  ASSERT_EQ(driver.exit_code, 0) << driver.err;
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<nlohmann::json> alerts = alertsOf(run_dir + "/alerts.jsonl");
+  const WatchedJob w("live_hang.json", "0.5", "90");
+  ASSERT_EQ(w.driver.exit_code, 0);
+  const std::string& run_dir = w.run_dir;
+  const ProgramResult& r = w.watch;
+  const std::vector<nlohmann::json>& alerts = w.alerts;
   ASSERT_EQ(alerts.size(), 2u) << r.out;
   const nlohmann::json& hang = alerts[0];
   EXPECT_EQ(hang["kind"], "HANG");
