@@ -123,19 +123,27 @@ WaitAttribution::Ledger& WaitAttribution::ledgerOf(int32_t process) {
   return ledgers_[static_cast<size_t>(process)];
 }
 
-const SyncMember* WaitAttribution::blocking(const Pending& p) {
-  for (size_t i = 0; i < p.members.size(); ++i) {
-    const SyncMember& m = p.members[i];
+const SyncMember* WaitAttribution::blocking(Pending& p) {
+  for (; p.ready_members < p.members.size(); ++p.ready_members) {
+    const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
     if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return &m;
-    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process)) return &m;
+    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait) return &m;
   }
   return nullptr;
 }
 
 void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
                           bool transfer) {
-  Pending p{next_id_++, comm, synchronizing, total_wait_ns, tag, {members.begin(), members.end()}, transfer};
+  Pending& p = scratch_pending_;  // copied into pending_ only when it must wait: most never do
+  p.id = next_id_++;
+  p.comm = comm;
+  p.synchronizing = synchronizing;
+  p.total_wait_ns = total_wait_ns;
+  p.tag = tag;
+  p.members.assign(members.begin(), members.end());
+  p.transfer = transfer;
+  p.ready_members = 0;
   for (const SyncMember& m : members) {
     if (m.process < 0) continue;
     if (m.role != 0) {
@@ -147,11 +155,15 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
     if (arrived_.size() <= static_cast<size_t>(m.process)) arrived_.resize(static_cast<size_t>(m.process) + 1, 0);
     ++arrived_[static_cast<size_t>(m.process)];
   }
-  const uint64_t id = p.id;
-  pending_order_.push_back(id);
-  pending_members_ += p.members.size();
-  pending_.emplace(id, std::move(p));
-  ready_.push_back(id);
+  if (blocking(p) == nullptr) {
+    process(p);
+  } else {
+    const uint64_t id = p.id;
+    pending_order_.push_back(id);
+    pending_members_ += p.members.size();
+    pending_.emplace(id, p);
+    ready_.push_back(id);
+  }
   drain();
   for (const SyncMember& m : members)
     if (m.process >= 0) expirePatience(m.process);
@@ -165,7 +177,7 @@ void WaitAttribution::expirePatience(int32_t process) {
   if (blocked_.size() <= static_cast<size_t>(process)) return;
   std::deque<std::pair<uint64_t, uint64_t>>& blocked = blocked_[static_cast<size_t>(process)];
   const uint64_t arrived = arrived_[static_cast<size_t>(process)];
-  while (!blocked.empty() && blocked.front().second + kPatience <= arrived) {
+  while (!blocked.empty() && (!pending_.contains(blocked.front().first) || blocked.front().second + kPatience <= arrived)) {
     const uint64_t id = blocked.front().first;
     blocked.pop_front();
     if (pending_.contains(id)) force(id);
@@ -403,16 +415,18 @@ void WaitAttribution::Replay::sync(bool synchronizing, std::span<const SyncMembe
   double last = -INFINITY, last_virtual = -INFINITY;
   for (const SyncMember& m : members) {
     if (m.process < 0) continue;
-    const double ahead = advance[m.process] + fixed(m);
+    const size_t p = static_cast<size_t>(m.process);
+    if (advance.size() <= p) advance.resize(p + 1, 0), span.resize(p + 1, {0, 0});
+    const double ahead = advance[p] + fixed(m);
     last = std::max(last, m.arrival_ns);
     last_virtual = std::max(last_virtual, m.arrival_ns - ahead);
-    if (!synchronizing) advance[m.process] = ahead;
-    auto [seen, inserted] = span.try_emplace(m.process, m.gpu_start_ns, m.gpu_end_ns);
-    if (!inserted) seen->second.second = std::max(seen->second.second, m.gpu_end_ns);
+    if (!synchronizing) advance[p] = ahead;
+    if (span[p].first == 0) span[p].first = m.gpu_start_ns;
+    span[p].second = std::max(span[p].second, m.gpu_end_ns);
   }
   if (synchronizing && last > -INFINITY) {
     for (const SyncMember& m : members)
-      if (m.process >= 0) advance[m.process] = std::max(0.0, last - last_virtual);
+      if (m.process >= 0) advance[static_cast<size_t>(m.process)] = std::max(0.0, last - last_virtual);
   }
   ++syncs;
 }
@@ -421,15 +435,14 @@ std::vector<ImpactEstimate> WaitAttribution::impacts() const {
   std::vector<ImpactEstimate> out;
   for (const Replay& r : replays_) {
     std::vector<double> shares;
-    for (const auto& [process, seen] : r.span) {
-      const auto it = r.advance.find(process);
-      if (seen.second > seen.first && it != r.advance.end()) shares.push_back(it->second / static_cast<double>(seen.second - seen.first));
+    for (size_t p = 0; p < r.span.size(); ++p) {
+      const auto [start, end] = r.span[p];
+      if (start != 0 && end > start) shares.push_back(r.advance[p] / static_cast<double>(end - start));
     }
     out.push_back({r.processes, shares.empty() ? 0.0 : median(std::move(shares)), r.syncs});
   }
   return out;
 }
-
 
 uint64_t RoleGaps::keyOf(const Role& r) {
   uint64_t key = r.bytes * 0x9E3779B97F4A7C15ull;
@@ -451,6 +464,13 @@ void RoleGaps::note(uint64_t key, int32_t process, uint64_t gap_ns) {
 bool RoleGaps::othersIn(uint64_t key, int32_t process) const {
   const auto it = sums_.find(key);
   return it != sums_.end() && std::any_of(it->second.begin(), it->second.end(), [&](const auto& p) { return p.first != process; });
+}
+
+double RoleGaps::played(uint64_t key, int32_t process) const {
+  const auto role = sums_.find(key);
+  if (role == sums_.end()) return 0;
+  const auto it = role->second.find(process);
+  return it == role->second.end() ? 0 : it->second.n;
 }
 
 double RoleGaps::typicalNs(uint64_t key, int32_t process) {

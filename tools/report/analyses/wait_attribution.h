@@ -121,8 +121,9 @@ class RoleGaps {
   static uint64_t keyOf(const Role& role);
   // Adds the process's gap in the role (kNoGap: none).
   void note(uint64_t role, int32_t process, uint64_t gap_ns);
-  // Whether another process has played the role yet.
+  // Whether another process has played the role yet; how often this one has.
   bool othersIn(uint64_t role, int32_t process) const;
+  double played(uint64_t role, int32_t process) const;
   // The median of the latest gaps of the others in the role (of its own, when no other plays
   // it), -1 without one.
   double typicalNs(uint64_t role, int32_t process);
@@ -158,9 +159,11 @@ class WaitAttribution {
   // later ops of the awaited process before a wait is given up: a file of one chunk (a short
   // run, ended before its first flush) is joined whole before the next file's records come.
   // A send or receive also waits until another rank has played its role (RoleGaps), for its
-  // peers' gap: a pipeline without copies has none, and goes by its own past at the end.
+  // peers' gap, while its rank has played it at most kRoleWait times: a role no other rank
+  // plays (a pipeline without copies, a pair of ranks of its own) goes by its own past.
   static constexpr size_t kMaxPendingMembers = 1 << 20;
   static constexpr uint64_t kPatience = 1 << 14;
+  static constexpr double kRoleWait = 4;
   static constexpr size_t kLedger = 16;        // ops remembered per process
   static constexpr size_t kMaxCandidates = 8;  // replays at once
   using OnAttributed = std::function<void(const Attributed&)>;
@@ -214,11 +217,12 @@ class WaitAttribution {
     uint64_t tag = 0;
     std::vector<SyncMember> members;
     bool transfer = false;
+    size_t ready_members = 0;  // the members before this one no longer wait (a communicator of 1,024 is not rescanned per wake)
   };
   struct Replay {
     std::vector<int32_t> processes;  // sorted
-    std::unordered_map<int32_t, double> advance;  // per process: how much earlier it would be
-    std::unordered_map<int32_t, std::pair<uint64_t, uint64_t>> span;  // per process: GPU start and end seen since
+    std::vector<double> advance;                        // per process: how much earlier it would be
+    std::vector<std::pair<uint64_t, uint64_t>> span;    // per process: GPU start and end seen since (0: none)
     uint64_t syncs = 0;
     void sync(bool synchronizing, std::span<const SyncMember> members);
   };
@@ -230,7 +234,7 @@ class WaitAttribution {
   static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
   Ledger& ledgerOf(int32_t process);
   // The member whose previous op has not been attributed yet, or nullptr.
-  const SyncMember* blocking(const Pending& p);
+  const SyncMember* blocking(Pending& p);
   void drain();
   void force(uint64_t id);
   void forceInProgramOrder(const std::function<bool(const Pending&)>& due);
@@ -250,6 +254,7 @@ class WaitAttribution {
   std::vector<Replay> replays_;
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.
+  Pending scratch_pending_;
   InstanceArrivals arrivals_;
   std::vector<SyncMember> members_;
   std::vector<double> created_;
