@@ -666,12 +666,12 @@ TEST(ReportGroundTruth, TheReportReadingKernelsFromTheFilesAgainEqualsTheRunHeld
   std::ostringstream whole_json, streamed_json;
   writeJson(whole, whole_json);
   writeJson(r, streamed_json);
-  json a = json::parse(whole_json.str()), b = json::parse(streamed_json.str());
+  json held_tree = json::parse(whole_json.str()), streamed_tree = json::parse(streamed_json.str());
   for (const char* key : {"findings", "finding_details", "advice", "stragglers", "straggler_hosts", "straggler_comms"}) {
-    a.erase(key);
-    b.erase(key);
+    held_tree.erase(key);
+    streamed_tree.erase(key);
   }
-  EXPECT_EQ(a.dump(1), b.dump(1));
+  EXPECT_EQ(held_tree.dump(1), streamed_tree.dump(1));
   ASSERT_EQ(whole.finding_details.size(), r.finding_details.size());
   for (size_t i = 0; i < r.finding_details.size(); ++i)
     EXPECT_EQ(std::tie(whole.finding_details[i].kind, whole.finding_details[i].subject), std::tie(r.finding_details[i].kind, r.finding_details[i].subject));

@@ -71,13 +71,17 @@ void expectSameStragglers(const StragglerReport& a, const StragglerReport& b, do
     const StragglerRow& x = a.ranks[i];
     ASSERT_EQ(by_rank.count(x.rank), 1u) << x.rank;
     const StragglerRow& y = *by_rank[x.rank];
-    if (tolerance == 0) EXPECT_EQ(x.rank, b.ranks[i].rank) << i;
+    if (tolerance == 0) {
+      EXPECT_EQ(x.rank, b.ranks[i].rank) << i;
+    }
     EXPECT_EQ(x.instances, y.instances) << x.rank;
     EXPECT_NEAR(x.wait_caused_us, y.wait_caused_us, std::max(1e-9, tolerance) * x.wait_caused_us + (tolerance > 0 ? 1e3 : 0)) << x.rank;
     EXPECT_NEAR(x.late_fraction, y.late_fraction, std::max(1e-12, tolerance)) << x.rank;
     EXPECT_EQ(x.flagged, y.flagged) << x.rank;
     EXPECT_EQ(x.cls, y.cls) << x.rank;
-    if (tolerance == 0) EXPECT_EQ(evidenceWords(x), evidenceWords(y)) << x.rank;
+    if (tolerance == 0) {
+      EXPECT_EQ(evidenceWords(x), evidenceWords(y)) << x.rank;
+    }
   }
   EXPECT_EQ(a.ranks.front().rank, b.ranks.front().rank) << "the costliest rank";
   ASSERT_EQ(a.links.size(), b.links.size());

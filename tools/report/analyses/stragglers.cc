@@ -36,10 +36,7 @@ Tallies tally(const RunModel& run, const ArrivalTally& arrivals) {
   for (const auto& [process, e] : RoleGaps::excessByProcess(arrivals.roleSums())) {
     const int rank = process >= 0 && static_cast<size_t>(process) < run.processes.size() ? run.processes[static_cast<size_t>(process)].rank : -1;
     if (rank < 0 || static_cast<size_t>(rank) >= t.ranks.size()) continue;
-    RankTally& r = t.ranks[static_cast<size_t>(rank)];
-    r.excess_n += e.n;
-    r.excess_sum_us += e.sum_us;
-    r.excess_sq_us += e.sq_us;
+    t.ranks[static_cast<size_t>(rank)].excess.merge(e);
   }
   return t;
 }
@@ -261,9 +258,7 @@ void addImpacts(const RunModel& run, const std::vector<ImpactEstimate>& impacts,
 }  // namespace
 
 void ArrivalTally::Seat::merge(const Seat& other) {
-  excess_n += other.excess_n;
-  excess_sum_us += other.excess_sum_us;
-  excess_sq_us += other.excess_sq_us;
+  excess.merge(other.excess);
   instances += other.instances;
   last += other.last;
   expected_last += other.expected_last;
@@ -307,12 +302,8 @@ void ArrivalTally::tally(const Attributed& a) {
     seat.var_last += chance * (1 - chance);
     seat.lateness_ns += m.arrival_ns;
     // A send's or receive's peers are its role's: their gaps are summed whole (roleSums).
-    if (!a.transfer && m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0) {
-      const double excess_us = (static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3;
-      ++seat.excess_n;
-      seat.excess_sum_us += excess_us;
-      seat.excess_sq_us += excess_us * excess_us;
-    }
+    if (!a.transfer && m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0)
+      seat.excess.add((static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3);
     comm.windows.add(static_cast<size_t>(m.comm_rank), {.last = a.created[i], .expected_last = chance, .var_last = chance * (1 - chance)});
   }
   for (const Attributed::Charge& charge : a.charges) {
@@ -420,11 +411,12 @@ bool onFlaggedHost(const StragglerReport& report, int rank) {
 }
 
 double gapExcessZ(const ArrivalTally::Seat& s) {
-  if (s.excess_n < 2) return 0;
-  const double mean = s.excess_sum_us / s.excess_n;
+  const RoleGaps::Sums& e = s.excess;
+  if (e.n < 2) return 0;
+  const double mean = e.sum_us / e.n;
   if (mean < kMinGapSpreadUs) return 0;  // a few timer ticks, however often: no delay
-  const double variance = std::max(0.0, s.excess_sq_us / s.excess_n - mean * mean);
-  return mean / (std::max(std::sqrt(variance), kMinGapSpreadUs) / std::sqrt(s.excess_n));
+  const double variance = std::max(0.0, e.sq_us / e.n - mean * mean);
+  return mean / (std::max(std::sqrt(variance), kMinGapSpreadUs) / std::sqrt(e.n));
 }
 
 double lastArrivalZ(double last, double expected_last, double var_last) {

@@ -83,7 +83,7 @@ class ArrivalTally : public JoinedOpSink {
     double lateness_ns = 0;
     // Its GPU gap before each op over its peers' typical gap (us), where both were measured:
     // whether its delays are systematic (gapExcessZ), last or not.
-    double excess_n = 0, excess_sum_us = 0, excess_sq_us = 0;
+    RoleGaps::Sums excess;
     void merge(const Seat& other);
   };
   struct Comm {

@@ -115,7 +115,6 @@ void WaitAttribution::Ledger::push(uint64_t start, uint64_t end, const Blame& bl
   entries[next] = {start, end, blame, held_ns};
   next = (next + 1) % kLedger;
   size = std::min(size + 1, kLedger);
-  latest_start = std::max(latest_start, start);
 }
 
 WaitAttribution::Ledger& WaitAttribution::ledgerOf(int32_t process) {
@@ -123,14 +122,20 @@ WaitAttribution::Ledger& WaitAttribution::ledgerOf(int32_t process) {
   return ledgers_[static_cast<size_t>(process)];
 }
 
-const SyncMember* WaitAttribution::blocking(Pending& p) {
+std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
   for (; p.ready_members < p.members.size(); ++p.ready_members) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
-    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return &m;
-    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait) return &m;
+    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedKey(m)};
+    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
+      return Wait{m.process, roleKey(m.role)};
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+// pending_order_ keeps the ids of instances already attributed until they reach its front.
+void WaitAttribution::dropSettledFront() {
+  while (!pending_order_.empty() && !pending_.contains(pending_order_.front())) pending_order_.pop_front();
 }
 
 void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
@@ -155,7 +160,7 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
     if (arrived_.size() <= static_cast<size_t>(m.process)) arrived_.resize(static_cast<size_t>(m.process) + 1, 0);
     ++arrived_[static_cast<size_t>(m.process)];
   }
-  if (blocking(p) == nullptr) {
+  if (!blocking(p)) {
     process(p);
   } else {
     const uint64_t id = p.id;
@@ -168,7 +173,7 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
   for (const SyncMember& m : members)
     if (m.process >= 0) expirePatience(m.process);
   while (pending_members_ > kMaxPendingMembers) force(pending_order_.front());
-  while (!pending_order_.empty() && !pending_.contains(pending_order_.front())) pending_order_.pop_front();
+  dropSettledFront();
 }
 
 // A pending op blocked on a process that has since had kPatience more ops arrive waits for
@@ -203,10 +208,11 @@ void WaitAttribution::drain() {
     ready_.pop_back();
     const auto it = pending_.find(id);
     if (it == pending_.end()) continue;
-    if (const SyncMember* b = blocking(it->second)) {
-      waiting_on_.emplace(b->gap_ns != MemberView::kNoGap && !ledgerOf(b->process).has(b->gpu_start_ns, b->gap_ns) ? awaitedKey(*b) : roleKey(b->role), id);
-      if (blocked_.size() <= static_cast<size_t>(b->process)) blocked_.resize(static_cast<size_t>(b->process) + 1);
-      blocked_[static_cast<size_t>(b->process)].emplace_back(id, arrived_[static_cast<size_t>(b->process)]);
+    if (const std::optional<Wait> wait = blocking(it->second)) {
+      waiting_on_.emplace(wait->key, id);
+      const size_t process = static_cast<size_t>(wait->process);
+      if (blocked_.size() <= process) blocked_.resize(process + 1);
+      blocked_[process].emplace_back(id, arrived_[process]);
       continue;
     }
     Pending p = std::move(it->second);
@@ -262,7 +268,7 @@ void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending
   for (uint64_t id : pending_order_)
     if (const auto it = pending_.find(id); it != pending_.end() && due(it->second)) rest.push_back(id);
   for (uint64_t id : rest) force(id);
-  while (!pending_order_.empty() && !pending_.contains(pending_order_.front())) pending_order_.pop_front();
+  dropSettledFront();
 }
 
 void WaitAttribution::process(Pending& p) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -191,7 +192,6 @@ class WaitAttribution {
   // Adds a candidate culprit to replay from now on (ignored when already one, or when
   // kMaxCandidates are replayed).
   void addCandidate(std::vector<int32_t> processes);
-  bool isCandidate(std::span<const int32_t> processes) const;
   std::vector<ImpactEstimate> impacts() const;
   const RoleGaps& roleGaps() const { return role_gaps_; }
 
@@ -204,7 +204,6 @@ class WaitAttribution {
   struct Ledger {
     std::array<LedgerEntry, kLedger> entries;
     size_t next = 0, size = 0;
-    uint64_t latest_start = 0;
     const LedgerEntry* before(uint64_t start) const;
     bool has(uint64_t start, uint64_t gap) const;
     void push(uint64_t start, uint64_t end, const Blame& blame, double held_ns);
@@ -234,7 +233,15 @@ class WaitAttribution {
   static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
   Ledger& ledgerOf(int32_t process);
   // The member whose previous op has not been attributed yet, or nullptr.
-  const SyncMember* blocking(Pending& p);
+  // What a pending instance waits for: the process of its first member not ready, and the
+  // key its wake-up comes under (that member's previous op, or its role's peers).
+  struct Wait {
+    int32_t process = -1;
+    uint64_t key = 0;
+  };
+  std::optional<Wait> blocking(Pending& p);
+  void dropSettledFront();
+  bool isCandidate(std::span<const int32_t> processes) const;
   void drain();
   void force(uint64_t id);
   void forceInProgramOrder(const std::function<bool(const Pending&)>& due);
