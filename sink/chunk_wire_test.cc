@@ -169,7 +169,7 @@ TEST(ChunkWire, PackedVarintsAtTheirLimitsReadAsLibprotobufReadsThem) {
       pb::io::CodedOutputStream t(&table_raw);
       t.WriteTag(pb::internal::WireFormatLite::MakeTag(20, pb::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));  // seq
       t.WriteVarint32(static_cast<uint32_t>(run.size()));
-      t.WriteRaw(run.data(), static_cast<int>(run.size()));
+      if (!run.empty()) t.WriteRaw(run.data(), static_cast<int>(run.size()));  // an empty vector's data() is null
     }
     {
       pb::io::StringOutputStream raw(&bytes);
