@@ -16,20 +16,14 @@ namespace {
 // Lateness closer than this is a tie, not a delay (lateness.h's kTieNs).
 constexpr double kTieLatenessNs = static_cast<double>(kTieNs);
 
-// A key for "process p's op that ended at end": collisions only cost a needless retry.
-uint64_t predecessorKey(int32_t process, uint64_t end) {
-  return (end * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(static_cast<uint32_t>(process)) << 17);
-}
-
 // What a member with a gap of 0 waits for: any op of its process (one still running when it started).
 constexpr uint64_t kStillRunning = UINT64_MAX;
 
-uint64_t awaitedKey(const SyncMember& m) {
-  return predecessorKey(m.process, m.gap_ns == 0 ? kStillRunning : m.gpu_start_ns - m.gap_ns);
-}
+uint64_t awaitedEnd(const SyncMember& m) { return m.gap_ns == 0 ? kStillRunning : m.gpu_start_ns - m.gap_ns; }
 
-// What a send or receive waiting for its role's peers waits for.
-uint64_t roleKey(uint64_t role) { return role ^ 0x5EEDF00DCAFEBEEFull; }
+// A waiting instance this small keeps its slot's member storage for the next tenant; a
+// larger one returns it (what slots hold stays bounded by what waits).
+constexpr size_t kKeptMembers = 16;
 
 bool gapKnown(const SyncMember& m) { return m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0; }
 
@@ -126,22 +120,76 @@ std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
   for (; p.ready_members < p.members.size(); ++p.ready_members) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
-    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedKey(m)};
+    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedEnd(m)};
     if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
-      return Wait{m.process, roleKey(m.role)};
+      return Wait{m.process, 0, m.role};
   }
   return std::nullopt;
 }
 
-// pending_order_ keeps the ids of instances already attributed until they reach its front.
+WaitAttribution::Handle WaitAttribution::store(const Pending& p) {
+  uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Slot& s = slots_[slot];
+  s.pending = p;  // reuses the slot's member storage
+  s.live = true;
+  pending_members_ += p.members.size();
+  return (static_cast<uint64_t>(s.generation) << 32) | slot;
+}
+
+WaitAttribution::Pending* WaitAttribution::find(Handle handle) {
+  const size_t slot = static_cast<uint32_t>(handle);
+  if (slot >= slots_.size()) return nullptr;
+  Slot& s = slots_[slot];
+  return s.live && s.generation == static_cast<uint32_t>(handle >> 32) ? &s.pending : nullptr;
+}
+
+void WaitAttribution::release(Handle handle) {
+  Slot& s = slots_[static_cast<uint32_t>(handle)];
+  pending_members_ -= s.pending.members.size();
+  if (s.pending.members.capacity() > kKeptMembers) std::vector<SyncMember>().swap(s.pending.members);
+  s.live = false;
+  ++s.generation;
+  free_slots_.push_back(static_cast<uint32_t>(handle));
+}
+
+void WaitAttribution::wait(Handle handle, const Wait& w) {
+  if (w.role != 0) {
+    role_waiters_[w.role].push_back(handle);
+  } else {
+    if (waiters_.size() <= static_cast<size_t>(w.process)) waiters_.resize(static_cast<size_t>(w.process) + 1);
+    waiters_[static_cast<size_t>(w.process)].push_back({w.awaited_end, handle});
+  }
+  const size_t process = static_cast<size_t>(w.process);
+  if (blocked_.size() <= process) blocked_.resize(process + 1);
+  blocked_[process].emplace_back(handle, arrived_[process]);
+}
+
+// What waited for this member's op (it ended then, or was still running) may go on.
+void WaitAttribution::wake(const SyncMember& m) {
+  if (waiters_.size() <= static_cast<size_t>(m.process)) return;
+  std::vector<Waiter>& waiters = waiters_[static_cast<size_t>(m.process)];
+  std::erase_if(waiters, [&](const Waiter& w) {
+    if (w.awaited_end != m.gpu_end_ns && w.awaited_end != kStillRunning) return false;
+    ready_.push_back(w.handle);
+    return true;
+  });
+}
+
+// pending_order_ keeps instances that have proceeded until they reach its front.
 void WaitAttribution::dropSettledFront() {
-  while (!pending_order_.empty() && !pending_.contains(pending_order_.front())) pending_order_.pop_front();
+  while (!pending_order_.empty() && find(pending_order_.front()) == nullptr) pending_order_.pop_front();
 }
 
 void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
                           bool transfer) {
-  Pending& p = scratch_pending_;  // copied into pending_ only when it must wait: most never do
-  p.id = next_id_++;
+  Pending& p = scratch_pending_;  // stored only when it must wait
   p.comm = comm;
   p.synchronizing = synchronizing;
   p.total_wait_ns = total_wait_ns;
@@ -153,9 +201,12 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
     if (m.process < 0) continue;
     if (m.role != 0) {
       role_gaps_.note(m.role, m.process, m.gap_ns);
-      const auto [from, to] = waiting_on_.equal_range(roleKey(m.role));
-      for (auto it = from; it != to; ++it) ready_.push_back(it->second);
-      waiting_on_.erase(from, to);
+      if (!role_waiters_.empty()) {
+        if (const auto it = role_waiters_.find(m.role); it != role_waiters_.end()) {
+          ready_.insert(ready_.end(), it->second.begin(), it->second.end());
+          role_waiters_.erase(it);
+        }
+      }
     }
     if (arrived_.size() <= static_cast<size_t>(m.process)) arrived_.resize(static_cast<size_t>(m.process) + 1, 0);
     ++arrived_[static_cast<size_t>(m.process)];
@@ -163,11 +214,9 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
   if (!blocking(p)) {
     process(p);
   } else {
-    const uint64_t id = p.id;
-    pending_order_.push_back(id);
-    pending_members_ += p.members.size();
-    pending_.emplace(id, p);
-    ready_.push_back(id);
+    const Handle handle = store(p);
+    pending_order_.push_back(handle);
+    ready_.push_back(handle);
   }
   drain();
   for (const SyncMember& m : members)
@@ -180,51 +229,45 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
 // a predecessor that is not coming (an op outside the --from/--to window, one never joined).
 void WaitAttribution::expirePatience(int32_t process) {
   if (blocked_.size() <= static_cast<size_t>(process)) return;
-  std::deque<std::pair<uint64_t, uint64_t>>& blocked = blocked_[static_cast<size_t>(process)];
+  std::deque<std::pair<Handle, uint64_t>>& blocked = blocked_[static_cast<size_t>(process)];
   const uint64_t arrived = arrived_[static_cast<size_t>(process)];
-  while (!blocked.empty() && (!pending_.contains(blocked.front().first) || blocked.front().second + kPatience <= arrived)) {
-    const uint64_t id = blocked.front().first;
+  while (!blocked.empty() && (find(blocked.front().first) == nullptr || blocked.front().second + kPatience <= arrived)) {
+    const Handle handle = blocked.front().first;
     blocked.pop_front();
-    if (pending_.contains(id)) force(id);
+    force(handle);
   }
 }
 
-void WaitAttribution::force(uint64_t id) {
-  const auto it = pending_.find(id);
-  if (it == pending_.end()) {
-    if (!pending_order_.empty() && pending_order_.front() == id) pending_order_.pop_front();
+void WaitAttribution::force(Handle handle) {
+  Pending* p = find(handle);
+  if (p == nullptr) {
+    if (!pending_order_.empty() && pending_order_.front() == handle) pending_order_.pop_front();
     return;
   }
-  Pending p = std::move(it->second);
-  pending_.erase(it);
-  pending_members_ -= p.members.size();
-  process(p);
+  process(*p);
+  release(handle);
   drain();
 }
 
 void WaitAttribution::drain() {
   while (!ready_.empty()) {
-    const uint64_t id = ready_.back();
+    const Handle handle = ready_.back();
     ready_.pop_back();
-    const auto it = pending_.find(id);
-    if (it == pending_.end()) continue;
-    if (const std::optional<Wait> wait = blocking(it->second)) {
-      waiting_on_.emplace(wait->key, id);
-      const size_t process = static_cast<size_t>(wait->process);
-      if (blocked_.size() <= process) blocked_.resize(process + 1);
-      blocked_[process].emplace_back(id, arrived_[process]);
+    Pending* p = find(handle);
+    if (p == nullptr) continue;
+    if (const std::optional<Wait> w = blocking(*p)) {
+      wait(handle, *w);
       continue;
     }
-    Pending p = std::move(it->second);
-    pending_.erase(it);
-    pending_members_ -= p.members.size();
-    process(p);
+    process(*p);
+    release(handle);
   }
 }
 
 void WaitAttribution::flush() {
   forceInProgramOrder([](const Pending&) { return true; });
-  waiting_on_.clear();
+  waiters_.clear();
+  role_waiters_.clear();
   blocked_.clear();
 }
 
@@ -236,38 +279,41 @@ void WaitAttribution::flushBefore(uint64_t tag) {
 // proceeds each rank's in its own order: an op goes when it is the earliest waiting op of
 // every process in it. What is left then (none, with consistent clocks) goes in arrival order.
 void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending&)>& due) {
-  std::unordered_map<int32_t, std::set<std::pair<uint64_t, uint64_t>>> waiting;  // per process: (GPU start, id)
-  for (const auto& [id, p] : pending_)
-    if (due(p))
-      for (const SyncMember& m : p.members)
-        if (m.process >= 0) waiting[m.process].insert({m.gpu_start_ns, id});
-  const auto front = [&](int32_t process) -> std::optional<uint64_t> {
+  std::unordered_map<int32_t, std::set<std::pair<uint64_t, Handle>>> waiting;  // per process: (GPU start, what waits)
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    const Slot& s = slots_[slot];
+    if (!s.live || !due(s.pending)) continue;
+    const Handle handle = (static_cast<uint64_t>(s.generation) << 32) | slot;
+    for (const SyncMember& m : s.pending.members)
+      if (m.process >= 0) waiting[m.process].insert({m.gpu_start_ns, handle});
+  }
+  const auto front = [&](int32_t process) -> std::optional<Handle> {
     auto& ops = waiting[process];
-    while (!ops.empty() && !pending_.contains(ops.begin()->second)) ops.erase(ops.begin());
+    while (!ops.empty() && find(ops.begin()->second) == nullptr) ops.erase(ops.begin());
     return ops.empty() ? std::nullopt : std::optional(ops.begin()->second);
   };
-  const auto earliestEverywhere = [&](uint64_t id) {
-    const auto it = pending_.find(id);
-    if (it == pending_.end()) return false;
-    for (const SyncMember& m : it->second.members)
-      if (m.process >= 0 && front(m.process) != id) return false;
+  const auto earliestEverywhere = [&](Handle handle) {
+    const Pending* p = find(handle);
+    if (p == nullptr) return false;
+    for (const SyncMember& m : p->members)
+      if (m.process >= 0 && front(m.process) != handle) return false;
     return true;
   };
   for (bool forced = true; forced;) {
     forced = false;
-    std::vector<uint64_t> fronts;
+    std::vector<Handle> fronts;
     for (const auto& [process, ops] : waiting)
-      if (const std::optional<uint64_t> id = front(process)) fronts.push_back(*id);
-    for (uint64_t id : fronts) {
-      if (!earliestEverywhere(id)) continue;
-      force(id);
+      if (const std::optional<Handle> handle = front(process)) fronts.push_back(*handle);
+    for (Handle handle : fronts) {
+      if (!earliestEverywhere(handle)) continue;
+      force(handle);
       forced = true;
     }
   }
-  std::vector<uint64_t> rest;
-  for (uint64_t id : pending_order_)
-    if (const auto it = pending_.find(id); it != pending_.end() && due(it->second)) rest.push_back(id);
-  for (uint64_t id : rest) force(id);
+  std::vector<Handle> rest;
+  for (Handle handle : pending_order_)
+    if (const Pending* p = find(handle); p != nullptr && due(*p)) rest.push_back(handle);
+  for (Handle handle : rest) force(handle);
   dropSettledFront();
 }
 
@@ -323,14 +369,8 @@ void WaitAttribution::process(Pending& p) {
   }
   for (Replay& r : replays_) r.sync(p.synchronizing, p.members);
   if (p.synchronizing) on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer});
-  for (const SyncMember& m : p.members) {
-    if (m.process < 0) continue;
-    for (const uint64_t key : {predecessorKey(m.process, m.gpu_end_ns), predecessorKey(m.process, kStillRunning)}) {
-      const auto [from, to] = waiting_on_.equal_range(key);
-      for (auto it = from; it != to; ++it) ready_.push_back(it->second);
-      waiting_on_.erase(from, to);
-    }
-  }
+  for (const SyncMember& m : p.members)
+    if (m.process >= 0) wake(m);
 }
 
 namespace {

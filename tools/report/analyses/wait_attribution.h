@@ -209,7 +209,6 @@ class WaitAttribution {
     void push(uint64_t start, uint64_t end, const Blame& blame, double held_ns);
   };
   struct Pending {
-    uint64_t id = 0;
     uint32_t comm = 0;
     bool synchronizing = false;
     uint64_t total_wait_ns = 0;
@@ -217,6 +216,20 @@ class WaitAttribution {
     std::vector<SyncMember> members;
     bool transfer = false;
     size_t ready_members = 0;  // the members before this one no longer wait (a communicator of 1,024 is not rescanned per wake)
+  };
+  // Waiting instances live in reusable slots (a small one keeps its members' storage): a
+  // handle is a slot and its generation, so one that has proceeded is told from the slot's
+  // next tenant without a lookup table.
+  using Handle = uint64_t;
+  struct Slot {
+    Pending pending;
+    uint32_t generation = 0;
+    bool live = false;
+  };
+  // What waits for a process's op (the one that ended at `awaited_end`, or any still running).
+  struct Waiter {
+    uint64_t awaited_end = 0;
+    Handle handle = 0;
   };
   struct Replay {
     std::vector<int32_t> processes;  // sorted
@@ -232,32 +245,38 @@ class WaitAttribution {
   };
   static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
   Ledger& ledgerOf(int32_t process);
-  // The member whose previous op has not been attributed yet, or nullptr.
-  // What a pending instance waits for: the process of its first member not ready, and the
-  // key its wake-up comes under (that member's previous op, or its role's peers).
+  // What a pending instance waits for: the process of its first member not ready, and either
+  // that member's previous op (its end, or kStillRunning) or, for a role's peers, the role.
   struct Wait {
     int32_t process = -1;
-    uint64_t key = 0;
+    uint64_t awaited_end = 0;
+    uint64_t role = 0;  // 0: the process's op
   };
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();
   bool isCandidate(std::span<const int32_t> processes) const;
   void drain();
-  void force(uint64_t id);
+  Handle store(const Pending& p);
+  Pending* find(Handle handle);
+  void release(Handle handle);
+  void wait(Handle handle, const Wait& wait);
+  void wake(const SyncMember& attributed);
+  void force(Handle handle);
   void forceInProgramOrder(const std::function<bool(const Pending&)>& due);
   void expirePatience(int32_t process);
   void process(Pending& p);
 
   OnAttributed on_attributed_;
   std::vector<Ledger> ledgers_;  // per process
-  uint64_t next_id_ = 0;
-  std::unordered_map<uint64_t, Pending> pending_;  // by id
-  std::deque<uint64_t> pending_order_;             // ids in arrival order (stale ones skipped)
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::deque<Handle> pending_order_;  // in arrival order (those that have proceeded skipped)
   size_t pending_members_ = 0;
-  std::unordered_multimap<uint64_t, uint64_t> waiting_on_;  // (process, predecessor end) key -> pending id
-  std::vector<uint64_t> ready_;                              // pending ids to try now
-  std::vector<uint64_t> arrived_;                            // per process: its ops added so far
-  std::vector<std::deque<std::pair<uint64_t, uint64_t>>> blocked_;  // per process: (pending id, its arrivals then)
+  std::vector<std::vector<Waiter>> waiters_;                      // per process
+  std::unordered_map<uint64_t, std::vector<Handle>> role_waiters_;  // per role: what waits for its peers
+  std::vector<Handle> ready_;                                     // to try now
+  std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
+  std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
   std::vector<Replay> replays_;
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.
