@@ -88,25 +88,29 @@ void Blame::normalize() {
 
 // The op the gap before `start` is measured from: of those that started earlier, the one
 // that ended last.
-const WaitAttribution::LedgerEntry* WaitAttribution::Ledger::before(uint64_t start) const {
-  const LedgerEntry* out = nullptr;
-  for (size_t i = 0; i < size; ++i) {
-    const LedgerEntry& e = entries[i];
-    if (e.start < start && (out == nullptr || e.end > out->end)) out = &e;
-  }
+std::optional<size_t> WaitAttribution::Ledger::before(uint64_t start) const {
+  std::optional<size_t> out;
+  for (size_t i = 0; i < size; ++i)
+    if (starts[i] < start && (!out || ends[i] > ends[*out])) out = i;
   return out;
 }
 
 // Whether the op the gap is measured from is here: it ended `gap` before `start`, or, for a
-// gap of 0, it started earlier and was still running.
+// gap of 0, it started earlier and was still running. Newest first: it is most often the
+// op pushed last.
 bool WaitAttribution::Ledger::has(uint64_t start, uint64_t gap) const {
-  for (size_t i = 0; i < size; ++i)
-    if (entries[i].start < start && (gap == 0 ? entries[i].end >= start : entries[i].end + gap == start)) return true;
+  for (size_t n = 0, i = next; n < size; ++n) {
+    i = (i + kLedger - 1) % kLedger;
+    if (starts[i] < start && (gap == 0 ? ends[i] >= start : ends[i] + gap == start)) return true;
+  }
   return false;
 }
 
-void WaitAttribution::Ledger::push(uint64_t start, uint64_t end, const Blame& blame, double held_ns) {
-  entries[next] = {start, end, blame, held_ns};
+void WaitAttribution::Ledger::push(uint64_t start, uint64_t end, const Blame& blame, double held) {
+  starts[next] = start;
+  ends[next] = end;
+  blames[next] = blame;
+  held_ns[next] = held;
   next = (next + 1) % kLedger;
   size = std::min(size + 1, kLedger);
 }
@@ -328,7 +332,8 @@ void WaitAttribution::process(Pending& p) {
   for (size_t i = 0; i < n; ++i) {
     const SyncMember& m = p.members[i];
     if (m.process < 0) continue;
-    if (const LedgerEntry* e = ledgerOf(m.process).before(m.gpu_start_ns)) carries_[i] = e->blame, held_[i] = e->held_ns;
+    const Ledger& ledger = ledgerOf(m.process);
+    if (const std::optional<size_t> e = ledger.before(m.gpu_start_ns)) carries_[i] = ledger.blames[*e], held_[i] = ledger.held_ns[*e];
   }
   Blame exit;
   double exit_held = 0;
@@ -376,22 +381,25 @@ void WaitAttribution::process(Pending& p) {
 namespace {
 
 // The synchronization's members as the attribution reads them, each with the median gap of
-// the others (who did the same work before the same op): sorted once, each member's own
-// value left out by index.
-void syncMembersOf(const InstanceArrivals& arrivals, std::span<const MemberView> views, std::vector<SyncMember>& out) {
+// the others (who did the same work before the same op). The others' nearest-rank median is
+// the k-th smallest of all (k = n/2 - 1, from 0) for a member above it and the next one up
+// for any other, so two order statistics serve every member.
+void syncMembersOf(const InstanceArrivals& arrivals, std::span<const MemberView> views, std::vector<SyncMember>& out,
+                   std::vector<uint64_t>& gaps) {
   out.clear();
-  std::vector<std::pair<uint64_t, size_t>> gaps;
+  gaps.clear();
   for (const MemberArrival& a : arrivals.members) {
     const MemberView& v = views[static_cast<size_t>(a.comm_rank)];
     out.push_back({a.comm_rank, a.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, static_cast<double>(a.lateness_ns),
                    static_cast<double>(a.wait_ns), a.last_share, -1});
-    if (v.gpu_gap_ns != MemberView::kNoGap) gaps.emplace_back(v.gpu_gap_ns, out.size() - 1);
+    if (v.gpu_gap_ns != MemberView::kNoGap) gaps.push_back(v.gpu_gap_ns);
   }
   if (gaps.size() < 2) return;
-  std::sort(gaps.begin(), gaps.end());
-  const size_t others = gaps.size() - 1;
-  const size_t k = (others + 1) / 2 - 1;  // the nearest-rank median of the others, as percentile() takes it
-  for (size_t i = 0; i < gaps.size(); ++i) out[gaps[i].second].peer_gap_ns = static_cast<double>(gaps[k < i ? k : k + 1].first);
+  const auto kth = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2 - 1);
+  std::nth_element(gaps.begin(), kth, gaps.end());
+  const uint64_t at_k = *kth, above_k = *std::min_element(kth + 1, gaps.end());
+  for (SyncMember& m : out)
+    if (m.gap_ns != MemberView::kNoGap) m.peer_gap_ns = static_cast<double>(m.gap_ns > at_k ? at_k : above_k);
 }
 
 // A member that only passes its blame on: what an op that does not synchronize is.
@@ -402,7 +410,7 @@ SyncMember passing(const MemberView& v) { return {v.comm_rank, v.process, v.gpu_
 void WaitAttribution::addCollective(const CollInstance& c, std::span<const MemberView> members, uint64_t tag) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
   if (arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) {
-    syncMembersOf(arrivals_, members, members_);
+    syncMembersOf(arrivals_, members, members_, member_gaps_);
     add(c.comm, true, members_, arrivals_.total_wait_ns, tag);
     return;
   }

@@ -196,17 +196,17 @@ class WaitAttribution {
   const RoleGaps& roleGaps() const { return role_gaps_; }
 
  private:
-  struct LedgerEntry {
-    uint64_t start = 0, end = 0;
-    Blame blame;         // why it left the op when it did, as a mix of origins
-    double held_ns = 0;  // how much later than its own work alone, all ops before it counted
-  };
+  // A process's last kLedger ops: why each was left when it was (a mix of origins) and how
+  // much later than its own work alone, all ops before it counted. The GPU spans lie apart
+  // from the rest, so the searches read 256 contiguous bytes.
   struct Ledger {
-    std::array<LedgerEntry, kLedger> entries;
+    std::array<uint64_t, kLedger> starts{}, ends{};
+    std::array<Blame, kLedger> blames{};
+    std::array<double, kLedger> held_ns{};
     size_t next = 0, size = 0;
-    const LedgerEntry* before(uint64_t start) const;
+    std::optional<size_t> before(uint64_t start) const;
     bool has(uint64_t start, uint64_t gap) const;
-    void push(uint64_t start, uint64_t end, const Blame& blame, double held_ns);
+    void push(uint64_t start, uint64_t end, const Blame& blame, double held);
   };
   struct Pending {
     uint32_t comm = 0;
@@ -285,6 +285,7 @@ class WaitAttribution {
   std::vector<SyncMember> members_;
   std::vector<double> created_;
   std::vector<double> gaps_;
+  std::vector<uint64_t> member_gaps_;
   std::vector<double> held_;         // per member: its held time before the op
   std::vector<double> waiter_held_;
   std::vector<Attributed::Charge> charges_;
