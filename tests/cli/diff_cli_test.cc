@@ -32,13 +32,15 @@ void play(const TempDir& scratch, const std::string& dir, void (*edit)(json&)) {
 
 struct Runs {
   TempDir scratch;
-  std::string before = scratch.path() + "/before", after = scratch.path() + "/after", fewer = scratch.path() + "/fewer";
+  std::string before = scratch.path() + "/before", after = scratch.path() + "/after", fewer = scratch.path() + "/fewer",
+              straggler_fixed = scratch.path() + "/straggler_fixed";
   Runs() {
     play(scratch, before, [](json&) {});
     play(scratch, after, [](json& s) {
       s.erase("stragglers");
       s.erase("slow_links");
     });
+    play(scratch, straggler_fixed, [](json& s) { s.erase("stragglers"); });
     // The job without its broadcast: an op gone.
     play(scratch, fewer, [](json& s) {
       json steps = json::array();
@@ -87,10 +89,27 @@ TEST(DiffCli, TheFixedRunLosesItsCulpritsAndGainsSpeedWhereTheyCost) {
   EXPECT_EQ(d["ranks"][0]["straggler"]["b"], false);
 }
 
+// The straggler alone fixed: what the report estimated fixing it would save per step is held
+// against the step the fixed run measures, within 20%.
+TEST(DiffCli, AFixedCulpritsEstimatedGainIsHeldAgainstTheMeasuredOne) {
+  const json d = diffJson(runs().before, runs().straggler_fixed);
+  ASSERT_EQ(d["gains"].size(), 1u) << d.dump(1);
+  const json& g = d["gains"][0];
+  EXPECT_EQ(g["subject"], "rank 6");
+  EXPECT_EQ(g["finding"].get<std::string>().rfind("Straggler: rank 6 ", 0), 0u);
+  const double measured = d["step_us"]["a"].get<double>() - d["step_us"]["b"].get<double>();
+  EXPECT_DOUBLE_EQ(g["measured_step_saved_us"].get<double>(), measured);
+  EXPECT_GT(measured, 0);
+  EXPECT_NEAR(g["estimated_step_saved_us"].get<double>(), measured, 0.2 * measured);
+  const ProgramResult text = commtrace(runs().scratch, {"diff", runs().before, runs().straggler_fixed});
+  EXPECT_NE(text.out.find("  - rank 6: estimated "), std::string::npos) << text.out;
+}
+
 TEST(DiffCli, ARunAgainstItselfChangesNothing) {
   const json d = diffJson(runs().before, runs().before);
   EXPECT_TRUE(d["findings_new"].empty());
   EXPECT_TRUE(d["findings_gone"].empty());
+  EXPECT_TRUE(d["gains"].empty());
   EXPECT_DOUBLE_EQ(d["step_us"]["a"].get<double>(), d["step_us"]["b"].get<double>());
   for (const json& row : d["ops"]) {
     EXPECT_EQ(row["change"], "") << row.dump();

@@ -12,16 +12,17 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "tests/support/driver_run.h"
 #include "tests/support/temp_dir.h"
+#include "tools/report/analyses/run_diff.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
-#include "tools/report/load/stats.h"
 
 using namespace commtrace::report;
 using nlohmann::json;
@@ -145,12 +146,6 @@ struct Played {
       if (f.subject == subject) return &f;
     return nullptr;
   }
-  double stepUs() const {
-    std::vector<double> steps;
-    for (const OverlapRow& o : report.overlap)
-      if (o.step_count >= 2) steps.push_back(o.mean_step_us);
-    return median(steps);
-  }
   // The findings, and the top of the straggler table: what a failure needs to be read.
   std::string findings() const {
     std::string out;
@@ -166,6 +161,14 @@ struct Played {
 
 std::string hostName(const std::string& scenario, int node) { return "host commtrace-" + scenario + "-node" + std::to_string(node); }
 
+// What `commtrace diff SICK HEALTHY` says of the planted culprit's estimated gain against the
+// step time the twin measures; nullptr where the diff has no estimate for it.
+std::optional<GainCheck> gainOf(const Played& sick, const Played& healthy, const std::string& culprit) {
+  for (const GainCheck& g : diffReports(sick.report, healthy.report).gains)
+    if (g.subject == culprit) return g;
+  return std::nullopt;
+}
+
 // The planted culprit is the one named, its fix's estimate within `tolerance` (20%) of what
 // the healthy twin measures, and the twin names nobody.
 void expectRootCause(const json& scenario, const std::string& culprit, const std::string& what, double tolerance = 0.2) {
@@ -177,12 +180,14 @@ void expectRootCause(const json& scenario, const std::string& culprit, const std
   EXPECT_TRUE(healthy.culprits().empty()) << what << " (healthy twin)" << healthy.findings();
   const FindingRow* f = sick.finding(culprit);
   ASSERT_NE(f, nullptr) << what;
-  const double measured = sick.stepUs() - healthy.stepUs();
-  ASSERT_FALSE(std::isnan(f->step_saved_us)) << what << sick.findings();
+  const std::optional<GainCheck> gain = gainOf(sick, healthy, culprit);
+  ASSERT_TRUE(gain.has_value()) << what << sick.findings();
   std::printf("%s: fixing it saves %.0f us per step by the replay, %.0f us measured against the healthy twin\n", what.c_str(),
-              f->step_saved_us, measured);
-  EXPECT_NEAR(f->step_saved_us, measured, tolerance * measured) << what << ": step " << sick.stepUs() << " us, healthy " << healthy.stepUs();
-  EXPECT_NEAR(f->step_saved_share, f->step_saved_us / sick.stepUs(), 1e-6) << what;
+              gain->estimated_us, gain->measured_us);
+  EXPECT_EQ(gain->estimated_us, f->step_saved_us) << what;
+  EXPECT_NEAR(gain->estimated_us, gain->measured_us, tolerance * gain->measured_us) << what;
+  const double sick_step = diffReports(sick.report, healthy.report).step_us_a;
+  EXPECT_NEAR(f->step_saved_share, f->step_saved_us / sick_step, 1e-6) << what;
 }
 
 TEST(RootCause, OneSlowGpuInsideATensorParallelHostIsNamedNotItsHost) {
@@ -276,9 +281,8 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
     named += found.count(planted) != 0 ? 1 : 0;
     innocent += std::any_of(found.begin(), found.end(), [&](const std::string& c) { return c != planted; }) ? 1 : 0;
     twins_quiet += healthy.culprits().empty() ? 1 : 0;
-    const FindingRow* f = sick.finding(planted);
-    const double measured = sick.stepUs() - healthy.stepUs();
-    if (f != nullptr && std::abs(f->step_saved_us - measured) <= 0.2 * measured) ++estimates_close;
+    const std::optional<GainCheck> gain = gainOf(sick, healthy, planted);
+    if (gain && std::abs(gain->estimated_us - gain->measured_us) <= 0.2 * gain->measured_us) ++estimates_close;
     if (found != std::set<std::string>{planted} || !healthy.culprits().empty())
       misses += "\n draw " + std::to_string(draw) + ": " + std::to_string(l.hosts) + "x" + std::to_string(l.per_host) + " tp " +
                 std::to_string(l.tp) + ", " + planted + " " + std::to_string(slowdown) + ":" + sick.findings() + healthy.findings();

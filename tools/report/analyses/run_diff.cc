@@ -129,6 +129,14 @@ std::vector<std::string> onlyIn(const Report& r, const std::set<std::pair<std::s
   return out;
 }
 
+std::vector<GainCheck> gainChecks(const Report& a, const std::set<std::pair<std::string, std::string>>& in_b, double measured_us) {
+  std::vector<GainCheck> out;
+  for (const FindingRow& f : a.finding_details)
+    if (culpritOrLoss(f) && !std::isnan(f.step_saved_us) && !in_b.count({f.kind, f.subject}))
+      out.push_back({f.subject, f.finding, f.step_saved_us, measured_us});
+  return out;
+}
+
 }  // namespace
 
 RunDiff diffReports(const Report& a, const Report& b) {
@@ -141,6 +149,7 @@ RunDiff diffReports(const Report& a, const Report& b) {
   d.ranks = rankRows(a, b);
   d.findings_new = onlyIn(b, culprits(a));
   d.findings_gone = onlyIn(a, culprits(b));
+  if (d.step_us_a > 0 && d.step_us_b > 0) d.gains = gainChecks(a, culprits(b), d.step_us_a - d.step_us_b);
   return d;
 }
 

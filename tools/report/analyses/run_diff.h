@@ -35,6 +35,16 @@ struct RankDiffRow {
   bool straggler_a = false, straggler_b = false;
 };
 
+// A culprit of A that B no longer has: what A's report estimated fixing it would save per
+// step, against what B measures (A's step less B's). How far the estimates can be trusted,
+// when B is A with that one culprit fixed.
+struct GainCheck {
+  std::string subject;  // "rank 6", "host node1"
+  std::string finding;  // A's sentence
+  double estimated_us = 0;
+  double measured_us = 0;
+};
+
 struct RunDiff {
   double step_us_a = 0, step_us_b = 0;  // the median rank's mean step time
   double comm_us_a = 0, comm_us_b = 0;  // every op's transfer times summed
@@ -42,6 +52,7 @@ struct RunDiff {
   std::vector<RankDiffRow> ranks;       // ranks whose step, exposure or straggler verdict changed most first
   std::vector<std::string> findings_new;   // culprit findings only in B (by kind and subject)
   std::vector<std::string> findings_gone;  // only in A
+  std::vector<GainCheck> gains;            // A's culprits gone in B that carried an estimate
 };
 
 RunDiff diffReports(const Report& a, const Report& b);

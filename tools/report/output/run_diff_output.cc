@@ -51,6 +51,17 @@ void listFindings(const char* title, const std::vector<std::string>& findings, s
   for (const std::string& f : findings) out << "  - " << f << '\n';
 }
 
+// "rank 6: estimated 2.3 ms per step, measured 2.4 ms (the estimate is 96% of it)".
+void listGains(const std::vector<GainCheck>& gains, std::ostream& out) {
+  if (gains.empty()) return;
+  out << "\nWhat A estimated fixing its culprits gone in B would save per step, against B's measured step\n";
+  for (const GainCheck& g : gains) {
+    out << "  - " << g.subject << ": estimated " << fmt::duration(g.estimated_us) << ", measured " << fmt::duration(g.measured_us);
+    if (g.measured_us > 0) out << " (the estimate is " << fmt::percent(g.estimated_us / g.measured_us) << " of it)";
+    out << '\n';
+  }
+}
+
 nlohmann::json sideJson(const OpDiffSide& s) {
   return {{"count", s.count}, {"time_us_total", s.time_us_total}, {"time_us_mean", s.time_us_mean}, {"busbw_gbs", s.busbw_gbs},
           {"algo_proto", s.algo_proto}};
@@ -64,6 +75,7 @@ void writeDiffText(const RunDiff& d, const std::string& name_a, const std::strin
   out << "Communication time (every op's transfer times summed): " << change(d.comm_us_a, d.comm_us_b, fmt::duration) << "\n\n";
   listFindings("Culprits and losses only in B (new)", d.findings_new, out);
   listFindings("Culprits and losses only in A (gone in B)", d.findings_gone, out);
+  listGains(d.gains, out);
   out << "\nOps by (communicator, func, size), most changed total time first\n";
   printTable(opsTable(d), out, kTextRows, "--format json for all");
   out << "\nRanks, a changed straggler verdict first, then the most changed step and exposed time\n";
@@ -78,8 +90,11 @@ void writeDiffJson(const RunDiff& d, const std::string& name_a, const std::strin
                    {"comm_time_us", {{"a", d.comm_us_a}, {"b", d.comm_us_b}}},
                    {"findings_new", d.findings_new},
                    {"findings_gone", d.findings_gone},
+                   {"gains", nlohmann::json::array()},
                    {"ops", nlohmann::json::array()},
                    {"ranks", nlohmann::json::array()}};
+  for (const GainCheck& g : d.gains)
+    j["gains"].push_back({{"subject", g.subject}, {"finding", g.finding}, {"estimated_step_saved_us", g.estimated_us}, {"measured_step_saved_us", g.measured_us}});
   for (const OpDiffRow& r : d.ops)
     j["ops"].push_back({{"comm", r.comm}, {"func", r.func}, {"bucket", r.bucket}, {"change", r.change}, {"a", sideJson(r.a)}, {"b", sideJson(r.b)}});
   for (const RankDiffRow& r : d.ranks)
