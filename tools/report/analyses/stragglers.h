@@ -97,7 +97,10 @@ class ArrivalTally : public JoinedOpSink {
   const std::vector<Comm>& comms() const { return comms_; }
   // The run being read, whose processes' hosts make a slow host a candidate to replay
   // (without it, only ranks are).
-  void knowHosts(const RunModel& run) { run_ = &run; }
+  void knowHosts(const RunModel& run) {
+    run_ = &run;
+    attribution_.knowHosts(run);
+  }
   // Becomes a copy of a tally still being fed, with what it still waits to attribute (a
   // snapshot of a live run: finish() then attributes that too).
   void snapshotFrom(const ArrivalTally& live);

@@ -32,6 +32,13 @@ double createdDelayNs(const SyncMember& m) {
   return gapKnown(m) ? std::max(0.0, static_cast<double>(m.gap_ns) - m.peer_gap_ns) : 0.0;
 }
 
+// The same against its seat's in sibling communicators, for a group replayed whole: inside
+// the group's own communicator every peer is as late.
+double groupCreatedDelayNs(const SyncMember& m) {
+  if (m.gap_ns == MemberView::kNoGap || m.sibling_gap_ns < 0) return createdDelayNs(m);
+  return std::max(createdDelayNs(m), static_cast<double>(m.gap_ns) - m.sibling_gap_ns);
+}
+
 }  // namespace
 
 // A last arriver's lateness (against the waiters' arrival, on average) in three shares: the
@@ -323,8 +330,10 @@ void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending
 
 void WaitAttribution::process(Pending& p) {
   const size_t n = p.members.size();
-  for (SyncMember& m : p.members)
+  for (SyncMember& m : p.members) {
     if (m.role != 0) m.peer_gap_ns = role_gaps_.typicalNs(m.role, m.process);
+    if (m.sibling_role != 0) m.sibling_gap_ns = role_gaps_.typicalNs(m.sibling_role, m.process, /*own_past=*/false);
+  }
   created_.assign(n, 0);
   charges_.clear();
   carries_.assign(n, Blame{});
@@ -403,14 +412,37 @@ void syncMembersOf(const InstanceArrivals& arrivals, std::span<const MemberView>
 }
 
 // A member that only passes its blame on: what an op that does not synchronize is.
-SyncMember passing(const MemberView& v) { return {v.comm_rank, v.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, 0, 0, 0, -1}; }
+SyncMember passing(const MemberView& v) { return {v.comm_rank, v.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, 0, 0, 0, -1, 0, 0, -1}; }
 
 }  // namespace
+
+bool WaitAttribution::withinOneHost(std::span<const SyncMember> members) const {
+  if (run_ == nullptr || members.empty()) return false;
+  const auto hostOf = [&](int32_t process) -> const std::string* {
+    return process >= 0 && static_cast<size_t>(process) < run_->processes.size() ? &run_->processes[static_cast<size_t>(process)].host : nullptr;
+  };
+  const std::string* host = hostOf(members.front().process);
+  if (host == nullptr || host->empty()) return false;
+  return std::all_of(members.begin() + 1, members.end(), [&](const SyncMember& m) {
+    const std::string* h = hostOf(m.process);
+    return h != nullptr && *h == *host;
+  });
+}
+
+void WaitAttribution::noteSiblingSeats(const CollInstance& c, std::vector<SyncMember>& members) {
+  const int size = static_cast<int>(c.n_members);
+  for (SyncMember& m : members) {
+    if (m.process < 0) continue;
+    m.sibling_role = RoleGaps::keyOf({false, c.bytes, size, m.comm_rank, -2 - static_cast<int32_t>(c.func)});
+    role_gaps_.noteLatest(m.sibling_role, m.process, m.gap_ns);
+  }
+}
 
 void WaitAttribution::addCollective(const CollInstance& c, std::span<const MemberView> members, uint64_t tag) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
   if (arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) {
     syncMembersOf(arrivals_, members, members_, member_gaps_);
+    if (withinOneHost(members_)) noteSiblingSeats(c, members_);
     add(c.comm, true, members_, arrivals_.total_wait_ns, tag);
     return;
   }
@@ -464,7 +496,8 @@ bool WaitAttribution::isCandidate(std::span<const int32_t> processes) const {
 // arrival, so each is then ahead by the last actual arrival less that.
 void WaitAttribution::Replay::sync(bool synchronizing, std::span<const SyncMember> members) {
   const auto fixed = [&](const SyncMember& m) {
-    return std::binary_search(processes.begin(), processes.end(), m.process) ? createdDelayNs(m) : 0.0;
+    if (!std::binary_search(processes.begin(), processes.end(), m.process)) return 0.0;
+    return processes.size() > 1 ? groupCreatedDelayNs(m) : createdDelayNs(m);
   };
   double last = -INFINITY, last_virtual = -INFINITY;
   for (const SyncMember& m : members) {
@@ -509,6 +542,11 @@ uint64_t RoleGaps::keyOf(const Role& r) {
 void RoleGaps::note(uint64_t key, int32_t process, uint64_t gap_ns) {
   if (gap_ns == MemberView::kNoGap) return;
   sums_[key][process].add(static_cast<double>(gap_ns) / 1e3);
+  noteLatest(key, process, gap_ns);
+}
+
+void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gap_ns) {
+  if (gap_ns == MemberView::kNoGap) return;
   Latest& role = roles_[key];
   role.gaps[role.next] = {process, gap_ns};
   role.next = (role.next + 1) % kKept;
@@ -527,9 +565,10 @@ double RoleGaps::played(uint64_t key, int32_t process) const {
   return it == role->second.end() ? 0 : it->second.n;
 }
 
-double RoleGaps::typicalNs(uint64_t key, int32_t process) {
+double RoleGaps::typicalNs(uint64_t key, int32_t process, bool own_past) {
   const Latest& role = roles_[key];
   for (const bool others : {true, false}) {
+    if (!others && !own_past) break;
     scratch_.clear();
     for (size_t i = 0; i < role.size; ++i)
       if ((role.gaps[i].first != process) == others) scratch_.push_back(static_cast<double>(role.gaps[i].second));

@@ -77,6 +77,12 @@ struct SyncMember {
   double last_share = 0;     // 1/k for each of the k members tied for last, else 0
   double peer_gap_ns = -1;   // its peers' typical gap before this op; < 0 unknown
   uint64_t role = 0;         // a send's or receive's role (RoleGaps::keyOf): its peers' gap is read when it is attributed
+  // A collective's seat in sibling communicators (the same size, op and bytes: the same
+  // tensor-parallel rank on another host), for a communicator inside one host, and the
+  // typical gap of the others in that seat: the reference a host replayed whole has there,
+  // where each of its peers is as slow.
+  uint64_t sibling_role = 0;
+  double sibling_gap_ns = -1;
 };
 
 // What one synchronization cost and where that was created.
@@ -125,9 +131,11 @@ class RoleGaps {
   // Whether another process has played the role yet; how often this one has.
   bool othersIn(uint64_t role, int32_t process) const;
   double played(uint64_t role, int32_t process) const;
+  // Only the latest gaps, for typicalNs: a collective's seat in sibling communicators.
+  void noteLatest(uint64_t role, int32_t process, uint64_t gap_ns);
   // The median of the latest gaps of the others in the role (of its own, when no other plays
-  // it), -1 without one.
-  double typicalNs(uint64_t role, int32_t process);
+  // it and `own_past`), -1 without one.
+  double typicalNs(uint64_t role, int32_t process, bool own_past = true);
 
   // Every gap a process had in a role, summed: what says, whatever order the ops came in,
   // whether its gaps are longer than the others' in the role (the typical gap above follows
@@ -156,7 +164,7 @@ class RoleGaps {
 
 class WaitAttribution {
  public:
-  // At most this many members of waiting instances (64 bytes each), and at most kPatience
+  // At most this many members of waiting instances (80 bytes each), and at most kPatience
   // later ops of the awaited process before a wait is given up: a file of one chunk (a short
   // run, ended before its first flush) is joined whole before the next file's records come.
   // A send or receive also waits until another rank has played its role (RoleGaps), for its
@@ -193,6 +201,9 @@ class WaitAttribution {
   // kMaxCandidates are replayed).
   void addCandidate(std::vector<int32_t> processes);
   std::vector<ImpactEstimate> impacts() const;
+  // The run whose processes' hosts say which communicators lie inside one host (their
+  // members' seats in sibling communicators are then noted).
+  void knowHosts(const RunModel& run) { run_ = &run; }
   const RoleGaps& roleGaps() const { return role_gaps_; }
 
  private:
@@ -232,7 +243,7 @@ class WaitAttribution {
     Handle handle = 0;
   };
   struct Replay {
-    std::vector<int32_t> processes;  // sorted
+    std::vector<int32_t> processes;  // sorted (more than one: a group, whose delays sibling seats also measure)
     std::vector<double> advance;                        // per process: how much earlier it would be
     std::vector<std::pair<uint64_t, uint64_t>> span;    // per process: GPU start and end seen since (0: none)
     uint64_t syncs = 0;
@@ -243,6 +254,8 @@ class WaitAttribution {
     double created = 0;
     double inherited = 0;
   };
+  bool withinOneHost(std::span<const SyncMember> members) const;
+  void noteSiblingSeats(const CollInstance& c, std::vector<SyncMember>& members);
   static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
   Ledger& ledgerOf(int32_t process);
   // What a pending instance waits for: the process of its first member not ready, and either
@@ -278,6 +291,7 @@ class WaitAttribution {
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
   std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
   std::vector<Replay> replays_;
+  const RunModel* run_ = nullptr;  // the processes' hosts, once known
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.
   Pending scratch_pending_;
