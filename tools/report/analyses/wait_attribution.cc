@@ -330,9 +330,12 @@ void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending
 
 void WaitAttribution::process(Pending& p) {
   const size_t n = p.members.size();
+  // A role's typical gap is read where it is used: by a last arriver's split, and by the
+  // replays of the process.
   for (SyncMember& m : p.members) {
-    if (m.role != 0) m.peer_gap_ns = role_gaps_.typicalNs(m.role, m.process);
-    if (m.sibling_role != 0) m.sibling_gap_ns = role_gaps_.typicalNs(m.sibling_role, m.process, /*own_past=*/false);
+    const bool replayed = m.process >= 0 && static_cast<size_t>(m.process) < replayed_.size() && replayed_[static_cast<size_t>(m.process)];
+    if (m.role != 0 && (m.last_share > 0 || replayed)) m.peer_gap_ns = role_gaps_.typicalNs(m.role, m.process);
+    if (m.sibling_role != 0 && replayed) m.sibling_gap_ns = role_gaps_.typicalNs(m.sibling_role, m.process, /*own_past=*/false);
   }
   created_.assign(n, 0);
   charges_.clear();
@@ -484,6 +487,11 @@ void WaitAttribution::copyStateFrom(const WaitAttribution& other) {
 void WaitAttribution::addCandidate(std::vector<int32_t> processes) {
   std::sort(processes.begin(), processes.end());
   if (replays_.size() >= kMaxCandidates || isCandidate(processes)) return;
+  for (const int32_t p : processes) {
+    if (p < 0) continue;
+    if (replayed_.size() <= static_cast<size_t>(p)) replayed_.resize(static_cast<size_t>(p) + 1, false);
+    replayed_[static_cast<size_t>(p)] = true;
+  }
   replays_.push_back(Replay{std::move(processes), {}, {}, 0});
 }
 
@@ -548,9 +556,16 @@ void RoleGaps::note(uint64_t key, int32_t process, uint64_t gap_ns) {
 void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gap_ns) {
   if (gap_ns == MemberView::kNoGap) return;
   Latest& role = roles_[key];
-  role.gaps[role.next] = {process, gap_ns};
-  role.next = (role.next + 1) % kKept;
-  role.size = std::min(role.size + 1, kKept);
+  const auto end = role.players.begin() + static_cast<std::ptrdiff_t>(role.size);
+  auto player = std::find_if(role.players.begin(), end, [&](const Player& p) { return p.process == process; });
+  if (player == end) {
+    if (role.size < kPlayers) ++role.size;
+    else player = role.players.begin() + static_cast<std::ptrdiff_t>(role.replaced++ % kPlayers);
+    *player = Player{process, {}, 0, 0};
+  }
+  player->gaps[player->next] = gap_ns;
+  player->next = static_cast<uint8_t>((player->next + 1) % kKept);
+  player->size = static_cast<uint8_t>(std::min<size_t>(player->size + 1u, kKept));
 }
 
 bool RoleGaps::othersIn(uint64_t key, int32_t process) const {
@@ -570,8 +585,11 @@ double RoleGaps::typicalNs(uint64_t key, int32_t process, bool own_past) {
   for (const bool others : {true, false}) {
     if (!others && !own_past) break;
     scratch_.clear();
-    for (size_t i = 0; i < role.size; ++i)
-      if ((role.gaps[i].first != process) == others) scratch_.push_back(static_cast<double>(role.gaps[i].second));
+    for (size_t i = 0; i < role.size; ++i) {
+      const Player& p = role.players[i];
+      if ((p.process != process) == others)
+        for (size_t g = 0; g < p.size; ++g) scratch_.push_back(static_cast<double>(p.gaps[g]));
+    }
     if (!scratch_.empty()) return percentile(scratch_, 0.5);
   }
   return -1;

@@ -76,7 +76,8 @@ struct SyncMember {
   double wait_ns = 0;        // its wait in the op
   double last_share = 0;     // 1/k for each of the k members tied for last, else 0
   double peer_gap_ns = -1;   // its peers' typical gap before this op; < 0 unknown
-  uint64_t role = 0;         // a send's or receive's role (RoleGaps::keyOf): its peers' gap is read when it is attributed
+  uint64_t role = 0;         // a send's or receive's role (RoleGaps::keyOf): its peers' gap is read when it is attributed,
+                             // for the one that came later and for a replayed process (the others' stays unknown)
   // A collective's seat in sibling communicators (the same size, op and bytes: the same
   // tensor-parallel rank on another host), for a communicator inside one host, and the
   // typical gap of the others in that seat: the reference a host replayed whole has there,
@@ -113,12 +114,15 @@ struct ImpactEstimate {
 // Its peers' typical gap before a send or receive, whose two sides do different work (the
 // sender computed what it sends): the median of the latest gaps before ops of the same role
 // on every rank, a role being the side, the bytes, the communicator's size and both ends'
-// places in it, over the other ranks that play it. The same stage of another data-parallel
+// places in it, over the other ranks that play it. The latest kKept of each of up to
+// kPlayers processes are kept, so a burst of one process's ops (its file read in one chunk)
+// does not push the others' out. The same stage of another data-parallel
 // copy of a pipeline plays it (its communicator a sibling of the same size); a pipeline
 // without copies has only its own past to go by.
 class RoleGaps {
  public:
-  static constexpr size_t kKept = 31;
+  static constexpr size_t kKept = 4;
+  static constexpr size_t kPlayers = 16;
   struct Role {
     bool send = false;
     uint64_t bytes = 0;
@@ -153,9 +157,14 @@ class RoleGaps {
   static void merge(ProcessSums& into, const ProcessSums& other);
 
  private:
+  struct Player {
+    int32_t process = -1;
+    std::array<uint64_t, kKept> gaps{};
+    uint8_t next = 0, size = 0;
+  };
   struct Latest {
-    std::array<std::pair<int32_t, uint64_t>, kKept> gaps{};  // (process, gap)
-    size_t next = 0, size = 0;
+    std::array<Player, kPlayers> players{};
+    size_t size = 0, replaced = 0;  // beyond kPlayers, players are replaced in turn
   };
   std::unordered_map<uint64_t, Latest> roles_;
   ProcessSums sums_;
@@ -291,6 +300,7 @@ class WaitAttribution {
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
   std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
   std::vector<Replay> replays_;
+  std::vector<bool> replayed_;     // per process: a candidate of a replay
   const RunModel* run_ = nullptr;  // the processes' hosts, once known
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.

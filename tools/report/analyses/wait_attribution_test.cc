@@ -227,12 +227,16 @@ TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({false, 1024, 8, 3, 2}), 1), -1) << "a receive is another role";
   EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 3, 4}), 1), -1) << "so is the next stage's send";
   for (int i = 0; i < 100; ++i) roles.note(send, 3, 7000);
-  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 7000) << "only the latest are kept";
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 7000) << "process 3's latest four and process 2's one";
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 3), 4000) << "a burst of process 3's plays kept the others' latest: 2-5 and 9 us";
+  EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 7, 7}), 1, /*own_past=*/false), -1) << "nobody else plays it";
   // Summed whole, whatever the order: process 1's gaps (1-5 us) against the others' means.
   const auto excess = RoleGaps::excessByProcess(roles.sums());
   ASSERT_EQ(excess.count(1), 1u);
   EXPECT_DOUBLE_EQ(excess.at(1).n, 5);
   EXPECT_NEAR(excess.at(1).sum_us, 15 - 5 * 7, 1e-9) << "the median of 9 and 7 us is 7 us (nearest rank)";
+  for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, 100 * g);
+  EXPECT_DOUBLE_EQ(roles.typicalNs(send, 3), 400) << "only each process's latest four are kept: 0.2-0.5 and 9 us";
 }
 
 }  // namespace
