@@ -146,6 +146,15 @@ struct Played {
       if (f.subject == subject) return &f;
     return nullptr;
   }
+  // A rank's class (straggler_class.h), "" when it is not in the table.
+  std::string classOf(int rank) const {
+    for (const StragglerRow& r : report.stragglers.ranks)
+      if (r.rank == rank) return r.cls;
+    return "";
+  }
+  bool advises(const std::string& kind, const std::string& subject) const {
+    return std::any_of(report.advice.begin(), report.advice.end(), [&](const AdviceRow& a) { return a.kind == kind && a.subject == subject; });
+  }
   // The findings, and the top of the straggler table: what a failure needs to be read.
   std::string findings() const {
     std::string out;
@@ -171,7 +180,9 @@ std::optional<GainCheck> gainOf(const Played& sick, const Played& healthy, const
 
 // The planted culprit is the one named, its fix's estimate within `tolerance` (20%) of what
 // the healthy twin measures, and the twin names nobody.
-void expectRootCause(const json& scenario, const std::string& culprit, const std::string& what, double tolerance = 0.2) {
+// `cls`: the class the culprit must have ("" for a host, which has none).
+void expectRootCause(const json& scenario, const std::string& culprit, const std::string& what, const std::string& cls,
+                     double tolerance = 0.2) {
   Played sick(scenario);
   json twin = scenario;
   twin.erase("stragglers");
@@ -188,20 +199,21 @@ void expectRootCause(const json& scenario, const std::string& culprit, const std
   EXPECT_NEAR(gain->estimated_us, gain->measured_us, tolerance * gain->measured_us) << what;
   const double sick_step = diffReports(sick.report, healthy.report).step_us_a;
   EXPECT_NEAR(f->step_saved_share, f->step_saved_us / sick_step, 1e-6) << what;
+  if (!cls.empty()) EXPECT_EQ(sick.classOf(std::stoi(culprit.substr(5))), cls) << what << sick.findings();
 }
 
 TEST(RootCause, OneSlowGpuInsideATensorParallelHostIsNamedNotItsHost) {
   for (int rank : {13, 8, 2}) {
     json s = tpDpScenario({});
     s["stragglers"] = {slowRank(rank, 0.2)};
-    expectRootCause(s, "rank " + std::to_string(rank), "TP 8 x DP 2, rank " + std::to_string(rank) + " 20% slower");
+    expectRootCause(s, "rank " + std::to_string(rank), "TP 8 x DP 2, rank " + std::to_string(rank) + " 20% slower", "compute");
   }
 }
 
 TEST(RootCause, OneSlowGpuOfFourHostsOfFour) {
   json s = tpDpScenario({.hosts = 4, .per_host = 4, .tp = 4});
   s["stragglers"] = {slowRank(9, 0.3)};
-  expectRootCause(s, "rank 9", "TP 4 x DP 4, rank 9 30% slower");
+  expectRootCause(s, "rank 9", "TP 4 x DP 4, rank 9 30% slower", "compute");
 }
 
 TEST(RootCause, ASlowHostIsNamedAsTheHost) {
@@ -212,13 +224,13 @@ TEST(RootCause, ASlowHostIsNamedAsTheHost) {
   // Inside the host's tensor-parallel group every peer is as slow: the replay measures the
   // host's delays there against the same seat of the other hosts' groups (without them it
   // saw 281 us of the 566 us the twin saves).
-  expectRootCause(s, hostName("tpdp", 1), "TP 4 x DP 4, host 1's four ranks 15% slower");
+  expectRootCause(s, hostName("tpdp", 1), "TP 4 x DP 4, host 1's four ranks 15% slower", "");
 }
 
 TEST(RootCause, ASlowPipelineStageIsNamedThroughItsSendsAndReceives) {
   json s = pipelineScenario(4, 2, 30, 3);
   s["stragglers"] = {slowRank(5, 0.25)};  // stage 2 of replica 1
-  expectRootCause(s, "rank 5", "PP 4 x DP 2, rank 5 25% slower");
+  expectRootCause(s, "rank 5", "PP 4 x DP 2, rank 5 25% slower", "compute");
 }
 
 TEST(RootCause, ARankSlowOnlyBeforeItsDataParallelOp) {
@@ -244,6 +256,16 @@ TEST(RootCause, AnInputStallEveryFewStepsIsNamed) {
   s["stragglers"] = stalls;
   Played sick(s);
   EXPECT_EQ(sick.culprits(), std::set<std::string>{"rank 10"}) << sick.findings();
+  // A host delay, but only in one step of five: the input pipeline's pattern, with its advice.
+  EXPECT_EQ(sick.classOf(10), "input") << sick.findings();
+  EXPECT_TRUE(sick.advises("straggler_input", "rank 10")) << sick.findings();
+}
+
+// The same host delay at every step is the host's own (a busy core, logging), not its input.
+TEST(RootCause, AHostSlowAtEveryStepIsClassHost) {
+  json s = tpDpScenario({.steps = 40});
+  s["stragglers"] = {{{"rank", 6}, {"extra_host_ms", 0.3}}};
+  expectRootCause(s, "rank 6", "TP 8 x DP 2, rank 6's host 0.3 ms late before every kernel", "host");
 }
 
 TEST(RootCause, HealthyLayoutsNameNobody) {
@@ -258,7 +280,7 @@ TEST(RootCause, HealthyLayoutsNameNobody) {
 TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
   constexpr int kDraws = 50;
   std::mt19937_64 rng(20261129);
-  int named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0;
+  int named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0, classed = 0;
   std::string misses;
   for (int draw = 0; draw < kDraws; ++draw) {
     Layout l;
@@ -280,6 +302,7 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
     named += found.count(planted) != 0 ? 1 : 0;
     innocent += std::any_of(found.begin(), found.end(), [&](const std::string& c) { return c != planted; }) ? 1 : 0;
     twins_quiet += healthy.culprits().empty() ? 1 : 0;
+    classed += sick.classOf(culprit) == "compute" ? 1 : 0;
     const std::optional<GainCheck> gain = gainOf(sick, healthy, planted);
     if (gain && std::abs(gain->estimated_us - gain->measured_us) <= 0.2 * gain->measured_us) ++estimates_close;
     if (found != std::set<std::string>{planted} || !healthy.culprits().empty())
@@ -287,12 +310,13 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
                 std::to_string(l.tp) + ", " + planted + " " + std::to_string(slowdown) + ":" + sick.findings() + healthy.findings();
   }
   std::printf("root-cause sweep: %d draws; planted culprit named in %d, an innocent named in %d, healthy twins quiet in %d, "
-              "step saved within 20%% of the twin's in %d\n",
-              kDraws, named, innocent, twins_quiet, estimates_close);
+              "step saved within 20%% of the twin's in %d, class compute in %d\n",
+              kDraws, named, innocent, twins_quiet, estimates_close, classed);
   EXPECT_GE(named, kDraws * 95 / 100) << misses;
   EXPECT_LE(innocent, kDraws * 2 / 100) << misses;
   EXPECT_EQ(twins_quiet, kDraws) << misses;
   EXPECT_GE(estimates_close, kDraws * 90 / 100) << misses;
+  EXPECT_GE(classed, kDraws * 95 / 100) << misses;
 }
 
 }  // namespace

@@ -451,7 +451,6 @@ void StreamedAnalyses::merge(const StreamedAnalyses& other) {
   peer_waits.merge(other.peer_waits);
   anchors.merge(other.anchors);
   lateness.merge(other.lateness);
-  evidence.merge(other.evidence);
 }
 
 std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {
@@ -482,13 +481,13 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   // Overlap follows each process through its whole run: from its file, one process per
   // thread at a time, where the loader did not keep the collectives; on the way it measures
   // the compute in the flagged stragglers' gaps.
-  GapBusyTime busy(run, streamed.evidence, flaggedStragglers(run, streamed.arrivals));
+  GapBusyTime busy(run, streamed.arrivals.evidence(), flaggedStragglers(run, streamed.arrivals));
   report.overlap = run.ops_kept ? computeOverlap(run, step_rule, opsFromModel(run), 1, nullptr, &busy)
                                         : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress, &busy);
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, streamed.evidence, &busy});
+  report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
 
   const JobSteps steps = jobSteps(report.overlap, report.run.ranks);

@@ -26,7 +26,7 @@ class StreamedAnalyses : public OpFanout {
   // theirs renumbers the communicators.
   StreamedAnalyses()
       : OpFanout({&calls, &bandwidth, &bandwidth_series, &arrivals, &shapes, &transfer_cells, &gaps, &transfer_gaps,
-                  &peer_waits, &anchors, &lateness, &evidence}) {}
+                  &peer_waits, &anchors, &lateness}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
@@ -53,7 +53,6 @@ class StreamedAnalyses : public OpFanout {
   PeerWaitTally peer_waits;
   AnchorSample anchors;  // for alignClocks(run, anchors)
   LatenessBins lateness;
-  StragglerEvidence evidence;
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.

@@ -68,7 +68,10 @@ std::string classBasis(const StragglerRow& r) {
 }  // namespace
 
 std::string evidenceWords(const StragglerRow& row) {
-  const std::string basis = classBasis(row);
+  std::string basis = classBasis(row);
+  if (row.cls == "input")
+    basis += "; but only now and then: a delay at " + fmt::percent(row.delay_fraction) +
+             " of its synchronizations, an input pipeline's stall (a periodic checkpoint or garbage collection reads the same)";
   return basis.empty() ? lastArrivals(row) : lastArrivals(row) + "; " + basis;
 }
 

@@ -276,7 +276,7 @@ struct StragglerRow {
   double wait_caused_us = 0;   // sum over instances where it was last: the others' waits
   double late_fraction = 0;    // instances where it was last / instances
   double mean_lateness_us = 0; // mean over instances of (its arrival - first arrival)
-  std::string cls;             // "compute", "host", "network", "none" (not a straggler), "unknown"
+  std::string cls;             // "compute", "host", "input", "network", "none" (not a straggler), "unknown"
   double confidence = 0;       // 0..1
   bool flagged = false;        // judged a straggler (not just someone who was last by chance)
   StragglerBasis basis = StragglerBasis::kNone;
@@ -294,6 +294,7 @@ struct StragglerRow {
   static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double gap_us_p50 = kNotMeasured, peer_gap_us_p50 = kNotMeasured, gap_excess_us_p50 = kNotMeasured;
   double late_lateness_us_p50 = kNotMeasured, compute_share = kNotMeasured, enqueue_fraction = kNotMeasured;
+  double delay_fraction = kNotMeasured;  // its synchronizations at which it created a delay of 10 us or more
   // What fixing it would save, as a share of the run's time: the run replayed with its created
   // delays set to its peers' typical gap (wait_attribution.h); NaN where it was not replayed.
   double step_saved_share = kNotMeasured;

@@ -142,11 +142,11 @@ TEST(StreamedAnalyses, FedWhileLoadingEqualsTheRunReplayedWhole) {
   expectSameBandwidth(rows, replayed.bandwidth.rows(run));
   const ClockAlignment clocks = alignClocks(run, fed.anchors);
   expectSameClocks(clocks, alignClocks(run));
-  const StragglerReport stragglers = rankStragglers(run, clocks, {fed.arrivals, fed.shapes, fed.transfer_cells, fed.lateness, fed.evidence});
+  const StragglerReport stragglers = rankStragglers(run, clocks, {fed.arrivals, fed.shapes, fed.transfer_cells, fed.lateness});
   ASSERT_FALSE(stragglers.ranks.empty());
   EXPECT_TRUE(stragglers.ranks.front().flagged) << "the planted straggler";
   ASSERT_FALSE(stragglers.links.empty());
-  expectSameStragglers(stragglers, rankStragglers(run, clocks, {replayed.arrivals, replayed.shapes, replayed.transfer_cells, replayed.lateness, replayed.evidence}),
+  expectSameStragglers(stragglers, rankStragglers(run, clocks, {replayed.arrivals, replayed.shapes, replayed.transfer_cells, replayed.lateness}),
                        0.01);
   const CommMatrix matrix = communicationMatrix(run, fed.shapes, fed.transfer_cells);
   ASSERT_GT(matrix.slices.size(), 1u);
@@ -196,8 +196,8 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   }
   for (ArrivalTally& half : halves) half.finish(identity);
   halves[0].merge(halves[1]);
-  expectSameStragglers(rankStragglers(run, clocks, {whole.arrivals, whole.shapes, whole.transfer_cells, whole.lateness, whole.evidence}),
-                       rankStragglers(run, clocks, {halves[0], shards[0].shapes, shards[0].transfer_cells, shards[0].lateness, shards[0].evidence}), 0.02);
+  expectSameStragglers(rankStragglers(run, clocks, {whole.arrivals, whole.shapes, whole.transfer_cells, whole.lateness}),
+                       rankStragglers(run, clocks, {halves[0], shards[0].shapes, shards[0].transfer_cells, shards[0].lateness}), 0.02);
   expectSameMatrix(communicationMatrix(run, whole.shapes, whole.transfer_cells),
                    communicationMatrix(run, shards[0].shapes, shards[0].transfer_cells));
   EXPECT_EQ(whole.transfer_gaps.transfers(), shards[0].transfer_gaps.transfers());
@@ -231,8 +231,8 @@ TEST(StreamedAnalyses, ASnapshotMidStreamIsThePrefixAndTheStreamGoesOn) {
   expectSameMatrix(communicationMatrix(run, snap->shapes, snap->transfer_cells),
                    communicationMatrix(run, prefix.shapes, prefix.transfer_cells));
   const ClockAlignment clocks = alignClocks(run, snap->anchors);
-  expectSameStragglers(rankStragglers(run, clocks, {snap->arrivals, snap->shapes, snap->transfer_cells, snap->lateness, snap->evidence}),
-                       rankStragglers(run, clocks, {prefix.arrivals, prefix.shapes, prefix.transfer_cells, prefix.lateness, prefix.evidence}), 0.01);
+  expectSameStragglers(rankStragglers(run, clocks, {snap->arrivals, snap->shapes, snap->transfer_cells, snap->lateness}),
+                       rankStragglers(run, clocks, {prefix.arrivals, prefix.shapes, prefix.transfer_cells, prefix.lateness}), 0.01);
   EXPECT_EQ(snap->transfer_gaps.transfers(), prefix.transfer_gaps.transfers());
   EXPECT_LT(snap->transfer_gaps.transfers(), run.transfers.size());
 

@@ -138,6 +138,11 @@ void culpritAdvice(const Report& r, std::vector<AdviceRow>& out) {
     if (s.cls == "host")
       out.push_back({"straggler_host", rank, "look at " + rank + "'s CPU side: data loading, garbage collection, logging, a busy core",
                      rank + "'s GPU sat idle waiting for its host before the ops it was late at (class host)"});
+    else if (s.cls == "input")
+      out.push_back({"straggler_input", rank,
+                     "look at " + rank + "'s input pipeline: data-loader workers, prefetching, reads from storage (and periodic checkpoints)",
+                     rank + "'s GPU waited for its host now and then, at " + fmt::percent(s.delay_fraction) +
+                         " of its synchronizations (class input)"});
     else if (s.cls == "compute")
       out.push_back({"straggler_compute", rank, "look at " + rank + "'s GPU (clocks, temperature) or its share of the work (uneven batches or layers)",
                      rank + "'s GPU computed longer before the ops it was late at (class compute)"});

@@ -106,22 +106,26 @@ TEST(Advice, NoCulpritNoNumbersNoAdvice) { EXPECT_TRUE(adviceFor(Report{}, 10).e
 TEST(Advice, EveryFlaggedStragglerClassGetsItsAdvice) {
   Report r;
   for (const auto& [rank, cls, flagged] : {std::tuple{1, "compute", true}, std::tuple{2, "host", true}, std::tuple{3, "network", true},
-                                           std::tuple{4, "unknown", true}, std::tuple{5, "unknown", false}}) {
+                                           std::tuple{4, "unknown", true}, std::tuple{5, "unknown", false}, std::tuple{6, "input", true}}) {
     StragglerRow s;
     s.rank = rank;
     s.cls = cls;
     s.flagged = flagged;
     s.wait_caused_us = 12'000;
+    s.delay_fraction = 0.2;
     r.stragglers.ranks.push_back(s);
   }
   const std::vector<AdviceRow> advice = adviceFor(r, 10);
   for (const auto& [kind, subject] : {std::pair{"straggler_compute", "rank 1"}, std::pair{"straggler_host", "rank 2"},
-                                      std::pair{"straggler_network", "rank 3"}, std::pair{"straggler_record_more", "rank 4"}}) {
+                                      std::pair{"straggler_network", "rank 3"}, std::pair{"straggler_record_more", "rank 4"},
+                                      std::pair{"straggler_input", "rank 6"}}) {
     const auto rows = ofKind(advice, kind);
     ASSERT_EQ(rows.size(), 1u) << kind;
     EXPECT_EQ(rows[0]->subject, subject) << kind;
   }
   EXPECT_NE(ofKind(advice, "straggler_record_more")[0]->advice.find("COMMTRACE_CUPTI=1"), std::string::npos);
+  EXPECT_NE(ofKind(advice, "straggler_input")[0]->evidence.find("at 20.0% of its synchronizations"), std::string::npos)
+      << ofKind(advice, "straggler_input")[0]->evidence;
   for (const AdviceRow& a : advice) EXPECT_NE(a.subject, "rank 5") << "not flagged: " << a.advice;
 }
 

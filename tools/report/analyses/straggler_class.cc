@@ -16,6 +16,9 @@ constexpr double kExplainedShare = 0.5;
 // A longer gap this much of which is extra compute (or a gap this idle before the enqueue)
 // decides the class.
 constexpr double kDecidingFraction = 0.5;
+// Host delays at fewer than this share of a rank's synchronizations come now and then: an
+// input pipeline's stall every few steps, not a host slow at every step.
+constexpr double kIntermittentShare = 0.5;
 
 double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
@@ -25,7 +28,8 @@ bool heavierHash(const StragglerEvidence::LateArrival& a, const StragglerEvidenc
 struct GapEvidence {
   SignedQuantileSketch excess_us;
   QuantileSketch gap_us, peer_gap_us, lateness_us;
-  size_t sampled = 0;  // late arrivals kept for the two below
+  uint64_t syncs = 0, delays = 0;  // StragglerEvidence::Process's
+  size_t sampled = 0;              // late arrivals kept for the two below
   // Of its gap's excess over its peers', the part that was compute kernels (its compute busy
   // time minus its peers' median): where every process has kernel records.
   std::vector<double> extra_compute_share;
@@ -49,7 +53,9 @@ class SampleMeasures {
       peers_have_kernels = peers_have_kernels && b.has_value();
       if (b) peer_busy.push_back(*b);
     }
-    if (busy && peers_have_kernels && gap_us > late.peer_gap_us)
+    // A send's or receive's other end does other work: without peers there is no compute
+    // to hold its own against.
+    if (busy && !late.peers.empty() && peers_have_kernels && gap_us > late.peer_gap_us)
       e.extra_compute_share.push_back(std::clamp((*busy - median(peer_busy)) / (gap_us - late.peer_gap_us), 0.0, 1.0));
     const LinearMap& to_gpu = run_.processes[process].gpu_from_cpu;
     if (to_gpu.valid && late.cpu_start_ns != 0) {
@@ -84,9 +90,11 @@ namespace {
 
 StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
   using B = StragglerBasis;
+  // The evidence is of the delays it created (the attribution has split off what earlier ops
+  // passed on and the job's shape), so its gap excess is what there is to explain.
   const bool measured = e.gap_us.count() != 0;
-  StragglerClass first = classFromGaps(measured, measured ? e.excess_us.quantile(0.5) : 0, measured ? e.lateness_us.quantile(0.5) : 0,
-                                       endsASlowLink(rank, links));
+  const double excess = measured ? e.excess_us.quantile(0.5) : 0;
+  StragglerClass first = classFromGaps(measured, excess, excess, endsASlowLink(rank, links));
   if (first.basis != B::kInferred) return first;
   if (!e.extra_compute_share.empty()) {
     if (median(e.extra_compute_share) >= kDecidingFraction) return {"compute", 0.9, B::kComputeKernels, {}};
@@ -111,6 +119,8 @@ StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& 
     f.excess_us = e.excess_us.quantile(0.5);
     f.lateness_us = e.lateness_us.quantile(0.5);
   }
+  if (e.syncs != 0) f.delay_fraction = static_cast<double>(e.delays) / static_cast<double>(e.syncs);
+  if (c.cls == "host" && e.syncs != 0 && f.delay_fraction < kIntermittentShare) c.cls = "input";
   if (!e.extra_compute_share.empty()) f.compute_share = median(e.extra_compute_share);
   if (!e.idle_before_enqueue.empty()) f.enqueue_fraction = median(e.idle_before_enqueue);
   return c;
@@ -118,31 +128,40 @@ StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& 
 
 }  // namespace
 
-void StragglerEvidence::collective(const CollInstance& c, std::span<const MemberView> members) {
-  const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
-  if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_) || arrivals_.first_lateness_ns < kTieNs) return;
-  const double peer_gap = peersMedianGapUs(arrivals_, members, peer_gaps_);
-  if (peer_gap < 0) return;
-  const size_t peers = peer_gaps_.size();
-  for (const MemberArrival& m : arrivals_.members) {
-    const MemberView& v = members[static_cast<size_t>(m.comm_rank)];
-    if (m.last_share == 0 || v.gpu_gap_ns == MemberView::kNoGap || m.process < 0) continue;
+void StragglerEvidence::add(const Attributed& a) {
+  for (size_t i = 0; i < a.members.size(); ++i) {
+    const SyncMember& m = a.members[i];
+    if (m.process < 0) continue;
     if (processes_.size() <= static_cast<size_t>(m.process)) processes_.resize(static_cast<size_t>(m.process) + 1);
     Process& p = processes_[static_cast<size_t>(m.process)];
-    p.gap_us.add(us(v.gpu_gap_ns));
+    ++p.syncs;
+    if (a.created[i] <= 0 || m.gap_ns == MemberView::kNoGap || m.peer_gap_ns < 0) continue;
+    const double peer_gap = m.peer_gap_ns / 1e3;
+    if (us(m.gap_ns) - peer_gap >= kMinDelayUs) ++p.delays;
+    p.gap_us.add(us(m.gap_ns));
     p.peer_gap_us.add(peer_gap);
-    p.excess_us.add(us(v.gpu_gap_ns) - peer_gap);
-    p.lateness_us.add(us(arrivals_.first_lateness_ns));
-    const uint64_t hash = instanceHash(c.func, c.seq, c.op_index ^ v.gpu_start_ns);
+    p.excess_us.add(us(m.gap_ns) - peer_gap);
+    p.lateness_us.add(m.arrival_ns / 1e3);
+    // The op by its process and start: the same sample whatever order the ops came in.
+    const uint64_t hash = instanceHash(0, static_cast<uint64_t>(m.process), m.gpu_start_ns);
     if (p.sample.size() >= kSampled && hash >= p.sample.front().hash) continue;
-    LateArrival late{hash, v.gpu_start_ns, v.gpu_gap_ns, v.cpu_start_ns, peer_gap, {}};
-    // Peers spread over the communicator, the same ones whatever order the ops came in.
-    const size_t stride = (peers + kPeersKept - 1) / kPeersKept;
-    size_t k = 0;
-    for (const MemberArrival& peer : arrivals_.members) {
-      const MemberView& pv = members[static_cast<size_t>(peer.comm_rank)];
-      if (peer.last_share != 0 || pv.gpu_gap_ns == MemberView::kNoGap) continue;
-      if (k++ % stride == 0) late.peers.push_back({peer.process, pv.gpu_start_ns, pv.gpu_gap_ns});
+    LateArrival late{hash, m.gpu_start_ns, m.gap_ns, m.cpu_start_ns, peer_gap, {}};
+    if (a.transfer) {
+      // Its role's other players' latest ops (the same stage of another pipeline copy).
+      const std::vector<RolePeer>& peers = a.role_peers[i];
+      for (size_t k = 0; k < peers.size() && late.peers.size() < kPeersKept; ++k)
+        late.peers.push_back({peers[k].process, peers[k].gpu_start_ns, peers[k].gap_ns});
+    } else {
+      // Peers spread over the communicator, the same ones whatever order the ops came in.
+      const size_t peers = static_cast<size_t>(std::count_if(a.members.begin(), a.members.end(), [](const SyncMember& o) {
+        return o.last_share == 0 && o.gap_ns != MemberView::kNoGap;
+      }));
+      const size_t stride = std::max<size_t>(1, (peers + kPeersKept - 1) / kPeersKept);
+      size_t k = 0;
+      for (const SyncMember& o : a.members) {
+        if (o.last_share != 0 || o.gap_ns == MemberView::kNoGap) continue;
+        if (k++ % stride == 0) late.peers.push_back({o.process, o.gpu_start_ns, o.gap_ns});
+      }
     }
     keep(p, std::move(late));
   }
@@ -160,6 +179,8 @@ void StragglerEvidence::keep(Process& p, LateArrival&& late) {
 }
 
 void StragglerEvidence::Process::merge(const Process& other) {
+  syncs += other.syncs;
+  delays += other.delays;
   gap_us.merge(other.gap_us);
   peer_gap_us.merge(other.peer_gap_us);
   excess_us.merge(other.excess_us);
@@ -189,6 +210,8 @@ std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const Stra
       e.peer_gap_us.merge(process.peer_gap_us);
       e.excess_us.merge(process.excess_us);
       e.lateness_us.merge(process.lateness_us);
+      e.syncs += process.syncs;
+      e.delays += process.delays;
       for (const StragglerEvidence::LateArrival& late : process.sample) measures.add(p, late, e);
     }
     out[rank] = decide(rank, e, links);

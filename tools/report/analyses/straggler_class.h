@@ -5,16 +5,22 @@
 // - longer and the extra idle, or the CPU enqueued the op late         -> host
 // - longer, with neither kernel records nor clock samples            -> compute, less sure:
 //   host-side delay is not ruled out
+// - host, but now and then: a delay at under half its synchronizations
+//                                                                     -> input (an input
+//   pipeline's stall every few steps; a periodic checkpoint or garbage collection reads the same)
 // - no longer: the lateness came from an earlier op                  -> network when the rank
 //   is an end of a slow link, else unknown
 //
-// The evidence is gathered as the instances stream by, for every process that arrives last
-// (which ranks are stragglers is known only at the end): the gaps, its peers' median gap and
-// the lateness go into quantile sketches (exact up to 4,096 distinct values); what needs the
+// The evidence is gathered from the root-cause attribution as it goes, for every process where
+// it created a delay (which ranks are stragglers is known only at the end; where a rank only
+// passed a delay on, or came last by chance, says nothing of why it is slow), at a collective
+// or at a send or receive: the gaps, its peers' typical gap and the lateness go into quantile
+// sketches (exact up to 4,096 distinct values); what needs the
 // clock maps fitted at the files' ends (compute kernels in the gap, when the CPU enqueued the
 // op) is kept for a sample of a process's late arrivals, the kSampled with the smallest hash,
-// with up to kPeersKept of its peers' gaps each, and measured at the end: the compute time in
-// those gaps by overlap's pass over each process's kernels (gap_busy_time.h).
+// with up to kPeersKept of its peers' gaps each (a collective's other members; a send or
+// receive has none: its other end does other work), and measured at the end: the compute
+// time in those gaps by overlap's pass over each process's kernels (gap_busy_time.h).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/report/analyses/lateness.h"
+#include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/load/quantile_sketch.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/report.h"
@@ -31,14 +37,14 @@
 
 namespace commtrace::report {
 
-class StragglerEvidence : public JoinedOpSink {
+class StragglerEvidence {
  public:
   static constexpr size_t kSampled = 256;
   static constexpr size_t kPeersKept = 16;
+  static constexpr double kMinDelayUs = 10;  // a few timer ticks is no delay (kMinGapSpreadUs)
 
-  void collective(const CollInstance& instance, std::span<const MemberView> members) override;
-  void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t>) override {}
+  // A synchronization as WaitAttribution attributed it.
+  void add(const Attributed& a);
   // Adds another's evidence of the same run (a shard's).
   void merge(const StragglerEvidence& other);
 
@@ -59,6 +65,8 @@ class StragglerEvidence : public JoinedOpSink {
   struct Process {
     QuantileSketch gap_us, peer_gap_us, lateness_us;
     SignedQuantileSketch excess_us;
+    uint64_t syncs = 0;   // synchronizations it was in
+    uint64_t delays = 0;  // ... at which it created a delay of kMinDelayUs or more
     std::vector<LateArrival> sample;  // a max-heap by hash, up to kSampled
     void merge(const Process& other);
   };
@@ -67,8 +75,6 @@ class StragglerEvidence : public JoinedOpSink {
  private:
   void keep(Process& p, LateArrival&& late);
 
-  InstanceArrivals arrivals_;  // reused from instance to instance
-  std::vector<double> peer_gaps_;
   std::vector<Process> processes_;
 };
 
@@ -78,10 +84,11 @@ struct GapFigures {
   uint64_t sampled = 0;
   double gap_us = StragglerRow::kNotMeasured, peer_gap_us = StragglerRow::kNotMeasured, excess_us = StragglerRow::kNotMeasured;
   double lateness_us = StragglerRow::kNotMeasured, compute_share = StragglerRow::kNotMeasured, enqueue_fraction = StragglerRow::kNotMeasured;
+  double delay_fraction = StragglerRow::kNotMeasured;
 };
 
 struct StragglerClass {
-  std::string cls;        // "compute", "host", "network", "unknown"
+  std::string cls;        // "compute", "host", "input", "network", "unknown"
   double certainty = 0;   // 0..1, how directly the evidence shows the class
   StragglerBasis basis = StragglerBasis::kNone;
   GapFigures figures;

@@ -165,6 +165,7 @@ void classify(const RunModel& run, const StragglerEvidence& evidence, const GapB
     row.late_lateness_us_p50 = f.lateness_us;
     row.compute_share = f.compute_share;
     row.enqueue_fraction = f.enqueue_fraction;
+    row.delay_fraction = f.delay_fraction;
   }
 }
 
@@ -287,6 +288,7 @@ ArrivalTally::Comm& ArrivalTally::commAt(uint32_t comm) {
 }
 
 void ArrivalTally::tally(const Attributed& a) {
+  evidence_.add(a);
   for (const Attributed::Charge& charge : a.charges) commAt(charge.origin.comm);
   Comm& comm = commAt(a.comm);
   ++comm.instances;
@@ -358,6 +360,7 @@ void ArrivalTally::snapshotFrom(const ArrivalTally& live) {
   run_ = live.run_;
   attribution_.copyStateFrom(live.attribution_);
   comms_ = live.comms_;
+  evidence_ = live.evidence_;
   process_cost_ = live.process_cost_;
   syncs_ = live.syncs_;
   merged_impacts_ = live.merged_impacts_;
@@ -390,6 +393,7 @@ void ArrivalTally::finish(std::span<const uint32_t> new_index) {
 void ArrivalTally::merge(const ArrivalTally& other) {
   if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());
   for (size_t c = 0; c < other.comms_.size(); ++c) comms_[c].merge(other.comms_[c]);
+  evidence_.merge(other.evidence_);
   const std::vector<ImpactEstimate> theirs = other.impacts();
   merged_impacts_.insert(merged_impacts_.end(), theirs.begin(), theirs.end());
   RoleGaps::merge(merged_role_sums_, other.roleSums());
@@ -398,10 +402,9 @@ void ArrivalTally::merge(const ArrivalTally& other) {
 StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks) {
   ArrivalTally arrivals;
   LatenessBins lateness;
-  StragglerEvidence evidence;
-  OpFanout all({&arrivals, &lateness, &evidence});
+  OpFanout all({&arrivals, &lateness});
   replayRun(run, all);
-  return rankStragglers(run, clocks, {arrivals, collShapes(run), transferCells(run), lateness, evidence});
+  return rankStragglers(run, clocks, {arrivals, collShapes(run), transferCells(run), lateness});
 }
 
 bool onFlaggedHost(const StragglerReport& report, int rank) {
@@ -437,7 +440,7 @@ StragglerReport rankStragglers(const RunModel& run, const ClockAlignment& clocks
   report.ranks = rankRows(run, t, hosts);
   report.hosts = hostRows(t, hosts);
   addImpacts(run, in.arrivals.impacts(), report);
-  classify(run, in.evidence, in.busy, report.links, report.ranks);
+  classify(run, in.arrivals.evidence(), in.busy, report.links, report.ranks);
   report.comms = commRows(run, t);
   report.heatmap = latenessHeatmap(run, clocks, in.lateness);
   return report;

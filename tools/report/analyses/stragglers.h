@@ -109,6 +109,8 @@ class ArrivalTally : public JoinedOpSink {
   // Every process's gaps before its sends and receives, by role (RoleGaps): their excess over
   // their peers' counts in a rank's gap excess, whatever order the transfers came in.
   RoleGaps::ProcessSums roleSums() const;
+  // Why each process was late where it created a delay (straggler_class.h).
+  const StragglerEvidence& evidence() const { return evidence_; }
 
  private:
   void tally(const Attributed& a);
@@ -117,6 +119,7 @@ class ArrivalTally : public JoinedOpSink {
   void pickHostCandidate(double typical);
 
   WaitAttribution attribution_;
+  StragglerEvidence evidence_;
   const RunModel* run_ = nullptr;
   std::vector<Comm> comms_;
   std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
@@ -133,9 +136,9 @@ class ArrivalTally : public JoinedOpSink {
 constexpr double kMinGapSpreadUs = 10.0;
 double gapExcessZ(const ArrivalTally::Seat& s);
 
-// What the stream gathered for the straggler tables: the arrivals, the collectives by shape
-// for the slow links (slow_links.h), the lateness for the heatmap (lateness_heatmap.h) and
-// the gaps that tell why a straggler was late (straggler_class.h).
+// What the stream gathered for the straggler tables: the arrivals (with the gaps that tell
+// why a straggler was late: straggler_class.h), the collectives by shape for the slow links
+// (slow_links.h) and the lateness for the heatmap (lateness_heatmap.h).
 // busy: the compute time in the flagged ranks' gaps (gap_busy_time.h), asked for
 // flaggedStragglers(); nullptr: measured from the run's timelines (a run held whole).
 struct StragglerInputs {
@@ -143,7 +146,6 @@ struct StragglerInputs {
   const CollShapeTally& shapes;
   const TransferCellTally& transfers;
   const LatenessBins& lateness;
-  const StragglerEvidence& evidence;
   const GapBusyTime* busy = nullptr;
 };
 // The global ranks rankStragglers flags, before their class is known: what GapBusyTime asks about.

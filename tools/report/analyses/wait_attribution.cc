@@ -211,7 +211,7 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
   for (const SyncMember& m : members) {
     if (m.process < 0) continue;
     if (m.role != 0) {
-      role_gaps_.note(m.role, m.process, m.gap_ns);
+      role_gaps_.note(m.role, m.process, m.gpu_start_ns, m.gap_ns);
       if (!role_waiters_.empty()) {
         if (const auto it = role_waiters_.find(m.role); it != role_waiters_.end()) {
           ready_.insert(ready_.end(), it->second.begin(), it->second.end());
@@ -385,7 +385,15 @@ void WaitAttribution::process(Pending& p) {
     else ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, carries_[i], held_[i]);
   }
   for (Replay& r : replays_) r.sync(p.synchronizing, p.members);
-  if (p.synchronizing) on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer});
+  if (p.synchronizing) {
+    role_peers_.resize(std::max(role_peers_.size(), n));
+    for (size_t i = 0; i < n; ++i) {
+      const SyncMember& m = p.members[i];
+      if (m.role != 0 && created_[i] > 0) role_gaps_.peersOf(m.role, m.process, role_peers_[i]);
+      else role_peers_[i].clear();
+    }
+    on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer, {role_peers_.data(), n}});
+  }
   for (const SyncMember& m : p.members)
     if (m.process >= 0) wake(m);
 }
@@ -402,7 +410,7 @@ void syncMembersOf(const InstanceArrivals& arrivals, std::span<const MemberView>
   gaps.clear();
   for (const MemberArrival& a : arrivals.members) {
     const MemberView& v = views[static_cast<size_t>(a.comm_rank)];
-    out.push_back({a.comm_rank, a.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, static_cast<double>(a.lateness_ns),
+    out.push_back({a.comm_rank, a.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, v.cpu_start_ns, static_cast<double>(a.lateness_ns),
                    static_cast<double>(a.wait_ns), a.last_share, -1});
     if (v.gpu_gap_ns != MemberView::kNoGap) gaps.push_back(v.gpu_gap_ns);
   }
@@ -415,7 +423,9 @@ void syncMembersOf(const InstanceArrivals& arrivals, std::span<const MemberView>
 }
 
 // A member that only passes its blame on: what an op that does not synchronize is.
-SyncMember passing(const MemberView& v) { return {v.comm_rank, v.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, 0, 0, 0, -1, 0, 0, -1}; }
+SyncMember passing(const MemberView& v) {
+  return {v.comm_rank, v.process, v.gpu_start_ns, v.gpu_end_ns, v.gpu_gap_ns, v.cpu_start_ns, 0, 0, 0, -1, 0, 0, -1};
+}
 
 }  // namespace
 
@@ -437,7 +447,7 @@ void WaitAttribution::noteSiblingSeats(const CollInstance& c, std::vector<SyncMe
   for (SyncMember& m : members) {
     if (m.process < 0) continue;
     m.sibling_role = RoleGaps::keyOf({false, c.bytes, size, m.comm_rank, -2 - static_cast<int32_t>(c.func)});
-    role_gaps_.noteLatest(m.sibling_role, m.process, m.gap_ns);
+    role_gaps_.noteLatest(m.sibling_role, m.process, m.gpu_start_ns, m.gap_ns);
   }
 }
 
@@ -547,13 +557,24 @@ uint64_t RoleGaps::keyOf(const Role& r) {
   return key;
 }
 
-void RoleGaps::note(uint64_t key, int32_t process, uint64_t gap_ns) {
+void RoleGaps::note(uint64_t key, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
   if (gap_ns == MemberView::kNoGap) return;
   sums_[key][process].add(static_cast<double>(gap_ns) / 1e3);
-  noteLatest(key, process, gap_ns);
+  noteLatest(key, process, gpu_start_ns, gap_ns);
 }
 
-void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gap_ns) {
+void RoleGaps::peersOf(uint64_t key, int32_t process, std::vector<RolePeer>& out) const {
+  out.clear();
+  const auto it = roles_.find(key);
+  if (it == roles_.end()) return;
+  for (size_t i = 0; i < it->second.size; ++i) {
+    const Player& p = it->second.players[i];
+    if (p.process == process) continue;
+    for (size_t g = 0; g < p.size; ++g) out.push_back({p.process, p.starts[g], p.gaps[g]});
+  }
+}
+
+void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
   if (gap_ns == MemberView::kNoGap) return;
   Latest& role = roles_[key];
   const auto end = role.players.begin() + static_cast<std::ptrdiff_t>(role.size);
@@ -564,6 +585,7 @@ void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gap_ns) {
     *player = Player{process, {}, 0, 0};
   }
   player->gaps[player->next] = gap_ns;
+  player->starts[player->next] = gpu_start_ns;
   player->next = static_cast<uint8_t>((player->next + 1) % kKept);
   player->size = static_cast<uint8_t>(std::min<size_t>(player->size + 1u, kKept));
 }

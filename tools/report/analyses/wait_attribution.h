@@ -72,6 +72,7 @@ struct SyncMember {
   uint64_t gpu_start_ns = 0;
   uint64_t gpu_end_ns = 0;
   uint64_t gap_ns = MemberView::kNoGap;  // MemberView::gpu_gap_ns
+  uint64_t cpu_start_ns = 0;             // when the CPU enqueued it (0: not recorded)
   double arrival_ns = 0;     // after the first member's arrival (from durations: no clocks compared)
   double wait_ns = 0;        // its wait in the op
   double last_share = 0;     // 1/k for each of the k members tied for last, else 0
@@ -84,6 +85,13 @@ struct SyncMember {
   // where each of its peers is as slow.
   uint64_t sibling_role = 0;
   double sibling_gap_ns = -1;
+};
+
+// Another process's latest op in a send's or receive's role: a peer to hold its gap against.
+struct RolePeer {
+  int32_t process = -1;
+  uint64_t gpu_start_ns = 0;
+  uint64_t gap_ns = 0;
 };
 
 // What one synchronization cost and where that was created.
@@ -102,6 +110,8 @@ struct Attributed {
   uint64_t total_wait_ns = 0;
   uint64_t tag = 0;       // what the caller handed add() with it
   bool transfer = false;  // a send and its receive (their peers' gaps are their roles': RoleGaps)
+  // Per member of a transfer that came later: the other processes' latest ops in its role.
+  std::span<const std::vector<RolePeer>> role_peers;
 };
 
 // What fixing a candidate would save: the run replayed with its created delays removed.
@@ -130,13 +140,15 @@ class RoleGaps {
     int32_t comm_rank = -1, peer = -1;
   };
   static uint64_t keyOf(const Role& role);
-  // Adds the process's gap in the role (kNoGap: none).
-  void note(uint64_t role, int32_t process, uint64_t gap_ns);
+  // Adds the process's gap in the role (kNoGap: none) before its op that started then.
+  void note(uint64_t role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
   // Whether another process has played the role yet; how often this one has.
   bool othersIn(uint64_t role, int32_t process) const;
   double played(uint64_t role, int32_t process) const;
   // Only the latest gaps, for typicalNs: a collective's seat in sibling communicators.
-  void noteLatest(uint64_t role, int32_t process, uint64_t gap_ns);
+  void noteLatest(uint64_t role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
+  // The other processes' latest ops in the role.
+  void peersOf(uint64_t role, int32_t process, std::vector<RolePeer>& out) const;
   // The median of the latest gaps of the others in the role (of its own, when no other plays
   // it and `own_past`), -1 without one.
   double typicalNs(uint64_t role, int32_t process, bool own_past = true);
@@ -160,6 +172,7 @@ class RoleGaps {
   struct Player {
     int32_t process = -1;
     std::array<uint64_t, kKept> gaps{};
+    std::array<uint64_t, kKept> starts{};  // the GPU start of the op each gap came before
     uint8_t next = 0, size = 0;
   };
   struct Latest {
@@ -173,7 +186,7 @@ class RoleGaps {
 
 class WaitAttribution {
  public:
-  // At most this many members of waiting instances (80 bytes each), and at most kPatience
+  // At most this many members of waiting instances (88 bytes each), and at most kPatience
   // later ops of the awaited process before a wait is given up: a file of one chunk (a short
   // run, ended before its first flush) is joined whole before the next file's records come.
   // A send or receive also waits until another rank has played its role (RoleGaps), for its
@@ -313,6 +326,7 @@ class WaitAttribution {
   std::vector<double> held_;         // per member: its held time before the op
   std::vector<double> waiter_held_;
   std::vector<Attributed::Charge> charges_;
+  std::vector<std::vector<RolePeer>> role_peers_;
   std::vector<Blame> carries_;
 };
 

@@ -217,16 +217,16 @@ TEST(WaitAttribution, TheReplaySavesWhatRemovingTheCandidatesDelaysWouldSave) {
 TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   RoleGaps roles;
   const uint64_t send = RoleGaps::keyOf({true, 1024, 8, 2, 3});
-  for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, g * 1000);
+  for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, 0, g * 1000);
   EXPECT_FALSE(roles.othersIn(send, 1));
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 3000) << "no other plays it: its own past";
-  roles.note(send, 2, 9000);
+  roles.note(send, 2, 0, 9000);
   EXPECT_TRUE(roles.othersIn(send, 1));
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 2), 3000) << "process 1's gaps, not its own";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 9000) << "process 2's";
   EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({false, 1024, 8, 3, 2}), 1), -1) << "a receive is another role";
   EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 3, 4}), 1), -1) << "so is the next stage's send";
-  for (int i = 0; i < 100; ++i) roles.note(send, 3, 7000);
+  for (int i = 0; i < 100; ++i) roles.note(send, 3, 0, 7000);
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 7000) << "process 3's latest four and process 2's one";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 3), 4000) << "a burst of process 3's plays kept the others' latest: 2-5 and 9 us";
   EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 7, 7}), 1, /*own_past=*/false), -1) << "nobody else plays it";
@@ -235,7 +235,7 @@ TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   ASSERT_EQ(excess.count(1), 1u);
   EXPECT_DOUBLE_EQ(excess.at(1).n, 5);
   EXPECT_NEAR(excess.at(1).sum_us, 15 - 5 * 7, 1e-9) << "the median of 9 and 7 us is 7 us (nearest rank)";
-  for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, 100 * g);
+  for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, 0, 100 * g);
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 3), 400) << "only each process's latest four are kept: 0.2-0.5 and 9 us";
 }
 

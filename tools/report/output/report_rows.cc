@@ -326,7 +326,7 @@ const Fields<StragglerRow>& stragglerFields() {
        "`instances`",
        member(&S::late_fraction), "created"},
       {"mean_lateness_us", kNumber, kAlways, "mean of (its arrival − the first member's)", member(&S::mean_lateness_us), "mean lateness"},
-      {"class", kString, kAlways, "`compute`, `host`, `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
+      {"class", kString, kAlways, "`compute`, `host`, `input` (host delays now and then: an input pipeline's stall), `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
       {"confidence", kNumber, kAlways, "0..1: how clearly it is a straggler", member(&S::confidence), "confidence"},
       {"flagged", kBool, kAlways, "judged a straggler, not just last by chance", member(&S::flagged), "flagged"},
       {"evidence", kString, kAlways, "the numbers behind `class`, in words", [](const S& s) { return Value(evidenceWords(s)); }},
@@ -356,6 +356,10 @@ const Fields<StragglerRow>& stragglerFields() {
       {"enqueue_fraction", kNumber, kOrNull,
        "0..1: how far into the gap the CPU enqueued the op (1: the GPU waited for the host); null without clock samples",
        finite(&S::enqueue_fraction)},
+      {"delay_fraction", kNumber, kOrNull,
+       "0..1: the share of its synchronizations at which it created a delay of 10 us or more (a host delay at under half of "
+       "them is class `input`: now and then); null for a rank not flagged",
+       finite(&S::delay_fraction)},
       {"step_saved_share", kNumber, kOrNull,
        "0..1: the share of the run's time fixing it would save, from a replay of the run with its created delays set to its "
        "peers' typical gap; null where it was not among the costliest origins replayed",
@@ -519,7 +523,7 @@ const Fields<AdviceRow>& adviceFields() {
        "`nccl_algo` (another algorithm or protocol measured 1.25x faster for the same func and size bucket on the same "
        "communicator), `bucket_size` (8 or more collectives under 1 MiB a step at a quarter or less of the busBw the same "
        "communicator reached from 16 MiB), `overlap` (a rank's exposed communication 30% of its step or more), `drain_host`, "
-       "`check_link`, `straggler_host`, `straggler_compute`, `straggler_network`, `straggler_record_more` (a flagged host, link or "
+       "`check_link`, `straggler_host`, `straggler_input`, `straggler_compute`, `straggler_network`, `straggler_record_more` (a flagged host, link or "
        "straggler, by its class; the last where its class is unknown: what to record to decide it)",
        member(&A::kind)},
       {"subject", kString, kAlways, "what it is about: a communicator, a host, a link's hosts, a rank", member(&A::subject), "about"},
