@@ -319,4 +319,76 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
   EXPECT_GE(classed, kDraws * 95 / 100) << misses;
 }
 
+// Seeded draws of the other culprits: a pipeline stage (its delay travels over sends and
+// receives), a whole host, and a rank whose host (not its GPU) is late at every step; each
+// beside its healthy twin, each with the class it must get.
+TEST(RootCause, RandomisedSweepOfStagesHostsAndHostDelays) {
+  constexpr int kDraws = 30;
+  std::mt19937_64 rng(20261130);
+  int named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0, classed = 0;
+  std::string misses;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    const int kind = draw % 3;
+    json s;
+    std::string planted, cls, what;
+    if (kind == 0) {
+      const int stages = std::uniform_int_distribution<int>(2, 4)(rng), replicas = std::uniform_int_distribution<int>(2, 3)(rng);
+      const int culprit = std::uniform_int_distribution<int>(0, stages * replicas - 1)(rng);
+      const double slowdown = std::uniform_real_distribution<double>(0.10, 0.40)(rng);
+      s = pipelineScenario(stages, replicas, 30, rng());
+      s["stragglers"] = {slowRank(culprit, slowdown)};
+      planted = "rank " + std::to_string(culprit), cls = "compute";
+      what = "PP " + std::to_string(stages) + " x DP " + std::to_string(replicas) + ", " + planted + " " + std::to_string(slowdown);
+    } else {
+      Layout l;
+      l.hosts = std::uniform_int_distribution<int>(kind == 1 ? 3 : 2, 4)(rng);
+      l.per_host = std::uniform_int_distribution<int>(0, 1)(rng) ? 8 : 4;
+      l.tp = std::uniform_int_distribution<int>(0, 1)(rng) ? l.per_host : l.per_host / 2;
+      l.seed = rng();
+      s = tpDpScenario(l);
+      json slow = json::array();
+      if (kind == 1) {
+        const int host = std::uniform_int_distribution<int>(0, l.hosts - 1)(rng);
+        const double slowdown = std::uniform_real_distribution<double>(0.10, 0.30)(rng);
+        for (int r = host * l.per_host; r < (host + 1) * l.per_host; ++r) slow.push_back(slowRank(r, slowdown * l.compute_ms));
+        planted = hostName("tpdp", host), cls = "";
+        what = "host " + std::to_string(host) + " of " + std::to_string(l.hosts) + "x" + std::to_string(l.per_host) + " tp " +
+               std::to_string(l.tp) + " " + std::to_string(slowdown);
+      } else {
+        const int culprit = std::uniform_int_distribution<int>(0, l.hosts * l.per_host - 1)(rng);
+        const double late_ms = std::uniform_real_distribution<double>(0.1, 0.4)(rng);
+        slow.push_back({{"rank", culprit}, {"extra_host_ms", late_ms}});
+        planted = "rank " + std::to_string(culprit), cls = "host";
+        what = "host delay of " + planted + " " + std::to_string(late_ms) + " ms in " + std::to_string(l.hosts) + "x" +
+               std::to_string(l.per_host) + " tp " + std::to_string(l.tp);
+      }
+      s["stragglers"] = slow;
+    }
+    Played sick(s);
+    json twin = s;
+    twin.erase("stragglers");
+    Played healthy(twin);
+    const std::set<std::string> found = sick.culprits();
+    named += found.count(planted) != 0 ? 1 : 0;
+    innocent += std::any_of(found.begin(), found.end(), [&](const std::string& c) { return c != planted; }) ? 1 : 0;
+    twins_quiet += healthy.culprits().empty() ? 1 : 0;
+    const std::optional<GainCheck> gain = gainOf(sick, healthy, planted);
+    const bool close = gain && std::abs(gain->estimated_us - gain->measured_us) <= 0.2 * gain->measured_us;
+    estimates_close += close ? 1 : 0;
+    const bool class_right = cls.empty() || sick.classOf(std::stoi(planted.substr(5))) == cls;
+    classed += class_right ? 1 : 0;
+    if (found != std::set<std::string>{planted} || !healthy.culprits().empty() || !close || !class_right)
+      misses += "\n draw " + std::to_string(draw) + ": " + what + (gain ? ": estimated " + std::to_string(gain->estimated_us) + " us, measured " +
+                std::to_string(gain->measured_us) : ": no estimate") + sick.findings() + healthy.findings();
+  }
+  std::printf("stages/hosts/host-delay sweep: %d draws; planted culprit named in %d, an innocent named in %d, healthy twins quiet in %d, "
+              "step saved within 20%% of the twin's in %d, class right in %d\n",
+              kDraws, named, innocent, twins_quiet, estimates_close, classed);
+  EXPECT_GE(named, kDraws * 95 / 100) << misses;
+  EXPECT_LE(innocent, kDraws * 2 / 100) << misses;
+  EXPECT_EQ(twins_quiet, kDraws) << misses;
+  EXPECT_GE(estimates_close, kDraws * 90 / 100) << misses;
+  EXPECT_GE(classed, kDraws * 95 / 100) << misses;
+}
+
 }  // namespace

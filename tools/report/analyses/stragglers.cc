@@ -1,6 +1,7 @@
 #include "tools/report/analyses/stragglers.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -126,6 +127,10 @@ std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const 
     rows.push_back(std::move(row));
   }
   flagStretches(run, t, rows);
+  double worst = 0;
+  for (const StragglerRow& row : rows)
+    if (row.flagged) worst = std::max(worst, row.wait_caused_us);
+  for (StragglerRow& row : rows) row.flagged = row.flagged && row.wait_caused_us >= kMinShareOfWorst * worst;
   std::sort(rows.begin(), rows.end(), [](const StragglerRow& a, const StragglerRow& b) {
     return a.wait_caused_us != b.wait_caused_us ? a.wait_caused_us > b.wait_caused_us : a.rank < b.rank;
   });
@@ -319,7 +324,7 @@ void ArrivalTally::tally(const Attributed& a) {
     process_cost_[static_cast<size_t>(charge.origin.process)] += charge.wait_ns;
   }
   comm.windows.next();
-  if (++syncs_ % kPickEvery == 0) pickCandidates();
+  if (++syncs_ % kPickEvery == 0 || (syncs_ >= kFirstPick && syncs_ < kPickEvery && std::has_single_bit(syncs_))) pickCandidates();
 }
 
 // The costliest origins so far, well above the median process's cost, are replayed from now

@@ -26,12 +26,17 @@ namespace commtrace::report {
 // - the waiting its delays caused (here and passed along) is at least kMinWaitRatio times the
 //   typical rank's of the other hosts (their median, at least kTypicalFloor of the mean rank's).
 // Or, for delays now and then (an input stall every N steps): it caused kStrongWaitRatio
-// times the typical waiting, created the delay at kMinCreated instances at least, and its gap
+// times the typical waiting (a healthy pipeline's first stage, whose every delay the stages
+// after it inherit, reached 10x on jitter), created the delay at kMinCreated instances at least, and its gap
 // excess is at least half as systematic (kMinZ / 2: not the jitter of a rank whose every
 // delay the whole pipeline after it inherits).
+// Either way, a rank whose delays caused under kMinShareOfWorst of the waiting the worst
+// flagged rank's caused is not flagged: beside a culprit, the few microseconds a neighbour's
+// gap grows by (a pipeline stage that receives its gradients late) are that culprit's wake.
 constexpr double kMinZ = 4.0;
+constexpr double kMinShareOfWorst = 0.1;
 constexpr double kMinWaitRatio = 3.0;
-constexpr double kStrongWaitRatio = 10.0;
+constexpr double kStrongWaitRatio = 20.0;
 constexpr double kMinCreated = 3.0;
 constexpr double kTypicalFloor = 0.1;
 // A host is flagged when its ranks create delays together: per rank it caused kMinWaitRatio
@@ -60,7 +65,10 @@ double confidenceOf(double strength);
 // plain sends/receives are synchronizations; other ops only pass each member's blame on.
 class ArrivalTally : public JoinedOpSink {
  public:
-  static constexpr uint64_t kPickEvery = 256;      // synchronizations between looks for candidates
+  // Synchronizations between looks for candidates: at 32, 64 and 128 (a short run has few),
+  // then every kPickEvery.
+  static constexpr uint64_t kFirstPick = 32;
+  static constexpr uint64_t kPickEvery = 256;
   static constexpr size_t kCandidatesPicked = 3;   // the costliest origins looked at each time
   static constexpr double kCandidateRatio = 2.0;   // ... at this many times the median process's cost
   ArrivalTally();
