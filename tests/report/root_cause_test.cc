@@ -321,9 +321,10 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
 
 // Seeded draws of the other culprits: a pipeline stage (its delay travels over sends and
 // receives), a whole host, and a rank whose host (not its GPU) is late at every step; each
-// beside its healthy twin, each with the class it must get.
+// beside its healthy twin, each with the class it must get. 51 draws, so that the issue's
+// bar (an innocent named in at most 2%) allows the one in about 300 seen over repeated runs.
 TEST(RootCause, RandomisedSweepOfStagesHostsAndHostDelays) {
-  constexpr int kDraws = 30;
+  constexpr int kDraws = 51;
   std::mt19937_64 rng(20261130);
   int named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0, classed = 0;
   std::string misses;
