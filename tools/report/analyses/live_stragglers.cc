@@ -124,7 +124,11 @@ void LiveStragglers::judgeSeat(uint32_t comm, int comm_rank, uint64_t window_sta
       a.func = std::max_element(w.funcs.begin(), w.funcs.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
     const bool measured = s.gaps_measured != 0;
     a.gap_excess_us = measured ? s.gap_excess_us / static_cast<double>(s.gaps_measured) : 0;
-    StragglerClass cls = classFromGaps(measured, a.gap_excess_us, a.lateness_us, /*ends_slow_link=*/false);
+    // The gaps are those before the ops where it created a delay (the attribution has split off
+    // what earlier ops passed on and the job's shape), so the excess is what there is to
+    // explain, as the report's class reads it (straggler_class.cc): a pipeline stage late at its
+    // sends by its own longer compute is compute, not "an earlier op".
+    StragglerClass cls = classFromGaps(measured, a.gap_excess_us, a.gap_excess_us, /*ends_slow_link=*/false);
     a.cls = std::move(cls.cls);
     a.class_certainty = cls.certainty;
     a.basis = cls.basis;
