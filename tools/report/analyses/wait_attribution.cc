@@ -94,11 +94,16 @@ void Blame::normalize() {
 }
 
 // The op the gap before `start` is measured from: of those that started earlier, the one
-// that ended last.
+// that ended last (the newest of a tie).
 std::optional<size_t> WaitAttribution::Ledger::before(uint64_t start) const {
+  const bool ordered = pushes >= disordered_until;
   std::optional<size_t> out;
-  for (size_t i = 0; i < size; ++i)
-    if (starts[i] < start && (!out || ends[i] > ends[*out])) out = i;
+  for (size_t n = 0, i = next; n < size; ++n) {
+    i = (i + kLedger - 1) % kLedger;
+    if (starts[i] >= start || (out && ends[i] <= ends[*out])) continue;
+    out = i;
+    if (ordered) break;
+  }
   return out;
 }
 
@@ -114,6 +119,11 @@ bool WaitAttribution::Ledger::has(uint64_t start, uint64_t gap) const {
 }
 
 void WaitAttribution::Ledger::push(uint64_t start, uint64_t end, const Blame& blame, double held) {
+  if (size != 0) {
+    const size_t newest = (next + kLedger - 1) % kLedger;
+    if (start < starts[newest] || end < ends[newest]) disordered_until = pushes + kLedger;  // until the newest now is evicted
+  }
+  ++pushes;
   starts[next] = start;
   ends[next] = end;
   blames[next] = blame;

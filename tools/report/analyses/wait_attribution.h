@@ -237,6 +237,9 @@ class WaitAttribution {
     std::array<Blame, kLedger> blames{};
     std::array<double, kLedger> held_ns{};
     size_t next = 0, size = 0;
+    // While every op held started and ended after the one pushed before it (one stream, the
+    // usual case), the op before a start is the newest that started earlier.
+    uint64_t pushes = 0, disordered_until = 0;
     std::optional<size_t> before(uint64_t start) const;
     bool has(uint64_t start, uint64_t gap) const;
     void push(uint64_t start, uint64_t end, const Blame& blame, double held);
