@@ -276,12 +276,52 @@ TEST(RootCause, HealthyLayoutsNameNobody) {
   }
 }
 
+// A sweep's draws, each played beside its healthy twin, and the issue's bar for them: the
+// planted culprit named in >= 95%, an innocent in <= 2%, every twin quiet, the estimate
+// within 20% of what the twin measures in >= 90%, the class right in >= 95% (`cls` "" for a
+// host, which has none).
+struct SweepTally {
+  int draws = 0, named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0, classed = 0;
+  std::string misses;
+
+  void play(const json& scenario, const std::string& planted, const std::string& cls, const std::string& what) {
+    ++draws;
+    Played sick(scenario);
+    json twin = scenario;
+    twin.erase("stragglers");
+    Played healthy(twin);
+    const std::set<std::string> found = sick.culprits();
+    named += found.count(planted) != 0 ? 1 : 0;
+    innocent += std::any_of(found.begin(), found.end(), [&](const std::string& c) { return c != planted; }) ? 1 : 0;
+    twins_quiet += healthy.culprits().empty() ? 1 : 0;
+    const std::optional<GainCheck> gain = gainOf(sick, healthy, planted);
+    const bool close = gain && std::abs(gain->estimated_us - gain->measured_us) <= 0.2 * gain->measured_us;
+    estimates_close += close ? 1 : 0;
+    const bool class_right = cls.empty() || sick.classOf(std::stoi(planted.substr(5))) == cls;
+    classed += class_right ? 1 : 0;
+    if (found != std::set<std::string>{planted} || !healthy.culprits().empty() || !close || !class_right)
+      misses += "\n draw " + std::to_string(draws - 1) + ": " + what +
+                (gain ? ": estimated " + std::to_string(gain->estimated_us) + " us, measured " + std::to_string(gain->measured_us) : ": no estimate") +
+                sick.findings() + healthy.findings();
+  }
+
+  void expectTheIssuesBar(const char* name) const {
+    std::printf("%s: %d draws; planted culprit named in %d, an innocent named in %d, healthy twins quiet in %d, "
+                "step saved within 20%% of the twin's in %d, class right in %d\n",
+                name, draws, named, innocent, twins_quiet, estimates_close, classed);
+    EXPECT_GE(named, draws * 95 / 100) << misses;
+    EXPECT_LE(innocent, draws * 2 / 100) << misses;
+    EXPECT_EQ(twins_quiet, draws) << misses;
+    EXPECT_GE(estimates_close, draws * 90 / 100) << misses;
+    EXPECT_GE(classed, draws * 95 / 100) << misses;
+  }
+};
+
 // Seeded draws of layout, culprit and slowdown (5-40%): the figures the README quotes.
 TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
   constexpr int kDraws = 50;
   std::mt19937_64 rng(20261129);
-  int named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0, classed = 0;
-  std::string misses;
+  SweepTally tally;
   for (int draw = 0; draw < kDraws; ++draw) {
     Layout l;
     l.hosts = std::uniform_int_distribution<int>(2, 4)(rng);
@@ -293,30 +333,11 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
     const double slowdown = std::uniform_real_distribution<double>(0.05, 0.40)(rng);
     json s = tpDpScenario(l);
     s["stragglers"] = {slowRank(culprit, slowdown * l.compute_ms)};
-    Played sick(s);
-    json twin = s;
-    twin.erase("stragglers");
-    Played healthy(twin);
-    const std::string planted = "rank " + std::to_string(culprit);
-    const std::set<std::string> found = sick.culprits();
-    named += found.count(planted) != 0 ? 1 : 0;
-    innocent += std::any_of(found.begin(), found.end(), [&](const std::string& c) { return c != planted; }) ? 1 : 0;
-    twins_quiet += healthy.culprits().empty() ? 1 : 0;
-    classed += sick.classOf(culprit) == "compute" ? 1 : 0;
-    const std::optional<GainCheck> gain = gainOf(sick, healthy, planted);
-    if (gain && std::abs(gain->estimated_us - gain->measured_us) <= 0.2 * gain->measured_us) ++estimates_close;
-    if (found != std::set<std::string>{planted} || !healthy.culprits().empty())
-      misses += "\n draw " + std::to_string(draw) + ": " + std::to_string(l.hosts) + "x" + std::to_string(l.per_host) + " tp " +
-                std::to_string(l.tp) + ", " + planted + " " + std::to_string(slowdown) + ":" + sick.findings() + healthy.findings();
+    tally.play(s, "rank " + std::to_string(culprit), "compute",
+               std::to_string(l.hosts) + "x" + std::to_string(l.per_host) + " tp " + std::to_string(l.tp) + ", rank " +
+                   std::to_string(culprit) + " " + std::to_string(slowdown));
   }
-  std::printf("root-cause sweep: %d draws; planted culprit named in %d, an innocent named in %d, healthy twins quiet in %d, "
-              "step saved within 20%% of the twin's in %d, class compute in %d\n",
-              kDraws, named, innocent, twins_quiet, estimates_close, classed);
-  EXPECT_GE(named, kDraws * 95 / 100) << misses;
-  EXPECT_LE(innocent, kDraws * 2 / 100) << misses;
-  EXPECT_EQ(twins_quiet, kDraws) << misses;
-  EXPECT_GE(estimates_close, kDraws * 90 / 100) << misses;
-  EXPECT_GE(classed, kDraws * 95 / 100) << misses;
+  tally.expectTheIssuesBar("root-cause sweep");
 }
 
 // Seeded draws of the other culprits: a pipeline stage (its delay travels over sends and
@@ -326,8 +347,7 @@ TEST(RootCause, RandomisedSweepNamesThePlantedCulprit) {
 TEST(RootCause, RandomisedSweepOfStagesHostsAndHostDelays) {
   constexpr int kDraws = 51;
   std::mt19937_64 rng(20261130);
-  int named = 0, innocent = 0, twins_quiet = 0, estimates_close = 0, classed = 0;
-  std::string misses;
+  SweepTally tally;
   for (int draw = 0; draw < kDraws; ++draw) {
     const int kind = draw % 3;
     json s;
@@ -365,31 +385,9 @@ TEST(RootCause, RandomisedSweepOfStagesHostsAndHostDelays) {
       }
       s["stragglers"] = slow;
     }
-    Played sick(s);
-    json twin = s;
-    twin.erase("stragglers");
-    Played healthy(twin);
-    const std::set<std::string> found = sick.culprits();
-    named += found.count(planted) != 0 ? 1 : 0;
-    innocent += std::any_of(found.begin(), found.end(), [&](const std::string& c) { return c != planted; }) ? 1 : 0;
-    twins_quiet += healthy.culprits().empty() ? 1 : 0;
-    const std::optional<GainCheck> gain = gainOf(sick, healthy, planted);
-    const bool close = gain && std::abs(gain->estimated_us - gain->measured_us) <= 0.2 * gain->measured_us;
-    estimates_close += close ? 1 : 0;
-    const bool class_right = cls.empty() || sick.classOf(std::stoi(planted.substr(5))) == cls;
-    classed += class_right ? 1 : 0;
-    if (found != std::set<std::string>{planted} || !healthy.culprits().empty() || !close || !class_right)
-      misses += "\n draw " + std::to_string(draw) + ": " + what + (gain ? ": estimated " + std::to_string(gain->estimated_us) + " us, measured " +
-                std::to_string(gain->measured_us) : ": no estimate") + sick.findings() + healthy.findings();
+    tally.play(s, planted, cls, what);
   }
-  std::printf("stages/hosts/host-delay sweep: %d draws; planted culprit named in %d, an innocent named in %d, healthy twins quiet in %d, "
-              "step saved within 20%% of the twin's in %d, class right in %d\n",
-              kDraws, named, innocent, twins_quiet, estimates_close, classed);
-  EXPECT_GE(named, kDraws * 95 / 100) << misses;
-  EXPECT_LE(innocent, kDraws * 2 / 100) << misses;
-  EXPECT_EQ(twins_quiet, kDraws) << misses;
-  EXPECT_GE(estimates_close, kDraws * 90 / 100) << misses;
-  EXPECT_GE(classed, kDraws * 95 / 100) << misses;
+  tally.expectTheIssuesBar("stages/hosts/host-delay sweep");
 }
 
 }  // namespace
