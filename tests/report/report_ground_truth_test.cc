@@ -147,9 +147,11 @@ TEST(ReportGroundTruth, ClockOffsetsOfTensOfMillisecondsChangeNothing) {
   expectPlantedVerdict(rankStragglers(offset.run, offset.clocks), "40 ms offset");
   const StragglerReport base = rankStragglers(demoRun().run, demoRun().clocks);
   const StragglerReport moved = rankStragglers(offset.run, offset.clocks);
-  // Two plays of the job: their ops come in another order (the rank processes' real timing),
-  // which moves what a send's role peers read a little (wait_attribution.h): within 2%.
-  EXPECT_NEAR(moved.ranks.front().wait_caused_us, base.ranks.front().wait_caused_us, 0.02 * base.ranks.front().wait_caused_us);
+  // Two plays of the job: their ops come in another order (the rank processes' real timing,
+  // the loader's threads), which moves what a send's role peers read (wait_attribution.h):
+  // over 50 runs beside two CPU hogs the waiting caused moved by -2.3% to +2.3%, so within 4%
+  // (it failed once at 2% in a full ctest run). The verdict above is exact.
+  EXPECT_NEAR(moved.ranks.front().wait_caused_us, base.ranks.front().wait_caused_us, 0.04 * base.ranks.front().wait_caused_us);
   // 20 ppm of drift stretches every gap by as much: the shares move in the fifth digit.
   EXPECT_NEAR(moved.ranks.front().late_fraction, base.ranks.front().late_fraction, 1e-3);
 }
