@@ -214,6 +214,49 @@ TEST(WaitAttribution, TheReplaySavesWhatRemovingTheCandidatesDelaysWouldSave) {
   EXPECT_NEAR(impacts[1].saved_share, 0, 1e-9) << "rank 1 created nothing";
 }
 
+// A member as the loader would hand it: GPU span, gap (kNoGap: its first op), arrival and
+// wait from durations, its share of the last arrival.
+SyncMember member(int32_t rank, int32_t process, uint64_t start, uint64_t end, uint64_t gap, double arrival, double wait, double last,
+                  double peer_gap) {
+  SyncMember m;
+  m.comm_rank = rank, m.process = process, m.gpu_start_ns = start, m.gpu_end_ns = end, m.gap_ns = gap;
+  m.arrival_ns = arrival, m.wait_ns = wait, m.last_share = last, m.peer_gap_ns = peer_gap;
+  return m;
+}
+
+// Process 0 runs an op on a second stream (Y) that started before, and was attributed after,
+// the op its next op's gap is measured from (S1): the ledger is then out of order, and the
+// op before its next start is still the one that ended last (S1, which carries process 2's
+// blame), not the newest that started earlier (Y, which carries none).
+TEST(WaitAttribution, TheOpBeforeAStartIsTheOneThatEndedLastWhateverOrderTheyCameIn) {
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  constexpr uint64_t kNo = MemberView::kNoGap;
+  // S0: everyone's first op, [0, 1000] us.
+  const std::vector<SyncMember> s0 = {member(0, 0, 0, 1'000'000, kNo, 0, 0, 1.0 / 4, -1), member(1, 1, 0, 1'000'000, kNo, 0, 0, 1.0 / 4, -1),
+                                      member(2, 2, 0, 1'000'000, kNo, 0, 0, 1.0 / 4, -1), member(3, 3, 0, 1'000'000, kNo, 0, 0, 1.0 / 4, -1)};
+  w.add(0, true, s0, 0);
+  // S1 (processes 0-2): process 2 starts 500 us late after the same 100 us gap's worth of work
+  // its peers did (its gap 600 us against their 100): it created the others' wait.
+  const std::vector<SyncMember> s1 = {member(0, 0, 1'100'000, 1'700'000, 100'000, 0, 500'000, 0, 100'000),
+                                      member(1, 1, 1'100'000, 1'700'000, 100'000, 0, 500'000, 0, 100'000),
+                                      member(2, 2, 1'600'000, 1'700'000, 600'000, 500'000, 0, 1, 100'000)};
+  w.add(1, true, s1, 1'000'000);
+  // Y: process 0's op on another stream, [1050, 1090] us, after S0 and so blamed on nobody.
+  const std::vector<SyncMember> y = {member(0, 0, 1'050'000, 1'090'000, 50'000, 0, 0, 0, -1)};
+  w.add(5, false, y, 0);
+  ASSERT_GT(c.direct_ns[2], 0) << "process 2 created S1's wait";
+  const double before = c.wait_ns[2];
+  // S2 (processes 0 and 3): process 0 arrives 700 us after process 3 with the same gap: held
+  // up by S1, where process 2's delay was created.
+  const std::vector<SyncMember> s2 = {member(0, 0, 1'800'000, 1'900'000, 100'000, 700'000, 0, 1, 100'000),
+                                      member(1, 3, 1'100'000, 1'900'000, 100'000, 0, 700'000, 0, 100'000)};
+  w.add(2, true, s2, 700'000);
+  w.flush();
+  EXPECT_GT(c.wait_ns[2] - before, 0) << "S2's wait passed back through S1 to process 2";
+  EXPECT_EQ(c.wait_ns.count(0), 0u) << "process 0 only passed the delay on";
+}
+
 TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   RoleGaps roles;
   const uint64_t send = RoleGaps::keyOf({true, 1024, 8, 2, 3});
