@@ -147,9 +147,10 @@ RunDiff diffReports(const Report& a, const Report& b) {
   d.comm_us_b = commTime(b);
   d.ops = opRows(a, b);
   d.ranks = rankRows(a, b);
+  const auto in_b = culprits(b);
   d.findings_new = onlyIn(b, culprits(a));
-  d.findings_gone = onlyIn(a, culprits(b));
-  if (d.step_us_a > 0 && d.step_us_b > 0) d.gains = gainChecks(a, culprits(b), d.step_us_a - d.step_us_b);
+  d.findings_gone = onlyIn(a, in_b);
+  if (d.step_us_a > 0 && d.step_us_b > 0) d.gains = gainChecks(a, in_b, d.step_us_a - d.step_us_b);
   return d;
 }
 

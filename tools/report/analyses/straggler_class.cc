@@ -137,7 +137,7 @@ void StragglerEvidence::add(const Attributed& a) {
     ++p.syncs;
     if (a.created[i] <= 0 || m.gap_ns == MemberView::kNoGap || m.peer_gap_ns < 0) continue;
     const double peer_gap = m.peer_gap_ns / 1e3;
-    if (us(m.gap_ns) - peer_gap >= kMinDelayUs) ++p.delays;
+    if (us(m.gap_ns) - peer_gap >= kMinGapSpreadUs) ++p.delays;
     p.gap_us.add(us(m.gap_ns));
     p.peer_gap_us.add(peer_gap);
     p.excess_us.add(us(m.gap_ns) - peer_gap);
@@ -149,8 +149,7 @@ void StragglerEvidence::add(const Attributed& a) {
     if (a.transfer) {
       // Its role's other players' latest ops (the same stage of another pipeline copy).
       const std::vector<RolePeer>& peers = a.role_peers[i];
-      for (size_t k = 0; k < peers.size() && late.peers.size() < kPeersKept; ++k)
-        late.peers.push_back({peers[k].process, peers[k].gpu_start_ns, peers[k].gap_ns});
+      late.peers.assign(peers.begin(), peers.begin() + static_cast<std::ptrdiff_t>(std::min(peers.size(), kPeersKept)));
     } else {
       // Peers spread over the communicator, the same ones whatever order the ops came in.
       const size_t peers = static_cast<size_t>(std::count_if(a.members.begin(), a.members.end(), [](const SyncMember& o) {

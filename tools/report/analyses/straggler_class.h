@@ -37,22 +37,21 @@
 
 namespace commtrace::report {
 
+// A gap a few timer ticks longer than its peers' (a kernel's launch, how the channels start)
+// is no delay, however often it is measured: a gap excess under this many microseconds.
+constexpr double kMinGapSpreadUs = 10.0;
+
 class StragglerEvidence {
  public:
   static constexpr size_t kSampled = 256;
   static constexpr size_t kPeersKept = 16;
-  static constexpr double kMinDelayUs = 10;  // a few timer ticks is no delay (kMinGapSpreadUs)
 
   // A synchronization as WaitAttribution attributed it.
   void add(const Attributed& a);
   // Adds another's evidence of the same run (a shard's).
   void merge(const StragglerEvidence& other);
 
-  struct PeerGap {
-    int32_t process = -1;
-    uint64_t gpu_start_ns = 0;
-    uint64_t gap_ns = 0;
-  };
+  using PeerGap = RolePeer;  // a peer's op and the gap before it
   // One late arrival kept for the measures that need the clock maps.
   struct LateArrival {
     uint64_t hash = 0;
@@ -66,7 +65,7 @@ class StragglerEvidence {
     QuantileSketch gap_us, peer_gap_us, lateness_us;
     SignedQuantileSketch excess_us;
     uint64_t syncs = 0;   // synchronizations it was in
-    uint64_t delays = 0;  // ... at which it created a delay of kMinDelayUs or more
+    uint64_t delays = 0;  // ... at which it created a delay of kMinGapSpreadUs or more
     std::vector<LateArrival> sample;  // a max-heap by hash, up to kSampled
     void merge(const Process& other);
   };

@@ -138,10 +138,7 @@ class ArrivalTally : public JoinedOpSink {
 
 // How many standard errors a seat's (or a rank's, its seats merged) mean gap excess over its
 // peers' is above zero: a rank whose own delays are systematic, last at the op or not. A mean
-// under kMinGapSpreadUs reads 0, and the spread is taken as at least that: a gap a few timer
-// ticks longer every time (a kernel's launch, how the channels start) is no delay, however
-// often it is measured.
-constexpr double kMinGapSpreadUs = 10.0;
+// under kMinGapSpreadUs (straggler_class.h) reads 0, and the spread is taken as at least that.
 double gapExcessZ(const ArrivalTally::Seat& s);
 
 // What the stream gathered for the straggler tables: the arrivals (with the gaps that tell

@@ -396,13 +396,15 @@ void WaitAttribution::process(Pending& p) {
   }
   for (Replay& r : replays_) r.sync(p.synchronizing, p.members);
   if (p.synchronizing) {
-    role_peers_.resize(std::max(role_peers_.size(), n));
-    for (size_t i = 0; i < n; ++i) {
+    // A transfer's later side's role peers (only sends and receives have roles).
+    const size_t peered = p.transfer ? n : 0;
+    role_peers_.resize(std::max(role_peers_.size(), peered));
+    for (size_t i = 0; i < peered; ++i) {
       const SyncMember& m = p.members[i];
       if (m.role != 0 && created_[i] > 0) role_gaps_.peersOf(m.role, m.process, role_peers_[i]);
       else role_peers_[i].clear();
     }
-    on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer, {role_peers_.data(), n}});
+    on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer, {role_peers_.data(), peered}});
   }
   for (const SyncMember& m : p.members)
     if (m.process >= 0) wake(m);

@@ -110,7 +110,8 @@ struct Attributed {
   uint64_t total_wait_ns = 0;
   uint64_t tag = 0;       // what the caller handed add() with it
   bool transfer = false;  // a send and its receive (their peers' gaps are their roles': RoleGaps)
-  // Per member of a transfer that came later: the other processes' latest ops in its role.
+  // A transfer's, per member (empty but for the one that came later): the other processes'
+  // latest ops in its role. None for a collective.
   std::span<const std::vector<RolePeer>> role_peers;
 };
 
