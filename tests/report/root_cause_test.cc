@@ -199,7 +199,9 @@ void expectRootCause(const json& scenario, const std::string& culprit, const std
   EXPECT_NEAR(gain->estimated_us, gain->measured_us, tolerance * gain->measured_us) << what;
   const double sick_step = diffReports(sick.report, healthy.report).step_us_a;
   EXPECT_NEAR(f->step_saved_share, f->step_saved_us / sick_step, 1e-6) << what;
-  if (!cls.empty()) EXPECT_EQ(sick.classOf(std::stoi(culprit.substr(5))), cls) << what << sick.findings();
+  if (!cls.empty()) {
+    EXPECT_EQ(sick.classOf(std::stoi(culprit.substr(5))), cls) << what << sick.findings();
+  }
 }
 
 TEST(RootCause, OneSlowGpuInsideATensorParallelHostIsNamedNotItsHost) {

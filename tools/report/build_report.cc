@@ -441,6 +441,8 @@ void addRunFindings(const RunSummary& run, const RunModel& model, uint64_t colle
 }  // namespace
 
 void StreamedAnalyses::merge(const StreamedAnalyses& other) {
+  arrivals_thread.settle();
+  other.arrivals_thread.settle();
   bandwidth.merge(other.bandwidth);
   bandwidth_series.merge(other.bandwidth_series);
   arrivals.merge(other.arrivals);

@@ -13,6 +13,7 @@
 #include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/clock_align.h"
+#include "tools/report/load/sink_thread.h"
 #include "tools/report/report.h"
 #include "tools/report/run_model.h"
 
@@ -25,7 +26,7 @@ class StreamedAnalyses : public OpFanout {
   // The call joiner comes first: its finish() hands the last calls to the tallies before
   // theirs renumbers the communicators.
   StreamedAnalyses()
-      : OpFanout({&calls, &bandwidth, &bandwidth_series, &arrivals, &shapes, &transfer_cells, &gaps, &transfer_gaps,
+      : OpFanout({&calls, &bandwidth, &bandwidth_series, &arrivals_thread, &shapes, &transfer_cells, &gaps, &transfer_gaps,
                   &peer_waits, &anchors, &lateness}) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
@@ -46,7 +47,8 @@ class StreamedAnalyses : public OpFanout {
     transfer_cells.call(call);
   }};
   BandwidthSeriesTally bandwidth_series;
-  ArrivalTally arrivals;
+  ArrivalTally arrivals;  // read it after finish(), or arrivals_thread.settle()
+  SinkThread arrivals_thread{arrivals};  // the root-cause walk beside the joiner
   CollShapeTally shapes;
   CollGapTally gaps;
   TransferGapTally transfer_gaps;

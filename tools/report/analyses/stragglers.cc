@@ -1,7 +1,6 @@
 #include "tools/report/analyses/stragglers.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -324,7 +323,10 @@ void ArrivalTally::tally(const Attributed& a) {
     process_cost_[static_cast<size_t>(charge.origin.process)] += charge.wait_ns;
   }
   comm.windows.next();
-  if (++syncs_ % kPickEvery == 0 || (syncs_ >= kFirstPick && syncs_ < kPickEvery && std::has_single_bit(syncs_))) pickCandidates();
+  if (++syncs_ == next_pick_) {
+    pickCandidates();
+    next_pick_ = syncs_ < kPickEvery ? 2 * syncs_ : syncs_ + std::max(kPickEvery, syncs_ / kPickShare);
+  }
 }
 
 // The costliest origins so far, well above the median process's cost, are replayed from now
@@ -368,6 +370,7 @@ void ArrivalTally::snapshotFrom(const ArrivalTally& live) {
   evidence_ = live.evidence_;
   process_cost_ = live.process_cost_;
   syncs_ = live.syncs_;
+  next_pick_ = live.next_pick_;
   merged_impacts_ = live.merged_impacts_;
   merged_role_sums_ = live.merged_role_sums_;
 }

@@ -66,9 +66,13 @@ double confidenceOf(double strength);
 class ArrivalTally : public JoinedOpSink {
  public:
   // Synchronizations between looks for candidates: at 32, 64 and 128 (a short run has few),
-  // then every kPickEvery.
+  // then every kPickEvery, and once that is under 1/kPickShare of the synchronizations so far,
+  // every 1/kPickShare of them: a culprit is still picked within a sixteenth of the run, and a
+  // run of a million synchronizations is looked at ~100 times, not 4,000 (each look sorts
+  // every process's cost).
   static constexpr uint64_t kFirstPick = 32;
   static constexpr uint64_t kPickEvery = 256;
+  static constexpr uint64_t kPickShare = 16;
   static constexpr size_t kCandidatesPicked = 3;   // the costliest origins looked at each time
   static constexpr double kCandidateRatio = 2.0;   // ... at this many times the median process's cost
   ArrivalTally();
@@ -132,6 +136,7 @@ class ArrivalTally : public JoinedOpSink {
   std::vector<Comm> comms_;
   std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
   uint64_t syncs_ = 0;
+  uint64_t next_pick_ = kFirstPick;
   std::vector<ImpactEstimate> merged_impacts_;  // other shards'
   RoleGaps::ProcessSums merged_role_sums_;       // likewise
 };

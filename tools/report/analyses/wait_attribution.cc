@@ -142,13 +142,13 @@ std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
     if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedEnd(m)};
-    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
+    if (m.role != 0 && !roles_closed_ && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
       return Wait{m.process, 0, m.role};
   }
   return std::nullopt;
 }
 
-WaitAttribution::Handle WaitAttribution::store(const Pending& p) {
+WaitAttribution::Handle WaitAttribution::store(Pending& p) {
   uint32_t slot = 0;
   if (free_slots_.empty()) {
     slot = static_cast<uint32_t>(slots_.size());
@@ -158,9 +158,9 @@ WaitAttribution::Handle WaitAttribution::store(const Pending& p) {
     free_slots_.pop_back();
   }
   Slot& s = slots_[slot];
-  s.pending = p;  // reuses the slot's member storage
+  std::swap(s.pending, p);  // p takes the slot's old member storage, to fill next
   s.live = true;
-  pending_members_ += p.members.size();
+  pending_members_ += s.pending.members.size();
   return (static_cast<uint64_t>(s.generation) << 32) | slot;
 }
 
@@ -210,16 +210,19 @@ void WaitAttribution::dropSettledFront() {
 
 void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
                           bool transfer) {
+  scratch_pending_.members.assign(members.begin(), members.end());
+  submit(Pending{comm, synchronizing, total_wait_ns, tag, {}, transfer, 0, false});
+}
+
+// `header`: the pending instance but for its members, which are in scratch_pending_.
+void WaitAttribution::submit(Pending header) {
   Pending& p = scratch_pending_;  // stored only when it must wait
-  p.comm = comm;
-  p.synchronizing = synchronizing;
-  p.total_wait_ns = total_wait_ns;
-  p.tag = tag;
-  p.members.assign(members.begin(), members.end());
-  p.transfer = transfer;
-  p.ready_members = 0;
-  for (const SyncMember& m : members) {
+  header.members.swap(p.members);
+  p = std::move(header);
+  processes_.clear();  // p's members may be gone when the patience is checked
+  for (const SyncMember& m : p.members) {
     if (m.process < 0) continue;
+    processes_.push_back(m.process);
     if (m.role != 0) {
       role_gaps_.note(m.role, m.process, m.gpu_start_ns, m.gap_ns);
       if (!role_waiters_.empty()) {
@@ -240,8 +243,7 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
     ready_.push_back(handle);
   }
   drain();
-  for (const SyncMember& m : members)
-    if (m.process >= 0) expirePatience(m.process);
+  for (const int32_t process : processes_) expirePatience(process);
   while (pending_members_ > kMaxPendingMembers) force(pending_order_.front());
   dropSettledFront();
 }
@@ -286,6 +288,12 @@ void WaitAttribution::drain() {
 }
 
 void WaitAttribution::flush() {
+  // No more ops come: what waits for its role's peers goes on with the gaps known, once its
+  // earlier ops are attributed, as it would after kRoleWait more of its own.
+  roles_closed_ = true;
+  for (const auto& [role, handles] : role_waiters_) ready_.insert(ready_.end(), handles.begin(), handles.end());
+  role_waiters_.clear();
+  drain();
   forceInProgramOrder([](const Pending&) { return true; });
   waiters_.clear();
   role_waiters_.clear();
@@ -338,37 +346,65 @@ void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending
   dropSettledFront();
 }
 
+// The waiters' median gap before the op. With one last arriver whose peers' gap is the
+// median of every other member's (addCollective's), that is it; else it is measured.
+double WaitAttribution::waiterGap(const Pending& p) {
+  const SyncMember* last = nullptr;
+  for (const SyncMember& m : p.members) {
+    if (m.last_share == 0) continue;
+    if (last != nullptr) {
+      last = nullptr;
+      break;
+    }
+    last = &m;
+  }
+  if (p.peers_are_the_others && last != nullptr && last->gap_ns != MemberView::kNoGap && last->peer_gap_ns >= 0) return last->peer_gap_ns;
+  gaps_.clear();
+  for (const SyncMember& m : p.members)
+    if (m.last_share == 0 && m.gap_ns != MemberView::kNoGap) gaps_.push_back(static_cast<double>(m.gap_ns));
+  return gaps_.empty() ? -1 : percentile(gaps_, 0.5);
+}
+
+// The median of values (0 for none), without reordering them when they are all one value:
+// the members that left one op together carry the same.
+double WaitAttribution::middleOf(std::vector<double>& values) {
+  if (values.empty()) return 0;
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  return *low == *high ? *low : percentile(values, 0.5);
+}
+
 void WaitAttribution::process(Pending& p) {
   const size_t n = p.members.size();
   // A role's typical gap is read where it is used: by a last arriver's split, and by the
   // replays of the process.
   for (SyncMember& m : p.members) {
-    const bool replayed = m.process >= 0 && static_cast<size_t>(m.process) < replayed_.size() && replayed_[static_cast<size_t>(m.process)];
+    const bool replayed = replayMask(m.process) != 0;
     if (m.role != 0 && (m.last_share > 0 || replayed)) m.peer_gap_ns = role_gaps_.typicalNs(m.role, m.process);
     if (m.sibling_role != 0 && replayed) m.sibling_gap_ns = role_gaps_.typicalNs(m.sibling_role, m.process, /*own_past=*/false);
   }
   created_.assign(n, 0);
   charges_.clear();
-  carries_.assign(n, Blame{});
+  carries_.resize(std::max(carries_.size(), n));  // read only where set: a waiter leaves with the last arrivers' blame
   held_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const SyncMember& m = p.members[i];
+    const bool carried = !p.synchronizing || m.last_share > 0;
+    if (carried) carries_[i] = Blame{};
     if (m.process < 0) continue;
     const Ledger& ledger = ledgerOf(m.process);
-    if (const std::optional<size_t> e = ledger.before(m.gpu_start_ns)) carries_[i] = ledger.blames[*e], held_[i] = ledger.held_ns[*e];
+    const std::optional<size_t> e = ledger.before(m.gpu_start_ns);
+    if (!e) continue;
+    held_[i] = ledger.held_ns[*e];
+    if (carried) carries_[i] = ledger.blames[*e];
   }
   Blame exit;
   double exit_held = 0;
   if (p.synchronizing) {
-    gaps_.clear();
     waiter_held_.clear();
-    for (size_t i = 0; i < n; ++i) {
-      if (p.members[i].last_share != 0) continue;
-      waiter_held_.push_back(held_[i]);
-      if (p.members[i].gap_ns != MemberView::kNoGap) gaps_.push_back(static_cast<double>(p.members[i].gap_ns));
-    }
-    const double waiter_gap = gaps_.empty() ? -1 : percentile(gaps_, 0.5);
-    const double waiter_held = waiter_held_.empty() ? 0 : percentile(waiter_held_, 0.5);
+    for (size_t i = 0; i < n; ++i)
+      if (p.members[i].last_share == 0) waiter_held_.push_back(held_[i]);
+    const double waiter_gap = waiterGap(p);
+    const double waiter_held = middleOf(waiter_held_);
     // How long the others waited for the last arrivers, on average: what their lateness is.
     const double lateness = std::max(kTieLatenessNs, waiter_held_.empty() ? 0.0 : static_cast<double>(p.total_wait_ns) / static_cast<double>(waiter_held_.size()));
     const double wait = static_cast<double>(p.total_wait_ns);
@@ -394,7 +430,10 @@ void WaitAttribution::process(Pending& p) {
     if (p.synchronizing) ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, exit, exit_held);
     else ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, carries_[i], held_[i]);
   }
-  for (Replay& r : replays_) r.sync(p.synchronizing, p.members);
+  for (size_t r = 0; r < replays_.size(); ++r) {
+    const uint8_t bit = static_cast<uint8_t>(1u << r);
+    replays_[r].sync(p.synchronizing, p.members, replay_masks_, bit);
+  }
   if (p.synchronizing) {
     // A transfer's later side's role peers (only sends and receives have roles).
     const size_t peered = p.transfer ? n : 0;
@@ -466,9 +505,10 @@ void WaitAttribution::noteSiblingSeats(const CollInstance& c, std::vector<SyncMe
 void WaitAttribution::addCollective(const CollInstance& c, std::span<const MemberView> members, uint64_t tag) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
   if (arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) {
-    syncMembersOf(arrivals_, members, members_, member_gaps_);
-    if (withinOneHost(members_)) noteSiblingSeats(c, members_);
-    add(c.comm, true, members_, arrivals_.total_wait_ns, tag);
+    std::vector<SyncMember>& sync = scratch_pending_.members;
+    syncMembersOf(arrivals_, members, sync, member_gaps_);
+    if (withinOneHost(sync)) noteSiblingSeats(c, sync);
+    submit(Pending{c.comm, true, arrivals_.total_wait_ns, tag, {}, false, 0, /*peers_are_the_others=*/true});
     return;
   }
   members_.clear();
@@ -511,10 +551,14 @@ void WaitAttribution::addCandidate(std::vector<int32_t> processes) {
   if (replays_.size() >= kMaxCandidates || isCandidate(processes)) return;
   for (const int32_t p : processes) {
     if (p < 0) continue;
-    if (replayed_.size() <= static_cast<size_t>(p)) replayed_.resize(static_cast<size_t>(p) + 1, false);
-    replayed_[static_cast<size_t>(p)] = true;
+    if (replay_masks_.size() <= static_cast<size_t>(p)) replay_masks_.resize(static_cast<size_t>(p) + 1, 0);
+    replay_masks_[static_cast<size_t>(p)] |= static_cast<uint8_t>(1u << replays_.size());
   }
   replays_.push_back(Replay{std::move(processes), {}, {}, 0});
+}
+
+uint8_t WaitAttribution::replayMask(int32_t process) const {
+  return process >= 0 && static_cast<size_t>(process) < replay_masks_.size() ? replay_masks_[static_cast<size_t>(process)] : 0;
 }
 
 bool WaitAttribution::isCandidate(std::span<const int32_t> processes) const {
@@ -524,9 +568,9 @@ bool WaitAttribution::isCandidate(std::span<const int32_t> processes) const {
 // Each member arrives earlier by what it was ahead before and, for the candidate's members,
 // by the delay they created; a synchronization's members all leave at the last virtual
 // arrival, so each is then ahead by the last actual arrival less that.
-void WaitAttribution::Replay::sync(bool synchronizing, std::span<const SyncMember> members) {
+void WaitAttribution::Replay::sync(bool synchronizing, std::span<const SyncMember> members, std::span<const uint8_t> masks, uint8_t bit) {
   const auto fixed = [&](const SyncMember& m) {
-    if (!std::binary_search(processes.begin(), processes.end(), m.process)) return 0.0;
+    if (static_cast<size_t>(m.process) >= masks.size() || (masks[static_cast<size_t>(m.process)] & bit) == 0) return 0.0;
     return processes.size() > 1 ? groupCreatedDelayNs(m) : createdDelayNs(m);
   };
   double last = -INFINITY, last_virtual = -INFINITY;

@@ -253,6 +253,7 @@ class WaitAttribution {
     std::vector<SyncMember> members;
     bool transfer = false;
     size_t ready_members = 0;  // the members before this one no longer wait (a communicator of 1,024 is not rescanned per wake)
+    bool peers_are_the_others = false;  // each member's peer_gap_ns is the median of the other members' gaps
   };
   // Waiting instances live in reusable slots (a small one keeps its members' storage): a
   // handle is a slot and its generation, so one that has proceeded is told from the slot's
@@ -273,7 +274,8 @@ class WaitAttribution {
     std::vector<double> advance;                        // per process: how much earlier it would be
     std::vector<std::pair<uint64_t, uint64_t>> span;    // per process: GPU start and end seen since (0: none)
     uint64_t syncs = 0;
-    void sync(bool synchronizing, std::span<const SyncMember> members);
+    // masks: per process, bit `bit` set for this replay's candidate processes.
+    void sync(bool synchronizing, std::span<const SyncMember> members, std::span<const uint8_t> masks, uint8_t bit);
   };
 
   struct LatenessSplit {  // shares of the lateness (the rest: the job's shape, charged to nobody)
@@ -294,8 +296,9 @@ class WaitAttribution {
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();
   bool isCandidate(std::span<const int32_t> processes) const;
+  uint8_t replayMask(int32_t process) const;
   void drain();
-  Handle store(const Pending& p);
+  Handle store(Pending& p);
   Pending* find(Handle handle);
   void release(Handle handle);
   void wait(Handle handle, const Wait& wait);
@@ -303,7 +306,10 @@ class WaitAttribution {
   void force(Handle handle);
   void forceInProgramOrder(const std::function<bool(const Pending&)>& due);
   void expirePatience(int32_t process);
+  void submit(Pending header);
   void process(Pending& p);
+  double waiterGap(const Pending& p);
+  static double middleOf(std::vector<double>& values);
 
   OnAttributed on_attributed_;
   std::vector<Ledger> ledgers_;  // per process
@@ -314,10 +320,11 @@ class WaitAttribution {
   std::vector<std::vector<Waiter>> waiters_;                      // per process
   std::unordered_map<uint64_t, std::vector<Handle>> role_waiters_;  // per role: what waits for its peers
   std::vector<Handle> ready_;                                     // to try now
+  bool roles_closed_ = false;                                     // flushed: nothing waits for a role's peers
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
   std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
   std::vector<Replay> replays_;
-  std::vector<bool> replayed_;     // per process: a candidate of a replay
+  std::vector<uint8_t> replay_masks_;  // per process: bit r set where it is replay r's candidate
   const RunModel* run_ = nullptr;  // the processes' hosts, once known
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.
@@ -327,6 +334,7 @@ class WaitAttribution {
   std::vector<double> created_;
   std::vector<double> gaps_;
   std::vector<uint64_t> member_gaps_;
+  std::vector<int32_t> processes_;  // of the instance being added
   std::vector<double> held_;         // per member: its held time before the op
   std::vector<double> waiter_held_;
   std::vector<Attributed::Charge> charges_;

@@ -24,19 +24,44 @@ void QuantileSketch::add(double value) {
     return;
   }
   ++count_;
-  if (bucketed_) addToBuckets(value, 1);
-  else addExact(value, 1);
-}
-
-void QuantileSketch::addExact(double value, uint64_t n) {
-  const auto it = std::lower_bound(values_.begin(), values_.end(), value,
-                                   [](const std::pair<double, uint64_t>& v, double x) { return v.first < x; });
-  if (it != values_.end() && it->first == value) {
-    it->second += n;
+  if (bucketed_) {
+    addToBuckets(value, 1);
     return;
   }
-  values_.insert(it, {value, n});
+  buffered_.emplace_back(value, 1);
+  if (buffered_.size() >= kBuffered) mergeBuffered();
+}
+
+void QuantileSketch::mergeBuffered() {
+  if (buffered_.empty()) return;
+  std::sort(buffered_.begin(), buffered_.end());
+  std::vector<std::pair<double, uint64_t>> merged;
+  merged.reserve(values_.size() + buffered_.size());
+  const auto take = [&](const std::pair<double, uint64_t>& v) {
+    if (!merged.empty() && merged.back().first == v.first) merged.back().second += v.second;
+    else merged.push_back(v);
+  };
+  auto a = values_.begin(), b = buffered_.begin();
+  while (a != values_.end() || b != buffered_.end()) take(b == buffered_.end() || (a != values_.end() && a->first <= b->first) ? *a++ : *b++);
+  values_ = std::move(merged);
+  buffered_.clear();
   if (values_.size() > kExactLimit) moveValuesToBuckets();
+}
+
+template <class Read>
+auto QuantileSketch::read(Read reader) const {
+  if (buffered_.empty()) return reader(*this);
+  QuantileSketch merged = *this;
+  merged.mergeBuffered();
+  return reader(merged);
+}
+
+bool QuantileSketch::exact() const {
+  return read([](const QuantileSketch& s) { return !s.bucketed_; });
+}
+
+size_t QuantileSketch::buckets() const {
+  return read([](const QuantileSketch& s) { return s.buckets_.size(); });
 }
 
 void QuantileSketch::merge(const QuantileSketch& other) {
@@ -47,17 +72,23 @@ void QuantileSketch::merge(const QuantileSketch& other) {
   }
   count_ += other.count_;
   ignored_ += other.ignored_;
+  mergeBuffered();
   if (other.bucketed_ && !bucketed_) moveValuesToBuckets();
-  // An exact other has only values_, a bucketed one only zeros_ and buckets_.
-  for (const auto& [value, n] : other.values_) {
-    if (bucketed_) addToBuckets(value, n);
-    else addExact(value, n);
+  // An exact other has only values_ and buffered_, a bucketed one only zeros_ and buckets_.
+  for (const auto& values : {&other.values_, &other.buffered_}) {
+    if (bucketed_) {
+      for (const auto& [value, n] : *values) addToBuckets(value, n);
+    } else {
+      buffered_.insert(buffered_.end(), values->begin(), values->end());
+      mergeBuffered();
+    }
   }
   zeros_ += other.zeros_;
   for (const auto& [index, n] : other.buckets_) buckets_[index] += n;
 }
 
 double QuantileSketch::quantile(double p) const {
+  if (!buffered_.empty()) return read([p](const QuantileSketch& s) { return s.quantile(p); });
   if (count_ == 0) return 0;
   p = std::clamp(p, 0.0, 1.0);
   // The rank percentile() picks, so the two modes answer the same question.
@@ -81,6 +112,7 @@ void QuantileSketch::moveValuesToBuckets() {
   bucketed_ = true;
   for (const auto& [value, n] : values_) addToBuckets(value, n);
   values_ = {};  // frees the memory; clear() would keep it
+  buffered_ = {};
 }
 
 void QuantileSketch::addToBuckets(double value, uint64_t n) {

@@ -32,20 +32,27 @@ class QuantileSketch {
   double quantile(double p) const;
   uint64_t count() const { return count_; }
   uint64_t ignored() const { return ignored_; }
-  bool exact() const { return !bucketed_; }
+  bool exact() const;
   // Non-empty histogram buckets, what the sketch's memory grows with; 0 while exact().
-  size_t buckets() const { return buckets_.size(); }
+  size_t buckets() const;
 
  private:
+  // While exact, adds wait in a buffer of up to kBuffered and are sorted into values_ together:
+  // one insert into the sorted values per add moved half of them each time.
+  static constexpr size_t kBuffered = 128;
+  void mergeBuffered();
+  // The sketch as read: itself, or a copy with its buffered values merged.
+  template <class Read>
+  auto read(Read reader) const;
   void moveValuesToBuckets();
   void addToBuckets(double value, uint64_t n);
 
   uint64_t count_ = 0;
   uint64_t ignored_ = 0;
-  void addExact(double value, uint64_t n);
 
   bool bucketed_ = false;
   std::vector<std::pair<double, uint64_t>> values_;  // while exact(): (value, count), sorted by value
+  std::vector<std::pair<double, uint64_t>> buffered_;  // while exact(): added since the last merge
   // Once past exact(): zero has no logarithm, so it is counted apart from the buckets.
   uint64_t zeros_ = 0;
   std::map<int, uint64_t> buckets_;  // index i holds values in (gamma^(i-1), gamma^i]
