@@ -16,24 +16,34 @@ void ArrivalWindows::Cell::add(const Cell& other) {
 
 void ArrivalWindows::add(size_t seat, const Cell& cell) {
   if (instances_ / width_ >= kBuckets) widen();
-  if (seats_.size() <= seat) seats_.resize(seat + 1);
-  std::vector<Cell>& buckets = seats_[seat];
   const size_t bucket = instances_ / width_;
-  if (buckets.size() <= bucket) buckets.resize(bucket + 1);
-  buckets[bucket].add(cell);
+  if (buckets_.size() <= bucket) buckets_.resize(bucket + 1);
+  std::vector<Cell>& seats = buckets_[bucket];
+  if (seats.size() <= seat) seats.resize(seat + 1);
+  seats[seat].add(cell);
 }
 
 void ArrivalWindows::next() { ++instances_; }
 
+ArrivalWindows::Cell ArrivalWindows::at(size_t bucket, size_t seat) const {
+  return bucket < buckets_.size() && seat < buckets_[bucket].size() ? buckets_[bucket][seat] : Cell{};
+}
+
+size_t ArrivalWindows::seats() const {
+  size_t n = 0;
+  for (const std::vector<Cell>& seats : buckets_) n = std::max(n, seats.size());
+  return n;
+}
+
+// Neighbouring buckets merged: each seat's cells added.
 void ArrivalWindows::widen() {
-  for (std::vector<Cell>& buckets : seats_) {
-    for (size_t b = 0; 2 * b < buckets.size(); ++b) {
-      Cell merged = buckets[2 * b];
-      if (2 * b + 1 < buckets.size()) merged.add(buckets[2 * b + 1]);
-      buckets[b] = merged;
-    }
-    buckets.resize((buckets.size() + 1) / 2);
+  std::vector<std::vector<Cell>> wide((buckets_.size() + 1) / 2);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    std::vector<Cell>& into = wide[b / 2];
+    if (into.size() < buckets_[b].size()) into.resize(buckets_[b].size());
+    for (size_t seat = 0; seat < buckets_[b].size(); ++seat) into[seat].add(buckets_[b][seat]);
   }
+  buckets_ = std::move(wide);
   width_ *= 2;
 }
 
@@ -48,24 +58,24 @@ void ArrivalWindows::merge(const ArrivalWindows& other) {
   ArrivalWindows wide = other;
   while (wide.width_ < width_) wide.widen();
   while (width_ < wide.width_) widen();
-  if (seats_.size() < wide.seats_.size()) seats_.resize(wide.seats_.size());
-  for (size_t seat = 0; seat < wide.seats_.size(); ++seat) {
-    std::vector<Cell>& buckets = seats_[seat];
-    if (buckets.size() < wide.seats_[seat].size()) buckets.resize(wide.seats_[seat].size());
-    for (size_t b = 0; b < wide.seats_[seat].size(); ++b) buckets[b].add(wide.seats_[seat][b]);
+  if (buckets_.size() < wide.buckets_.size()) buckets_.resize(wide.buckets_.size());
+  for (size_t b = 0; b < wide.buckets_.size(); ++b) {
+    std::vector<Cell>& seats = buckets_[b];
+    if (seats.size() < wide.buckets_[b].size()) seats.resize(wide.buckets_[b].size());
+    for (size_t seat = 0; seat < wide.buckets_[b].size(); ++seat) seats[seat].add(wide.buckets_[b][seat]);
   }
   instances_ = std::max(instances_, wide.instances_);
 }
 
 ArrivalWindows::Stretch ArrivalWindows::best(size_t seat) const {
   Stretch out;
-  if (seat >= seats_.size()) return out;
-  const std::vector<Cell>& buckets = seats_[seat];
+  const size_t n_seats = seats();
+  if (seat >= n_seats) return out;
   size_t best_first = 0, best_end = 0;
-  for (size_t first = 0; first < buckets.size(); ++first) {
+  for (size_t first = 0; first < buckets_.size(); ++first) {
     Cell sum;
-    for (size_t end = first + 1; end <= buckets.size(); ++end) {
-      sum.add(buckets[end - 1]);
+    for (size_t end = first + 1; end <= buckets_.size(); ++end) {
+      sum.add(at(end - 1, seat));
       if (sum.expected_last < kMinStretchExpectedLast || sum.var_last <= 0) continue;
       const double z = (sum.last - sum.expected_last) / std::sqrt(sum.var_last);
       if (z > out.z) out.z = z, out.wait_caused_ns = sum.wait_caused_ns, best_first = first, best_end = end;
@@ -73,9 +83,9 @@ ArrivalWindows::Stretch ArrivalWindows::best(size_t seat) const {
   }
   if (best_end == 0) return out;
   std::vector<double> waits;
-  for (const std::vector<Cell>& other : seats_) {
+  for (size_t other = 0; other < n_seats; ++other) {
     double wait = 0;
-    for (size_t b = best_first; b < best_end && b < other.size(); ++b) wait += other[b].wait_caused_ns;
+    for (size_t b = best_first; b < best_end; ++b) wait += at(b, other).wait_caused_ns;
     waits.push_back(wait);
   }
   out.median_wait_caused_ns = median(std::move(waits));

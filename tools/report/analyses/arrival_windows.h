@@ -46,10 +46,13 @@ class ArrivalWindows {
 
  private:
   void widen();
+  Cell at(size_t bucket, size_t seat) const;  // zero where the seat has none
+  size_t seats() const;
 
   uint64_t width_ = 1;      // instances per bucket
   uint64_t instances_ = 0;  // counted so far
-  std::vector<std::vector<Cell>> seats_;  // [seat][bucket]
+  // [bucket][seat]: an instance's members fill one bucket's seats side by side.
+  std::vector<std::vector<Cell>> buckets_;
 };
 
 }  // namespace commtrace::report

@@ -132,10 +132,13 @@ void StragglerEvidence::add(const Attributed& a) {
   for (size_t i = 0; i < a.members.size(); ++i) {
     const SyncMember& m = a.members[i];
     if (m.process < 0) continue;
-    if (processes_.size() <= static_cast<size_t>(m.process)) processes_.resize(static_cast<size_t>(m.process) + 1);
-    Process& p = processes_[static_cast<size_t>(m.process)];
-    ++p.syncs;
+    if (processes_.size() <= static_cast<size_t>(m.process)) {
+      processes_.resize(static_cast<size_t>(m.process) + 1);
+      syncs_.resize(processes_.size());
+    }
+    ++syncs_[static_cast<size_t>(m.process)];
     if (a.created[i] <= 0 || m.gap_ns == MemberView::kNoGap || m.peer_gap_ns < 0) continue;
+    Process& p = processes_[static_cast<size_t>(m.process)];
     const double peer_gap = m.peer_gap_ns / 1e3;
     if (us(m.gap_ns) - peer_gap >= kMinGapSpreadUs) ++p.delays;
     p.gap_us.add(us(m.gap_ns));
@@ -178,7 +181,6 @@ void StragglerEvidence::keep(Process& p, LateArrival&& late) {
 }
 
 void StragglerEvidence::Process::merge(const Process& other) {
-  syncs += other.syncs;
   delays += other.delays;
   gap_us.merge(other.gap_us);
   peer_gap_us.merge(other.peer_gap_us);
@@ -187,8 +189,12 @@ void StragglerEvidence::Process::merge(const Process& other) {
 }
 
 void StragglerEvidence::merge(const StragglerEvidence& other) {
-  if (processes_.size() < other.processes_.size()) processes_.resize(other.processes_.size());
+  if (processes_.size() < other.processes_.size()) {
+    processes_.resize(other.processes_.size());
+    syncs_.resize(processes_.size());
+  }
   for (size_t p = 0; p < other.processes_.size(); ++p) {
+    syncs_[p] += other.syncs_[p];
     processes_[p].merge(other.processes_[p]);
     for (const LateArrival& late : other.processes_[p].sample) keep(processes_[p], LateArrival(late));
   }
@@ -209,7 +215,7 @@ std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const Stra
       e.peer_gap_us.merge(process.peer_gap_us);
       e.excess_us.merge(process.excess_us);
       e.lateness_us.merge(process.lateness_us);
-      e.syncs += process.syncs;
+      e.syncs += evidence.syncs()[p];
       e.delays += process.delays;
       for (const StragglerEvidence::LateArrival& late : process.sample) measures.add(p, late, e);
     }

@@ -64,17 +64,20 @@ class StragglerEvidence {
   struct Process {
     QuantileSketch gap_us, peer_gap_us, lateness_us;
     SignedQuantileSketch excess_us;
-    uint64_t syncs = 0;   // synchronizations it was in
-    uint64_t delays = 0;  // ... at which it created a delay of kMinGapSpreadUs or more
+    uint64_t delays = 0;  // synchronizations at which it created a delay of kMinGapSpreadUs or more
     std::vector<LateArrival> sample;  // a max-heap by hash, up to kSampled
     void merge(const Process& other);
   };
   const std::vector<Process>& processes() const { return processes_; }
+  // Per process (as processes()), the synchronizations it was in: apart from the rest, as
+  // every member of every synchronization counts here.
+  const std::vector<uint64_t>& syncs() const { return syncs_; }
 
  private:
   void keep(Process& p, LateArrival&& late);
 
   std::vector<Process> processes_;
+  std::vector<uint64_t> syncs_;
 };
 
 // The figures a class was decided on (StragglerRow's gap fields; NaN: not measured).
