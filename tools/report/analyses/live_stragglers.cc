@@ -57,11 +57,11 @@ void LiveStragglers::tally(const Attributed& a) {
     Seat& s = w.seat(m.comm_rank);
     s.process = m.process;
     ++s.instances;
-    s.last += a.created[i];
+    s.last += a.lastCreating(i);
     s.expected_last += p;
     s.variance += p * (1 - p);
     if (a.created[i] == 0) continue;
-    s.lateness_ns += static_cast<uint64_t>(m.arrival_ns * a.created[i]);
+    s.lateness_ns += static_cast<uint64_t>(m.arrival_ns * a.lastCreating(i));
     if (m.gap_ns == MemberView::kNoGap || m.peer_gap_ns < 0) continue;
     s.gap_excess_us += (static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3;
     ++s.gaps_measured;

@@ -2,9 +2,9 @@
 // attributed as they are joined (wait_attribution.h, the report's engine: a wait is charged
 // to the seat whose delay created it, passed back through the ranks that only inherited
 // it) and binned into windows of their time (the first member's CPU start, as UTC); each
-// window, once every file has passed its end, judges every seat of every communicator: its
-// share of the lateness it created at least min_z standard deviations above chance of being
-// last, and the waiting its delays caused at least kJudgedShare of min_effect of the other
+// window, once every file has passed its end, judges every seat of every communicator: how
+// often it was last and created some of the delay (Attributed::lastCreating) at least min_z
+// standard deviations above chance of being last, and the waiting its delays caused at least kJudgedShare of min_effect of the other
 // members' time. A rank min_effect slower per step makes each of the others wait about that
 // share of the step, half the windows a little more and half a little less; judged at 80 %
 // of it, it is named in every window, while a healthy rank's share stays far below (its

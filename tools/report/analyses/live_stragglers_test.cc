@@ -134,6 +134,24 @@ TEST(LiveStragglers, TheAlertSaysWhetherTheRanksOwnGapExplainsItsLateness) {
   }
 }
 
+// A lateness its gap explains only in part (the rest the job's shape: every member left the
+// op before together) is still the rank's own: the class reads the gap excess at the ops
+// where it created the delay, as the report's does, not against the whole lateness ("an
+// earlier op held it up" would send the user looking at an op that held nobody).
+TEST(LiveStragglers, ADelayItsGapExplainsInPartIsStillCompute) {
+  testutil::RunModelBuilder b(std::vector<std::string>(8, "h"));
+  const uint32_t world = b.comm({0, 1, 2, 3, 4, 5, 6, 7}, "world");
+  const std::vector<Fired> fired = play(
+      b, world, 30, 7, [](uint64_t step, int r) { return r == 3 && step >= 100 ? kStepNs / 5 : uint64_t{0}; },
+      [&](uint64_t, int, uint64_t late) { return 40'000'000 + late * 2 / 5; });
+  ASSERT_FALSE(fired.empty());
+  const LiveAlert& a = fired[0].alert;
+  EXPECT_EQ(a.process, 3);
+  EXPECT_GT(a.lateness_us, 2 * a.gap_excess_us) << "the gap explains under half of the lateness";
+  EXPECT_EQ(a.cls, "compute") << alertLine(b.run, a);
+  EXPECT_NEAR(a.gap_excess_us, 4000, 1) << "two fifths of its 10 ms: 8 % of the step, over the 5 % worth an alert";
+}
+
 // A rank last more often than chance but costing the others little (1 % of their time) is
 // not worth an alert: the effect size, not significance alone, decides.
 TEST(LiveStragglers, ASignificantButSmallDelayIsNotAStraggler) {
