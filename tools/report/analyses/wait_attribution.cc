@@ -497,7 +497,7 @@ void WaitAttribution::noteSiblingSeats(const CollInstance& c, std::vector<SyncMe
   const int size = static_cast<int>(c.n_members);
   for (SyncMember& m : members) {
     if (m.process < 0) continue;
-    m.sibling_role = RoleGaps::keyOf({false, c.bytes, size, m.comm_rank, -2 - static_cast<int32_t>(c.func)});
+    m.sibling_role = role_gaps_.idOf(RoleGaps::keyOf({false, c.bytes, size, m.comm_rank, -2 - static_cast<int32_t>(c.func)}));
     role_gaps_.noteLatest(m.sibling_role, m.process, m.gpu_start_ns, m.gap_ns);
   }
 }
@@ -534,7 +534,7 @@ void WaitAttribution::addTransfer(const P2pTransfer& t, uint64_t tag) {
     m.wait_ns = static_cast<double>(d - shortest);
     m.last_share = tied ? 0.5 : (d == shortest ? 1.0 : 0.0);
     const MemberView& peer = is_send ? t.recv : t.send;
-    m.role = RoleGaps::keyOf({is_send, t.bytes, t.comm_size, v->comm_rank, peer.comm_rank});
+    m.role = role_gaps_.idOf(RoleGaps::keyOf({is_send, t.bytes, t.comm_size, v->comm_rank, peer.comm_rank}));
     members_.push_back(m);
   }
   add(t.comm, true, members_, longest - shortest, tag, /*transfer=*/true);
@@ -613,26 +613,31 @@ uint64_t RoleGaps::keyOf(const Role& r) {
   return key;
 }
 
-void RoleGaps::note(uint64_t key, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
-  if (gap_ns == MemberView::kNoGap) return;
-  sums_[key][process].add(static_cast<double>(gap_ns) / 1e3);
-  noteLatest(key, process, gpu_start_ns, gap_ns);
+RoleGaps::Id RoleGaps::idOf(uint64_t key) {
+  const auto [it, added] = ids_.try_emplace(key, static_cast<Id>(roles_.size() + 1));
+  if (added) roles_.push_back({key, {}, {}});
+  return it->second;
 }
 
-void RoleGaps::peersOf(uint64_t key, int32_t process, std::vector<RolePeer>& out) const {
+void RoleGaps::note(Id id, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
+  if (gap_ns == MemberView::kNoGap) return;
+  roleOf(id).sums[process].add(static_cast<double>(gap_ns) / 1e3);
+  noteLatest(id, process, gpu_start_ns, gap_ns);
+}
+
+void RoleGaps::peersOf(Id id, int32_t process, std::vector<RolePeer>& out) const {
   out.clear();
-  const auto it = roles_.find(key);
-  if (it == roles_.end()) return;
-  for (size_t i = 0; i < it->second.size; ++i) {
-    const Player& p = it->second.players[i];
+  const Latest& role = roles_[id - 1].latest;
+  for (size_t i = 0; i < role.size; ++i) {
+    const Player& p = role.players[i];
     if (p.process == process) continue;
     for (size_t g = 0; g < p.size; ++g) out.push_back({p.process, p.starts[g], p.gaps[g]});
   }
 }
 
-void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
+void RoleGaps::noteLatest(Id id, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
   if (gap_ns == MemberView::kNoGap) return;
-  Latest& role = roles_[key];
+  Latest& role = roleOf(id).latest;
   const auto end = role.players.begin() + static_cast<std::ptrdiff_t>(role.size);
   auto player = std::find_if(role.players.begin(), end, [&](const Player& p) { return p.process == process; });
   if (player == end) {
@@ -646,20 +651,22 @@ void RoleGaps::noteLatest(uint64_t key, int32_t process, uint64_t gpu_start_ns, 
   player->size = static_cast<uint8_t>(std::min<size_t>(player->size + 1u, kKept));
 }
 
-bool RoleGaps::othersIn(uint64_t key, int32_t process) const {
-  const auto it = sums_.find(key);
-  return it != sums_.end() && std::any_of(it->second.begin(), it->second.end(), [&](const auto& p) { return p.first != process; });
+// The latest players hold every process that played it up to kPlayers, and kPlayers of them
+// past that: another is among them whenever there is one.
+bool RoleGaps::othersIn(Id id, int32_t process) const {
+  const Latest& role = roles_[id - 1].latest;
+  return std::any_of(role.players.begin(), role.players.begin() + static_cast<std::ptrdiff_t>(role.size),
+                     [&](const Player& p) { return p.process != process; });
 }
 
-double RoleGaps::played(uint64_t key, int32_t process) const {
-  const auto role = sums_.find(key);
-  if (role == sums_.end()) return 0;
-  const auto it = role->second.find(process);
-  return it == role->second.end() ? 0 : it->second.n;
+double RoleGaps::played(Id id, int32_t process) const {
+  const auto& sums = roles_[id - 1].sums;
+  const auto it = sums.find(process);
+  return it == sums.end() ? 0 : it->second.n;
 }
 
-double RoleGaps::typicalNs(uint64_t key, int32_t process, bool own_past) {
-  const Latest& role = roles_[key];
+double RoleGaps::typicalNs(Id id, int32_t process, bool own_past) {
+  const Latest& role = roleOf(id).latest;
   for (const bool others : {true, false}) {
     if (!others && !own_past) break;
     scratch_.clear();
@@ -671,6 +678,13 @@ double RoleGaps::typicalNs(uint64_t key, int32_t process, bool own_past) {
     if (!scratch_.empty()) return percentile(scratch_, 0.5);
   }
   return -1;
+}
+
+RoleGaps::ProcessSums RoleGaps::sums() const {
+  ProcessSums out;
+  for (const Entry& role : roles_)
+    if (!role.sums.empty()) out[role.key] = role.sums;
+  return out;
 }
 
 std::unordered_map<int32_t, RoleGaps::Sums> RoleGaps::excessByProcess(const ProcessSums& sums) {

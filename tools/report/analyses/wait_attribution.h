@@ -77,13 +77,13 @@ struct SyncMember {
   double wait_ns = 0;        // its wait in the op
   double last_share = 0;     // 1/k for each of the k members tied for last, else 0
   double peer_gap_ns = -1;   // its peers' typical gap before this op; < 0 unknown
-  uint64_t role = 0;         // a send's or receive's role (RoleGaps::keyOf): its peers' gap is read when it is attributed,
+  uint32_t role = 0;         // a send's or receive's role (RoleGaps::Id): its peers' gap is read when it is attributed,
                              // for the one that came later and for a replayed process (the others' stays unknown)
   // A collective's seat in sibling communicators (the same size, op and bytes: the same
   // tensor-parallel rank on another host), for a communicator inside one host, and the
   // typical gap of the others in that seat: the reference a host replayed whole has there,
   // where each of its peers is as slow.
-  uint64_t sibling_role = 0;
+  uint32_t sibling_role = 0;
   double sibling_gap_ns = -1;
 };
 
@@ -146,18 +146,21 @@ class RoleGaps {
     int32_t comm_rank = -1, peer = -1;
   };
   static uint64_t keyOf(const Role& role);
+  // A role as held here, from its key (interned: one lookup per member, then indexing); 0 is none.
+  using Id = uint32_t;
+  Id idOf(uint64_t key);
   // Adds the process's gap in the role (kNoGap: none) before its op that started then.
-  void note(uint64_t role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
+  void note(Id role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
   // Whether another process has played the role yet; how often this one has.
-  bool othersIn(uint64_t role, int32_t process) const;
-  double played(uint64_t role, int32_t process) const;
+  bool othersIn(Id role, int32_t process) const;
+  double played(Id role, int32_t process) const;
   // Only the latest gaps, for typicalNs: a collective's seat in sibling communicators.
-  void noteLatest(uint64_t role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
+  void noteLatest(Id role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
   // The other processes' latest ops in the role.
-  void peersOf(uint64_t role, int32_t process, std::vector<RolePeer>& out) const;
+  void peersOf(Id role, int32_t process, std::vector<RolePeer>& out) const;
   // The median of the latest gaps of the others in the role (of its own, when no other plays
   // it and `own_past`), -1 without one.
-  double typicalNs(uint64_t role, int32_t process, bool own_past = true);
+  double typicalNs(Id role, int32_t process, bool own_past = true);
 
   // Every gap a process had in a role, summed: what says, whatever order the ops came in,
   // whether its gaps are longer than the others' in the role (the typical gap above follows
@@ -167,8 +170,8 @@ class RoleGaps {
     void add(double us) { ++n, sum_us += us, sq_us += us * us; }
     void merge(const Sums& o) { n += o.n, sum_us += o.sum_us, sq_us += o.sq_us; }
   };
-  using ProcessSums = std::unordered_map<uint64_t, std::unordered_map<int32_t, Sums>>;  // role -> process -> its gaps
-  const ProcessSums& sums() const { return sums_; }
+  using ProcessSums = std::unordered_map<uint64_t, std::unordered_map<int32_t, Sums>>;  // role key -> process -> its gaps
+  ProcessSums sums() const;
   // Per process, its gaps' excess over the median of the other processes' mean gap in each of
   // its roles (none where it plays a role alone), summed over its roles.
   static std::unordered_map<int32_t, Sums> excessByProcess(const ProcessSums& sums);
@@ -185,8 +188,14 @@ class RoleGaps {
     std::array<Player, kPlayers> players{};
     size_t size = 0, replaced = 0;  // beyond kPlayers, players are replaced in turn
   };
-  std::unordered_map<uint64_t, Latest> roles_;
-  ProcessSums sums_;
+  struct Entry {
+    uint64_t key = 0;
+    Latest latest;
+    std::unordered_map<int32_t, Sums> sums;  // per process: every gap it had in the role
+  };
+  Entry& roleOf(Id id) { return roles_[id - 1]; }
+  std::unordered_map<uint64_t, Id> ids_;
+  std::vector<Entry> roles_;  // by id - 1
   std::vector<double> scratch_;
 };
 
@@ -296,7 +305,7 @@ class WaitAttribution {
   struct Wait {
     int32_t process = -1;
     uint64_t awaited_end = 0;
-    uint64_t role = 0;  // 0: the process's op
+    RoleGaps::Id role = 0;  // 0: the process's op
   };
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();
@@ -323,7 +332,7 @@ class WaitAttribution {
   std::deque<Handle> pending_order_;  // in arrival order (those that have proceeded skipped)
   size_t pending_members_ = 0;
   std::vector<std::vector<Waiter>> waiters_;                      // per process
-  std::unordered_map<uint64_t, std::vector<Handle>> role_waiters_;  // per role: what waits for its peers
+  std::unordered_map<RoleGaps::Id, std::vector<Handle>> role_waiters_;  // per role: what waits for its peers
   std::vector<Handle> ready_;                                     // to try now
   bool roles_closed_ = false;                                     // flushed: nothing waits for a role's peers
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far

@@ -259,7 +259,7 @@ TEST(WaitAttribution, TheOpBeforeAStartIsTheOneThatEndedLastWhateverOrderTheyCam
 
 TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   RoleGaps roles;
-  const uint64_t send = RoleGaps::keyOf({true, 1024, 8, 2, 3});
+  const RoleGaps::Id send = roles.idOf(RoleGaps::keyOf({true, 1024, 8, 2, 3}));
   for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, 0, g * 1000);
   EXPECT_FALSE(roles.othersIn(send, 1));
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 3000) << "no other plays it: its own past";
@@ -267,12 +267,12 @@ TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   EXPECT_TRUE(roles.othersIn(send, 1));
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 2), 3000) << "process 1's gaps, not its own";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 9000) << "process 2's";
-  EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({false, 1024, 8, 3, 2}), 1), -1) << "a receive is another role";
-  EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 3, 4}), 1), -1) << "so is the next stage's send";
+  EXPECT_EQ(roles.typicalNs(roles.idOf(RoleGaps::keyOf({false, 1024, 8, 3, 2})), 1), -1) << "a receive is another role";
+  EXPECT_EQ(roles.typicalNs(roles.idOf(RoleGaps::keyOf({true, 1024, 8, 3, 4})), 1), -1) << "so is the next stage's send";
   for (int i = 0; i < 100; ++i) roles.note(send, 3, 0, 7000);
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 7000) << "process 3's latest four and process 2's one";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 3), 4000) << "a burst of process 3's plays kept the others' latest: 2-5 and 9 us";
-  EXPECT_EQ(roles.typicalNs(RoleGaps::keyOf({true, 1024, 8, 7, 7}), 1, /*own_past=*/false), -1) << "nobody else plays it";
+  EXPECT_EQ(roles.typicalNs(roles.idOf(RoleGaps::keyOf({true, 1024, 8, 7, 7})), 1, /*own_past=*/false), -1) << "nobody else plays it";
   // Summed whole, whatever the order: process 1's gaps (1-5 us) against the others' means.
   const auto excess = RoleGaps::excessByProcess(roles.sums());
   ASSERT_EQ(excess.count(1), 1u);
