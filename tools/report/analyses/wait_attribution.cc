@@ -189,7 +189,25 @@ void WaitAttribution::wait(Handle handle, const Wait& w) {
   }
   const size_t process = static_cast<size_t>(w.process);
   if (blocked_.size() <= process) blocked_.resize(process + 1);
+  if (blocked_limits_.size() <= process) blocked_limits_.resize(process + 1, kMinCompaction);
   blocked_[process].emplace_back(handle, arrived_[process]);
+  compactWhenDoubled(blocked_[process], blocked_limits_[process], [&](const auto& b) { return find(b.first) == nullptr; });
+}
+
+// Drops what has proceeded from a queue of waiting instances once the queue has doubled
+// since it was last compacted: its front may wait for the whole run (its predecessor never
+// joined), and what queued behind it would otherwise grow with the run.
+template <class Queue, class Settled>
+void WaitAttribution::compactWhenDoubled(Queue& queue, size_t& limit, Settled settled) {
+  if (queue.size() < limit) return;
+  std::erase_if(queue, settled);
+  limit = std::max(kMinCompaction, 2 * queue.size());
+}
+
+size_t WaitAttribution::queued() const {
+  size_t n = pending_order_.size();
+  for (const auto& blocked : blocked_) n += blocked.size();
+  return n;
 }
 
 // What waited for this member's op (it ended then, or was still running) may go on.
@@ -240,6 +258,7 @@ void WaitAttribution::submit(Pending header) {
   } else {
     const Handle handle = store(p);
     pending_order_.push_back(handle);
+    compactWhenDoubled(pending_order_, pending_order_limit_, [&](Handle h) { return find(h) == nullptr; });
     ready_.push_back(handle);
   }
   drain();

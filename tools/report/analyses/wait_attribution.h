@@ -242,6 +242,9 @@ class WaitAttribution {
   // members' seats in sibling communicators are then noted).
   void knowHosts(const RunModel& run) { run_ = &run; }
   const RoleGaps& roleGaps() const { return role_gaps_; }
+  // Entries the queues of waiting instances hold (in arrival order, and per awaited process):
+  // what stays bounded by what waits, however long the run.
+  size_t queued() const;
 
  private:
   // A process's last kLedger ops: why each was left when it was (a mix of origins) and how
@@ -309,6 +312,9 @@ class WaitAttribution {
   };
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();
+  static constexpr size_t kMinCompaction = 64;
+  template <class Queue, class Settled>
+  void compactWhenDoubled(Queue& queue, size_t& limit, Settled settled);
   bool isCandidate(std::span<const int32_t> processes) const;
   uint8_t replayMask(int32_t process) const;
   void drain();
@@ -337,6 +343,8 @@ class WaitAttribution {
   bool roles_closed_ = false;                                     // flushed: nothing waits for a role's peers
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
   std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
+  std::vector<size_t> blocked_limits_;                            // per process: its size that compacts it
+  size_t pending_order_limit_ = kMinCompaction;
   std::vector<Replay> replays_;
   std::vector<uint8_t> replay_masks_;  // per process: bit r set where it is replay r's candidate
   const RunModel* run_ = nullptr;  // the processes' hosts, once known

@@ -257,6 +257,33 @@ TEST(WaitAttribution, TheOpBeforeAStartIsTheOneThatEndedLastWhateverOrderTheyCam
   EXPECT_EQ(c.wait_ns.count(0), 0u) << "process 0 only passed the delay on";
 }
 
+// An instance whose predecessor never joins waits at the front of its process's queue for
+// the whole run; the instances queued behind it that have since proceeded are dropped as the
+// queue doubles, so what is held stays bounded by what waits, not the run's length.
+TEST(WaitAttribution, AnOpWaitingForTheWholeRunDoesNotHoldTheQueuesBehindIt) {
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  // Process 1's op that waits for an op of its that never comes (ended 1 us before it
+  // started), long after the others (so none of them is measured from it).
+  Job job, later;
+  Sync stuck = later.sync(0, {{0, 5000}, {1, 5000}});
+  for (SyncMember& m : stuck.members) m.gpu_start_ns += 1'000'000'000'000, m.gpu_end_ns += 1'000'000'000'000;
+  stuck.members[1].gap_ns = 1000;
+  w.add(stuck.comm, true, stuck.members, stuck.total_wait_ns);
+  double total_wait_ns = static_cast<double>(stuck.total_wait_ns);
+  // Then 5,000 pairs of ops handed in the wrong order: each second one waits for the first.
+  for (int i = 0; i < 5000; ++i) {
+    const Sync first = job.sync(1, {{1, 5000}, {2, 7000}});
+    const Sync second = job.sync(1, {{1, 5000}, {2, 7000}});
+    w.add(second.comm, true, second.members, second.total_wait_ns);
+    w.add(first.comm, true, first.members, first.total_wait_ns);
+    total_wait_ns += static_cast<double>(first.total_wait_ns + second.total_wait_ns);
+  }
+  EXPECT_LT(w.queued(), 300u) << "5,000 proceeded waits behind the stuck one would be 10,000 entries";
+  w.flush();
+  EXPECT_DOUBLE_EQ(c.total_wait_ns, total_wait_ns) << "every instance attributed, the stuck one at the end";
+}
+
 TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   RoleGaps roles;
   const RoleGaps::Id send = roles.idOf(RoleGaps::keyOf({true, 1024, 8, 2, 3}));
