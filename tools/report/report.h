@@ -274,7 +274,7 @@ struct StragglerRow {
   std::string host;
   uint64_t instances = 0;      // collective instances it took part in
   double wait_caused_us = 0;   // sum over instances where it was last: the others' waits
-  double late_fraction = 0;    // instances where it was last and created some of the delay / instances
+  double late_fraction = 0;    // instances where it was last / instances
   double mean_lateness_us = 0; // mean over instances of (its arrival - first arrival)
   std::string cls;             // "compute", "host", "input", "network", "none" (not a straggler), "unknown"
   double confidence = 0;       // 0..1

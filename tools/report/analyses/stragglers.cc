@@ -303,14 +303,14 @@ void ArrivalTally::tally(const Attributed& a) {
     if (comm.seats.size() <= static_cast<size_t>(m.comm_rank)) comm.seats.resize(static_cast<size_t>(m.comm_rank) + 1);
     Seat& seat = comm.seats[static_cast<size_t>(m.comm_rank)];
     ++seat.instances;
-    seat.last += a.lastCreating(i);
+    seat.last += a.created[i];
     seat.expected_last += chance;
     seat.var_last += chance * (1 - chance);
     seat.lateness_ns += m.arrival_ns;
     // A send's or receive's peers are its role's: their gaps are summed whole (roleSums).
     if (!a.transfer && m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0)
       seat.excess.add((static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3);
-    comm.windows.add(static_cast<size_t>(m.comm_rank), {.last = a.lastCreating(i), .expected_last = chance, .var_last = chance * (1 - chance)});
+    comm.windows.add(static_cast<size_t>(m.comm_rank), {.last = a.created[i], .expected_last = chance, .var_last = chance * (1 - chance)});
   }
   for (const Attributed::Charge& charge : a.charges) {
     Comm& to = comms_[charge.origin.comm];

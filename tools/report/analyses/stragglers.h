@@ -59,7 +59,7 @@ double confidenceOf(double strength);
 // certainty): x (0.5 + 0.5 x certainty). Ranks not flagged keep the first part.
 //
 // The tally counts root causes, not last arrivals (wait_attribution.h): per communicator seat,
-// how often it was last and created some of the delay (Seat::last) against chance,
+// the share of each synchronization's lateness the seat created (Seat::last) against chance,
 // and the waiting its created delays caused there and, passed along, in later ops
 // (wait_caused_ns). A seat's global rank is settled only at the stream's end. Collectives and
 // plain sends/receives are synchronizations; other ops only pass each member's blame on.
@@ -88,7 +88,7 @@ class ArrivalTally : public JoinedOpSink {
 
   struct Seat {
     uint64_t instances = 0;
-    double last = 0;           // the instances where it was last and created some of the delay (Attributed::lastCreating)
+    double last = 0;           // the share of the instances' lateness it created (last arrivals whose gap explains them)
     double expected_last = 0;  // ... if the last arriver were drawn at random
     double var_last = 0;
     double wait_caused_ns = 0;  // the others' waiting its created delays caused, here and passed along

@@ -149,16 +149,15 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   EXPECT_TRUE(top.flagged) << evidenceWords(top);
   EXPECT_EQ(top.host, "node1");
   EXPECT_EQ(top.instances, 80u);
-  // Last at every instance, and at all but its first (no gap to measure) its own longer gap
-  // created some of the delay; at world part of its lateness is its tp.1 lateness passed on
-  // (its gap there explains 1.2 of the others' mean 1.9 ms wait): how much is the waiting.
-  EXPECT_GT(top.late_fraction, 0.95);
+  // Last at every instance; at world part of its lateness is its tp.1 lateness passed on
+  // (its gap there explains 1.2 of the others' mean 1.9 ms wait), created by itself as well.
+  EXPECT_GT(top.late_fraction, 0.8);
   // Per step: at tp.1 three others wait ~1.2 ms; at world its three tp.1 peers wait ~1.2 ms
   // and tp.0, which did not wait for it before, ~2.4 ms. Jitter: within 0.2 ms a wait.
   EXPECT_NEAR(top.wait_caused_us, 40 * (3 * 1200.0 + 3 * 1200.0 + 4 * 2400.0), 40 * 10 * 200.0);
   EXPECT_EQ(top.cls, "compute");
   // Shares of last place as a percentage (ties split one instance), durations as the tables spell them.
-  EXPECT_EQ(evidenceWords(top).rfind("created the delay in 98.8% of 80 synchronizations (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
+  EXPECT_EQ(evidenceWords(top).rfind("created the delay in 80.9% of 80 synchronizations (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
       << evidenceWords(top);
   EXPECT_EQ(evidenceWords(top).find(".00 ms"), std::string::npos) << evidenceWords(top);
   EXPECT_NE(evidenceWords(top).find("host-side delay not ruled out"), std::string::npos) << evidenceWords(top);

@@ -100,9 +100,10 @@ struct Attributed {
   std::span<const SyncMember> members;
   std::span<const double> created;  // per member: the share of the instance's lateness it created (sums to <= 1)
   // Per member: its share of being last (1/k of k tied) where it created some of the delay,
-  // else 0. What a count of last arrivals against chance adds up: how often, where created
-  // says how much (a rank whose gap explains 40 % of its lateness every time is last by its
-  // own delay every time, not 0.4 times).
+  // else 0: what the live alerts count against chance in a window of a few dozen steps (a
+  // rank whose gap explains 40 % of its lateness every time is last by its own delay every
+  // time, not 0.4 times). The report sums `created` over the whole run instead: counted so,
+  // its stretch test named healthy pipeline stages last by a hair.
   double lastCreating(size_t member) const { return created[member] > 0 ? members[member].last_share : 0.0; }
   struct Charge {
     DelayOrigin origin;

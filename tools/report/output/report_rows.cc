@@ -322,8 +322,8 @@ const Fields<StragglerRow>& stragglerFields() {
        "passed along to later ops by the ranks that waited (root-cause attribution)",
        member(&S::wait_caused_us), "wait caused"},
       {"late_fraction", kNumber, kAlways,
-       "the synchronizations where it arrived last (a tie shared) with a gap longer than its peers', creating some of the delay / "
-       "`instances` (how much it created is `wait_caused_us`)",
+       "the share of its synchronizations' lateness it created (arriving last, with a gap longer than its peers' by the lateness) / "
+       "`instances`",
        member(&S::late_fraction), "created"},
       {"mean_lateness_us", kNumber, kAlways, "mean of (its arrival − the first member's)", member(&S::mean_lateness_us), "mean lateness"},
       {"class", kString, kAlways, "`compute`, `host`, `input` (host delays now and then: an input pipeline's stall), `network`, `none` (not a straggler), `unknown`", member(&S::cls), "class"},
