@@ -142,7 +142,7 @@ std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
     if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedEnd(m)};
-    if (m.role != 0 && !roles_closed_ && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
+    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
       return Wait{m.process, 0, m.role};
   }
   return std::nullopt;
@@ -307,12 +307,6 @@ void WaitAttribution::drain() {
 }
 
 void WaitAttribution::flush() {
-  // No more ops come: what waits for its role's peers goes on with the gaps known, once its
-  // earlier ops are attributed, as it would after kRoleWait more of its own.
-  roles_closed_ = true;
-  for (const auto& [role, handles] : role_waiters_) ready_.insert(ready_.end(), handles.begin(), handles.end());
-  role_waiters_.clear();
-  drain();
   forceInProgramOrder([](const Pending&) { return true; });
   waiters_.clear();
   role_waiters_.clear();

@@ -341,7 +341,6 @@ class WaitAttribution {
   std::vector<std::vector<Waiter>> waiters_;                      // per process
   std::unordered_map<RoleGaps::Id, std::vector<Handle>> role_waiters_;  // per role: what waits for its peers
   std::vector<Handle> ready_;                                     // to try now
-  bool roles_closed_ = false;                                     // flushed: nothing waits for a role's peers
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
   std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
   std::vector<size_t> blocked_limits_;                            // per process: its size that compacts it
