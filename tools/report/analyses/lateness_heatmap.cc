@@ -18,8 +18,8 @@ struct BinSums {
 }  // namespace
 
 void FineBins::add(uint64_t x, int64_t value, uint32_t count) {
-  include(x, x);
-  const size_t i = static_cast<size_t>(x / width_ - first_);
+  if (sum_.empty() || x < lowest_ || x > highest_) include(x, x);
+  const size_t i = static_cast<size_t>((x >> shift_) - first_);
   sum_[i] += value;
   count_[i] += count;
 }
@@ -33,12 +33,12 @@ void FineBins::include(uint64_t lo, uint64_t hi) {
     count_.assign(kFineBins, 0);
     lowest_ = lo;
     highest_ = hi;
-    first_ = lo / width_;
+    first_ = lo >> shift_;
   }
   lowest_ = std::min(lowest_, lo);
   highest_ = std::max(highest_, hi);
-  while (highest_ / width_ - lowest_ / width_ >= kFineBins) widen();
-  if (lowest_ / width_ != first_) moveWindow(lowest_ / width_);
+  while ((highest_ >> shift_) - (lowest_ >> shift_) >= kFineBins) widen();
+  if ((lowest_ >> shift_) != first_) moveWindow(lowest_ >> shift_);
 }
 
 // Twice the width: bins 2k and 2k+1 become bin k.
@@ -51,7 +51,7 @@ void FineBins::widen() {
     sum[to] += sum_[i];
     count[to] += count_[i];
   }
-  width_ *= 2;
+  ++shift_;
   first_ = new_first;
   sum_ = std::move(sum);
   count_ = std::move(count);
@@ -76,12 +76,12 @@ void FineBins::merge(const FineBins& other) {
   if (other.empty()) return;
   // Widths are powers of two and bins start at multiples of them: once this one is as
   // wide, each of the other's bins lies inside one of its bins.
-  if (empty()) width_ = std::max(width_, other.width_);
-  while (width_ < other.width_) widen();
+  if (empty()) shift_ = std::max(shift_, other.shift_);
+  while (shift_ < other.shift_) widen();
   include(other.lowest_, other.highest_);
   for (size_t i = 0; i < other.sum_.size(); ++i) {
     if (other.count_[i] == 0) continue;
-    const size_t to = static_cast<size_t>((other.first_ + i) * other.width_ / width_ - first_);
+    const size_t to = static_cast<size_t>((((other.first_ + i) << other.shift_) >> shift_) - first_);
     sum_[to] += other.sum_[i];
     count_[to] += other.count_[i];
   }

@@ -37,7 +37,7 @@ class FineBins {
   void forEach(Visit visit) const {
     for (size_t i = 0; i < sum_.size(); ++i)
       if (count_[i] != 0)
-        visit(std::clamp((first_ + i) * width_ + width_ / 2, lowest_, highest_), sum_[i], count_[i]);
+        visit(std::clamp(((first_ + i) << shift_) + width() / 2, lowest_, highest_), sum_[i], count_[i]);
   }
 
  private:
@@ -45,8 +45,10 @@ class FineBins {
   void widen();
   void moveWindow(uint64_t new_first);
 
-  uint64_t width_ = 1;
-  uint64_t first_ = 0;  // the first bin's index, in bins of width_ from 0
+  uint64_t width() const { return uint64_t{1} << shift_; }
+
+  unsigned shift_ = 0;  // bins are 2^shift_ wide: a position's bin is a shift, not a division (two per member of every op)
+  uint64_t first_ = 0;  // the first bin's index, in bins of width() from 0
   uint64_t lowest_ = 0, highest_ = 0;
   std::vector<int64_t> sum_;
   std::vector<uint32_t> count_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "core/nccl_vocab.h"
@@ -253,13 +252,13 @@ void WaitAttribution::submit(Pending header) {
     if (arrived_.size() <= static_cast<size_t>(m.process)) arrived_.resize(static_cast<size_t>(m.process) + 1, 0);
     ++arrived_[static_cast<size_t>(m.process)];
   }
-  if (!blocking(p)) {
-    process(p);
-  } else {
+  if (const std::optional<Wait> w = blocking(p)) {
     const Handle handle = store(p);
     pending_order_.push_back(handle);
     compactWhenDoubled(pending_order_, pending_order_limit_, [&](Handle h) { return find(h) == nullptr; });
-    ready_.push_back(handle);
+    wait(handle, *w);
+  } else {
+    process(p);
   }
   drain();
   for (const int32_t process : processes_) expirePatience(process);
@@ -321,35 +320,12 @@ void WaitAttribution::flushBefore(uint64_t tag) {
 // proceeds each rank's in its own order: an op goes when it is the earliest waiting op of
 // every process in it. What is left then (none, with consistent clocks) goes in arrival order.
 void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending&)>& due) {
-  std::unordered_map<int32_t, std::set<std::pair<uint64_t, Handle>>> waiting;  // per process: (GPU start, what waits)
-  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
-    const Slot& s = slots_[slot];
-    if (!s.live || !due(s.pending)) continue;
-    const Handle handle = (static_cast<uint64_t>(s.generation) << 32) | slot;
-    for (const SyncMember& m : s.pending.members)
-      if (m.process >= 0) waiting[m.process].insert({m.gpu_start_ns, handle});
-  }
-  const auto front = [&](int32_t process) -> std::optional<Handle> {
-    auto& ops = waiting[process];
-    while (!ops.empty() && find(ops.begin()->second) == nullptr) ops.erase(ops.begin());
-    return ops.empty() ? std::nullopt : std::optional(ops.begin()->second);
-  };
-  const auto earliestEverywhere = [&](Handle handle) {
-    const Pending* p = find(handle);
-    if (p == nullptr) return false;
-    for (const SyncMember& m : p->members)
-      if (m.process >= 0 && front(m.process) != handle) return false;
-    return true;
-  };
-  for (bool forced = true; forced;) {
-    forced = false;
-    std::vector<Handle> fronts;
-    for (const auto& [process, ops] : waiting)
-      if (const std::optional<Handle> handle = front(process)) fronts.push_back(*handle);
-    for (Handle handle : fronts) {
-      if (!earliestEverywhere(handle)) continue;
-      force(handle);
-      forced = true;
+  ProgramOrder order(*this, due);
+  while (order.settleFronts()) {
+    while (const std::optional<Handle> handle = order.nextReady()) {
+      const std::vector<size_t> processes = order.processesOf(*handle);
+      force(*handle);
+      for (const size_t process : processes) order.settle(process);
     }
   }
   std::vector<Handle> rest;
@@ -357,6 +333,60 @@ void WaitAttribution::forceInProgramOrder(const std::function<bool(const Pending
     if (const Pending* p = find(handle); p != nullptr && due(*p)) rest.push_back(handle);
   for (Handle handle : rest) force(handle);
   dropSettledFront();
+}
+
+// Each process's waiting ops by GPU start, and each op's count of the processes whose
+// earliest it is: forcing an op moves only its own processes' fronts, so the end of a long
+// run (thousands of ops waiting, of a thousand members each) is not rescanned per op.
+WaitAttribution::ProgramOrder::ProgramOrder(WaitAttribution& owner, const std::function<bool(const Pending&)>& due)
+    : owner_(owner), waiting_(owner.arrived_.size()), next_(waiting_.size(), 0), counted_(waiting_.size(), 0),
+      fronts_(owner.slots_.size(), 0), processes_(owner.slots_.size(), 0) {
+  // A process twice in an op (a send to itself) is there twice: its front stops at the first.
+  for (uint32_t slot = 0; slot < owner.slots_.size(); ++slot) {
+    const Slot& s = owner.slots_[slot];
+    if (!s.live || !due(s.pending)) continue;
+    const Handle handle = (static_cast<uint64_t>(s.generation) << 32) | slot;
+    processes_[slot] = static_cast<uint32_t>(processesOf(handle).size());
+    for (const SyncMember& m : s.pending.members)
+      if (m.process >= 0) waiting_[static_cast<size_t>(m.process)].push_back({m.gpu_start_ns, handle});
+  }
+  for (auto& ops : waiting_) std::sort(ops.begin(), ops.end());
+}
+
+std::vector<size_t> WaitAttribution::ProgramOrder::processesOf(Handle handle) const {
+  std::vector<size_t> out;
+  for (const SyncMember& m : owner_.find(handle)->members)
+    if (m.process >= 0) out.push_back(static_cast<size_t>(m.process));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Moves the process's front past what has proceeded; a new front counts once for its op.
+void WaitAttribution::ProgramOrder::settle(size_t process) {
+  const auto& ops = waiting_[process];
+  size_t& next = next_[process];
+  while (next < ops.size() && owner_.find(ops[next].second) == nullptr) ++next;
+  if (next == ops.size() || counted_[process] == next + 1) return;
+  counted_[process] = next + 1;
+  const Handle handle = ops[next].second;
+  const size_t slot = static_cast<uint32_t>(handle);
+  if (++fronts_[slot] == processes_[slot]) ready_.push_back(handle);
+}
+
+// What forcing let proceed through the wake path moved other fronts: every one is read again.
+bool WaitAttribution::ProgramOrder::settleFronts() {
+  for (size_t process = 0; process < waiting_.size(); ++process) settle(process);
+  return !ready_.empty();
+}
+
+std::optional<WaitAttribution::Handle> WaitAttribution::ProgramOrder::nextReady() {
+  while (!ready_.empty()) {
+    const Handle handle = ready_.back();
+    ready_.pop_back();
+    if (owner_.find(handle) != nullptr) return handle;
+  }
+  return std::nullopt;
 }
 
 // The waiters' median gap before the op. With one last arriver whose peers' gap is the

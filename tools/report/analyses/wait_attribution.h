@@ -326,6 +326,23 @@ class WaitAttribution {
   void wake(const SyncMember& attributed);
   void force(Handle handle);
   void forceInProgramOrder(const std::function<bool(const Pending&)>& due);
+  class ProgramOrder {
+   public:
+    ProgramOrder(WaitAttribution& owner, const std::function<bool(const Pending&)>& due);
+    std::vector<size_t> processesOf(Handle handle) const;  // distinct, of a live op
+    void settle(size_t process);
+    bool settleFronts();  // whether some op is then the earliest everywhere
+    std::optional<Handle> nextReady();
+
+   private:
+    WaitAttribution& owner_;
+    std::vector<std::vector<std::pair<uint64_t, Handle>>> waiting_;  // per process: (GPU start, op), due ones
+    std::vector<size_t> next_;                                       // per process: its front in waiting_
+    std::vector<size_t> counted_;     // per process: its front counted (index + 1; 0 none)
+    std::vector<uint32_t> fronts_;    // per slot: the processes whose front its op is
+    std::vector<uint32_t> processes_;  // per slot: its op's processes
+    std::vector<Handle> ready_;       // the earliest of every process in it
+  };
   void expirePatience(int32_t process);
   void submit(Pending header);
   void process(Pending& p);

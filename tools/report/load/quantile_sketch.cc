@@ -32,18 +32,23 @@ void QuantileSketch::add(double value) {
   if (buffered_.size() >= kBuffered) mergeBuffered();
 }
 
+// Merged in place from the back (values_ grows by the buffer), then equal values combined.
 void QuantileSketch::mergeBuffered() {
   if (buffered_.empty()) return;
   std::sort(buffered_.begin(), buffered_.end());
-  std::vector<std::pair<double, uint64_t>> merged;
-  merged.reserve(values_.size() + buffered_.size());
-  const auto take = [&](const std::pair<double, uint64_t>& v) {
-    if (!merged.empty() && merged.back().first == v.first) merged.back().second += v.second;
-    else merged.push_back(v);
-  };
-  auto a = values_.begin(), b = buffered_.begin();
-  while (a != values_.end() || b != buffered_.end()) take(b == buffered_.end() || (a != values_.end() && a->first <= b->first) ? *a++ : *b++);
-  values_ = std::move(merged);
+  const size_t held = values_.size();
+  // Grown to fit, not doubled: a report holds thousands of sketches of a few thousand values.
+  const size_t needed = held + buffered_.size();
+  values_.reserve(needed);
+  values_.resize(needed);
+  auto out = values_.end(), a = values_.begin() + static_cast<std::ptrdiff_t>(held);
+  for (auto b = buffered_.end(); b != buffered_.begin();) *--out = (a != values_.begin() && (a - 1)->first > (b - 1)->first) ? *--a : *--b;
+  size_t kept = 0;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (kept != 0 && values_[kept - 1].first == values_[i].first) values_[kept - 1].second += values_[i].second;
+    else values_[kept++] = values_[i];
+  }
+  values_.resize(kept);
   buffered_.clear();
   if (values_.size() > kExactLimit) moveValuesToBuckets();
 }
