@@ -194,6 +194,9 @@ struct InFlightRecord {
 // DropSummaryRecord::thread of activity records CUPTI itself dropped (it found no buffer,
 // or overflowed its own): no thread of ours dropped them.
 inline constexpr uint32_t kCuptiDropThread = UINT32_MAX;
+// DropSummaryRecord::thread of records whose threads had no ring (the rings' memory limit
+// was reached, a ring could not be allocated, or recording could not start).
+inline constexpr uint32_t kRinglessThread = UINT32_MAX - 1;
 
 template <class T> struct KindOf;
 template <> struct KindOf<CollRecord> { static constexpr RecordKind value = RecordKind::kColl; };

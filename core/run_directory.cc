@@ -14,11 +14,11 @@ bool keptAsIs(char c) {
 
 }  // namespace
 
-std::string jobDirectoryName(std::string_view job_id) {
-  std::string name(job_id.substr(0, kMaxComponent));
-  std::replace_if(name.begin(), name.end(), [](char c) { return !keptAsIs(c); }, '_');
-  if (!name.empty() && name.front() == '.') name.front() = '_';  // never hidden, never "." or ".."
-  return name.empty() ? "unnamed-job" : name;
+std::string pathComponentOf(std::string_view name, std::string_view if_empty) {
+  std::string out(name.substr(0, kMaxComponent));
+  std::replace_if(out.begin(), out.end(), [](char c) { return !keptAsIs(c); }, '_');
+  if (!out.empty() && out.front() == '.') out.front() = '_';  // never hidden, never "." or ".."
+  return out.empty() ? std::string(if_empty) : out;
 }
 
 std::string runDirectory(const Settings& settings, const ProcessIdentity& identity) {

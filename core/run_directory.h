@@ -14,9 +14,11 @@ namespace commtrace {
 
 inline constexpr std::string_view kDefaultRunRoot = "commtrace-run";
 
-// A job id as one safe path component: letters, digits and ._-+@ kept, anything else
-// (a '/', spaces, control bytes) and a leading '.' become '_'; at most 200 bytes.
-std::string jobDirectoryName(std::string_view job_id);
+// A name (a job id, a host name) as one safe path component: letters, digits and ._-+@
+// kept, anything else (a '/', spaces, control bytes) and a leading '.' become '_'; at most
+// 200 bytes; `if_empty` for an empty name.
+std::string pathComponentOf(std::string_view name, std::string_view if_empty);
+inline std::string jobDirectoryName(std::string_view job_id) { return pathComponentOf(job_id, "unnamed-job"); }
 
 // The directory this process writes into. Cold path.
 std::string runDirectory(const Settings& settings, const ProcessIdentity& identity);

@@ -33,6 +33,13 @@ constexpr SettingSpec kSpecs[] = {
      .number = &Settings::exit_flush_ms,
      .min = 0,
      .max = 60'000},
+    {.name = "COMMTRACE_RING_MEMORY_MB",
+     .kind = SettingKind::kWholeNumber,
+     .help = "the memory the recording threads' rings take together (2 MiB each), in MiB: a thread that would pass "
+             "it records nothing until an exited thread's ring is freed, and its records are counted as dropped",
+     .number = &Settings::ring_memory_mb,
+     .min = 4,
+     .max = 1'048'576},
     {.name = "COMMTRACE_TSC",
      .kind = SettingKind::kFlag,
      .help = "record CPU times from the TSC, steered onto CLOCK_MONOTONIC by the flusher, where the kernel keeps "

@@ -20,6 +20,7 @@ struct Settings {
   char dir[PATH_MAX] = "";  // empty: runDirectory() picks commtrace-run/<job id>
   uint32_t flush_period_ms = 200;
   uint32_t exit_flush_ms = 1000;
+  uint32_t ring_memory_mb = 256;
   bool tsc = true;
   bool kernel_timing = true;
   bool proxy_events = false;

@@ -13,6 +13,7 @@
 #include "interpose/process_life.h"
 #include "libcommtrace/live_link.h"
 #include "nccl-plugin/in_flight_report.h"
+#include "ringbuffer/ring_registry.h"
 #include "sink/flusher.h"
 #if COMMTRACE_CUPTI_FACE
 #include "cupti/cupti_face.h"
@@ -68,8 +69,9 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     auto flusher = std::make_unique<commtrace::Flusher>(options);
     if (!flusher->start()) return -1;
     g_flusher = flusher.release();
-  } catch (const std::bad_alloc&) {
-    std::fputs("commtrace: out of memory starting the recorder; this process is not recorded\n", stderr);
+  } catch (const std::exception& e) {  // bad_alloc, or what a thread or mutex could not have
+    std::fprintf(stderr, "commtrace: cannot start the recorder (%s); this process is not recorded\n", e.what());
+    commtrace::RingRegistry::global().refuseRings();
     return -1;
   }
   commtrace::interpose::recordingStarted();

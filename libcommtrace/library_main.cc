@@ -133,6 +133,7 @@ __attribute__((constructor)) void onLoad() {
   const char* job_id = commtrace::nameJobIfUnnamed();
   if (job_id != nullptr && g_preloaded) exportVariable("COMMTRACE_JOB_ID", job_id);
   commtrace::interpose::prepareProcessLife(g_preloaded, &commtrace::library::abandonRecorderInForkedChild);
+  commtrace::RingRegistry::global().setRingMemoryLimit(uint64_t{commtrace::settings().ring_memory_mb} << 20);
   commtrace::RingRegistry::global().setFirstRingHook(&startRecording);
 #if COMMTRACE_CUPTI_FACE
   commtrace::setGpuInUseHook(&commtrace::cupti::attachFromSettings);

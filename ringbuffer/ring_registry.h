@@ -7,6 +7,7 @@
 
 #include <concurrentqueue.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -22,11 +23,27 @@ namespace commtrace {
 class RingRegistry {
  public:
   static constexpr uint32_t kDefaultRingRecords = 16384;  // 2 MiB per producing thread
+  static constexpr uint64_t kDefaultRingMemory = uint64_t{256} << 20;
+  // Drained rings of exited threads kept for new ones (a thread pool's, a per-request
+  // thread's): mapping and faulting in 2 MiB cost a thread 1.5 ms, twenty times its start.
+  static constexpr uint32_t kSpareRings = 8;
 
   // Producer side. Allocates the calling thread's ring (ringRecords(), or `records` for a
-  // thread known to deliver in bursts); nullptr if that fails.
+  // thread known to deliver in bursts); nullptr if that fails, if the rings would take more
+  // than ringMemoryLimit() together, or once rings are refused.
   ThreadRing* registerCurrentThread();
   ThreadRing* registerCurrentThread(uint32_t records);
+  // A record its thread had no ring for (record() drops it): counted per kind, process-wide,
+  // for the flusher to write as the drops of kRinglessThread. Not the hot path: a thread
+  // without a ring already failed to get one.
+  void countRinglessDrop(RecordKind kind) { ringless_drops_[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed); }
+  uint64_t ringlessDrops(RecordKind kind) const { return ringless_drops_[static_cast<int>(kind)].load(std::memory_order_relaxed); }
+  // What all rings may take together (COMMTRACE_RING_MEMORY_MB), and take now.
+  void setRingMemoryLimit(uint64_t bytes) { ring_memory_limit_.store(bytes, std::memory_order_relaxed); }
+  uint64_t ringMemoryLimit() const { return ring_memory_limit_.load(std::memory_order_relaxed); }
+  uint64_t ringMemory() const { return ring_memory_.load(std::memory_order_relaxed); }
+  // Recording could not start (or failed): no thread gets a ring from now on.
+  void refuseRings() { rings_refused_.store(true, std::memory_order_relaxed); }
   static ThreadRing* currentThreadRing() { return tl_ring; }
   Doorbell& doorbell() { return doorbell_; }
   FlushRequests& flushRequests() { return flush_requests_; }
@@ -72,6 +89,9 @@ class RingRegistry {
   RingRegistry();
   void adoptArrivals();
   void freeRetired();
+  ThreadRing* spareRing(uint32_t records, uint32_t thread);
+  ThreadRing* adopt(ThreadRing* ring);
+  void release(std::unique_ptr<ThreadRing> ring);
   static void retireCurrentThread(void* ring);
 
   // initial-exec: one %fs-relative load on the hot path. It takes 8 bytes of the static
@@ -80,9 +100,15 @@ class RingRegistry {
   // null check GCC 12 with -fsanitize=undefined miscompiles into a false "null pointer").
   static constinit thread_local ThreadRing* tl_ring __attribute__((tls_model("initial-exec")));
   moodycamel::ConcurrentQueue<ThreadRing*> arrivals_;
+  moodycamel::ConcurrentQueue<ThreadRing*> spares_;  // drained, of the default size; their memory still counted
+  std::atomic<uint32_t> spare_count_{0};
   std::vector<std::unique_ptr<ThreadRing>> rings_;  // consumer-owned
   std::vector<bool> ring_was_retired_;              // consumer scratch
   std::atomic<uint32_t> ring_records_;
+  std::atomic<uint64_t> ring_memory_limit_{kDefaultRingMemory};
+  std::atomic<uint64_t> ring_memory_{0};  // of the rings registered and not yet freed
+  std::atomic<bool> rings_refused_{false};
+  std::array<std::atomic<uint64_t>, kRecordKindCount> ringless_drops_{};
   std::atomic<void (*)()> first_ring_hook_{nullptr};
   std::atomic<bool> first_ring_seen_{false};
   Doorbell doorbell_;

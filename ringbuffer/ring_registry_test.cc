@@ -148,5 +148,55 @@ TEST(RingRegistryTest, ThreadsDropsAreVisibleOnItsRing) {
   EXPECT_EQ(pass.watched_drops, (std::vector<DropReport>{{RecordKind::kColl, 12}}));
 }
 
+// A thread that records once and exits (a pool's, a per-request thread's) leaves its ring to
+// the next: drained, empty, its drop counts at zero, named by the new thread; no new
+// mapping, no new memory.
+TEST(RingRegistryTest, AnExitedThreadsRingIsTheNextThreadsDrainedAndEmpty) {
+  settledRingCount();
+  const uint32_t first = runThreadToExit([] {
+    CollRecord r{};
+    r.seq = 7;
+    record(r);
+  });
+  EXPECT_EQ(consumerPass(first).watched_numbers, iota(7, 8));
+  const uint64_t memory = RingRegistry::global().ringMemory();
+  uint64_t pushed_first = 0;
+  const uint32_t second = runThreadToExit([&] {
+    CollRecord r{};
+    r.seq = 9;
+    pushed_first = record(r) == PushResult::kStored ? 1 : 0;
+  });
+  EXPECT_EQ(pushed_first, 1u);
+  EXPECT_EQ(RingRegistry::global().ringMemory(), memory) << "a spare was taken, nothing new mapped";
+  const Pass pass = consumerPass(second);
+  ASSERT_TRUE(pass.saw_watched);
+  EXPECT_EQ(pass.watched_numbers, iota(9, 10)) << "only the new thread's record";
+  EXPECT_TRUE(pass.watched_drops.empty());
+}
+
+// Past COMMTRACE_RING_MEMORY_MB a thread gets no ring: its records are dropped and counted
+// process-wide by kind, and it gets one once memory is free again.
+TEST(RingRegistryTest, PastTheRingMemoryLimitRecordsAreCountedAsDropped) {
+  settledRingCount();
+  RingRegistry& registry = RingRegistry::global();
+  const uint64_t saved_limit = registry.ringMemoryLimit();
+  const uint32_t saved_records = registry.ringRecords();
+  registry.setRingRecords(8);  // no spare ring of the earlier tests fits
+  registry.setRingMemoryLimit(0);
+  const uint64_t before = registry.ringlessDrops(RecordKind::kColl);
+  std::vector<PushResult> results;
+  runThreadToExit([&] {
+    CollRecord r{};
+    results.push_back(record(r));
+    results.push_back(record(r));
+    registry.setRingMemoryLimit(saved_limit);
+    results.push_back(record(r));
+  });
+  EXPECT_EQ(results, (std::vector<PushResult>{PushResult::kDropped, PushResult::kDropped, PushResult::kStored}));
+  EXPECT_EQ(registry.ringlessDrops(RecordKind::kColl) - before, 2u);
+  registry.setRingRecords(saved_records);
+  consumerPass();
+}
+
 }  // namespace
 }  // namespace commtrace

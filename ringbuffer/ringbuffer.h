@@ -22,7 +22,10 @@ inline PushResult record(const T& r) {
   ThreadRing* ring = RingRegistry::currentThreadRing();
   if (ring == nullptr) [[unlikely]] {
     ring = RingRegistry::global().registerCurrentThread();
-    if (ring == nullptr) return PushResult::kDropped;
+    if (ring == nullptr) {
+      RingRegistry::global().countRinglessDrop(KindOf<T>::value);
+      return PushResult::kDropped;
+    }
   }
   const PushResult result = ring->push(r);
   if (result == PushResult::kStoredHalfFull) [[unlikely]] RingRegistry::global().doorbell().ring();

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 
 #include "core/record.h"
 
@@ -16,8 +15,16 @@ enum class PushResult : uint8_t { kStored, kStoredHalfFull, kDropped };
 
 class ThreadRing {
  public:
-  // capacity is rounded up to a power of two.
+  // capacity is rounded up to a power of two. Without memory for its slots the ring is not
+  // valid() and must not be used.
   ThreadRing(uint32_t capacity, uint32_t thread);
+  ~ThreadRing();
+  ThreadRing(const ThreadRing&) = delete;
+  ThreadRing& operator=(const ThreadRing&) = delete;
+  bool valid() const { return slots_ != nullptr; }
+  // The slots a ring asked for `capacity` has, and the memory they take.
+  static uint32_t capacityFor(uint32_t capacity);
+  static uint64_t bytesFor(uint32_t capacity);
 
   // kStoredHalfFull: this push took the ring (as the producer last saw it) to half full,
   // the moment to ask the flusher for an early drain.
@@ -87,6 +94,9 @@ class ThreadRing {
 
   // The owning thread has exited: once drained, the ring can be freed.
   void retire() { retired_.store(true, std::memory_order_release); }
+  // A retired ring, drained, handed to a new thread (which alone touches it from then on):
+  // empty, its counts at zero, its slots' pages already faulted in.
+  void reuse(uint32_t thread);
   bool retired() const { return retired_.load(std::memory_order_acquire); }
 
  private:
@@ -124,7 +134,6 @@ class ThreadRing {
   uint64_t reported_drops_[kRecordKindCount] = {};  // consumer-owned
   alignas(64) std::atomic<uint64_t> dropped_[kRecordKindCount] = {};
   std::atomic<bool> retired_{false};
-  std::unique_ptr<RecordSlot[]> storage_;
 };
 
 }  // namespace commtrace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -93,6 +94,7 @@ struct Flusher::Worker {
       ring.drain([&](const RecordSlot& slot) { add(slot); });
       reportRingDrops(ring);
     });
+    reportRinglessDrops();
     const uint64_t now = nowNs();
     const bool heartbeat = now - last_chunk_ns >= uint64_t{flusher.options_.heartbeat_ms} * 1'000'000u;
     if (encoder.rows() > 0 || closing || heartbeat) {
@@ -168,6 +170,20 @@ struct Flusher::Worker {
     });
   }
 
+  // Records of threads without a ring, cumulative per kind, as thread kRinglessThread.
+  void reportRinglessDrops() {
+    for (int k = 1; k < kRecordKindCount; ++k) {
+      const uint64_t dropped = RingRegistry::global().ringlessDrops(static_cast<RecordKind>(k));
+      if (dropped == reported_ringless[k]) continue;
+      reported_ringless[k] = dropped;
+      RecordSlot slot{};
+      slot.kind = RecordKind::kDropSummary;
+      slot.thread = static_cast<uint32_t>(gettid());
+      slot.payload.drop_summary = {dropped, 0, nowNs(), kRinglessThread, static_cast<uint8_t>(k)};
+      add(slot);
+    }
+  }
+
   // Sink failures are reported as thread 0, cumulative per kind, in every chunk written
   // until one of them reaches the file.
   void reportSinkFailures() {
@@ -206,6 +222,7 @@ struct Flusher::Worker {
     frame::append(framed, frame::Type::kChunk, 0, payload);
 
     std::string error;
+    if (!flusher.file_.isOpen()) createLate(closing);
     if (flusher.file_.isOpen() && flusher.file_.append(framed, error)) {
       ++chunk_index;
       reported_sink_failed = reporting_sink_failed;
@@ -225,6 +242,25 @@ struct Flusher::Worker {
     }
   }
 
+  // A file that could not be created at the start (a full disk, a directory not there yet)
+  // is tried again at each chunk, backing off from one period to a minute (the last chunk
+  // tries regardless): the run is not lost for a moment without space, and what was dropped
+  // meanwhile is reported in it.
+  void createLate(bool last_chance) {
+    const uint64_t now = nowNs();
+    if (now < next_create_ns && !last_chance) return;
+    std::string error;
+    if (flusher.file_.create(flusher.options_.dir, flusher.header_, error)) {
+      std::fprintf(stderr, "commtrace: created %s; what was recorded before is counted as dropped in it\n", flusher.file_.path().c_str());
+      return;
+    }
+    create_backoff_ns = std::min<uint64_t>(std::max<uint64_t>(2 * create_backoff_ns, uint64_t{flusher.options_.flush_period_ms} * 1'000'000u),
+                                           kMaxCreateBackoffNs);
+    next_create_ns = now + create_backoff_ns;
+  }
+  static constexpr uint64_t kMaxCreateBackoffNs = 60'000'000'000;
+  uint64_t next_create_ns = 0, create_backoff_ns = 0;
+
   Flusher& flusher;
   std::unique_ptr<ProcessMetrics> metrics;  // with FlusherOptions::prom_dir
   std::string metrics_path;
@@ -237,6 +273,7 @@ struct Flusher::Worker {
   uint64_t last_digest_ns = 0;
   uint64_t last_chunk_ns = nowNs();
   std::array<uint64_t, kRecordKindCount> reported_sink_failed{}, reporting_sink_failed{};
+  std::array<uint64_t, kRecordKindCount> reported_ringless{};
   bool warned = false;
 };
 
@@ -248,7 +285,7 @@ bool Flusher::start() {
   bool expected = false;
   if (!g_flusher_active.compare_exchange_strong(expected, true)) return false;
 
-  FileHeaderFields header;
+  FileHeaderFields& header = header_;
   header.identity = options_.identity;
   header.host = hostName();
   header.pid = getpid();
@@ -261,7 +298,7 @@ bool Flusher::start() {
   frame::append(header_frame_, frame::Type::kFileHeader, 0, encodeFileHeader(header));
   std::string error;
   if (!createFileWithoutSigxfsz(file_, options_.dir, header, error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fprintf(stderr, "%s; records are counted as dropped until the file can be created (retried)\n", error.c_str());
   }
 
   // The thread starts with every signal blocked, so signals meant for the host program
@@ -271,9 +308,21 @@ bool Flusher::start() {
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   running_ = true;
   RingRegistry::global().flushRequests().setServing(true);  // a request made before run() waits for its first drain
-  thread_ = std::thread([this] { run(); });
+  const char* failure = nullptr;
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::exception& e) {  // at a process limit (RLIMIT_NPROC), without memory for its stack
+    failure = e.what();
+  }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return true;
+  if (failure == nullptr) return true;
+  std::fprintf(stderr, "commtrace: cannot start the recording thread (%s); this process is not recorded\n", failure);
+  running_ = false;
+  RingRegistry::global().flushRequests().setServing(false);
+  RingRegistry::global().refuseRings();
+  file_.discard();
+  g_flusher_active = false;
+  return false;
 }
 
 bool Flusher::stop(uint32_t timeout_ms) {
@@ -295,7 +344,23 @@ bool Flusher::stop(uint32_t timeout_ms) {
   return true;
 }
 
+// What the recorder cannot allocate (under RLIMIT_AS, say) ends recording, not the host:
+// the rings are refused from then on and whoever waits for a flush is answered.
 void Flusher::run() {
+  try {
+    drainUntilStopped();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "commtrace: the recorder failed (%s); this process records no more\n", e.what());
+    RingRegistry::global().refuseRings();
+    FlushRequests& requests = RingRegistry::global().flushRequests();
+    requests.setServing(false);
+    requests.publishServed(requests.ticketToServe());
+  }
+  finished_.store(1, std::memory_order_release);
+  futexWakeAll(finished_);
+}
+
+void Flusher::drainUntilStopped() {
   Worker worker(*this);
   FlushRequests& requests = RingRegistry::global().flushRequests();
   const uint64_t period_ns = static_cast<uint64_t>(options_.flush_period_ms) * 1000000u;
@@ -313,8 +378,6 @@ void Flusher::run() {
   // Answers every ticket, also one taken while serving was being switched off: nothing
   // will drain after this, so no requester should wait its whole timeout for it.
   requests.publishServed(requests.ticketToServe());
-  finished_.store(1, std::memory_order_release);
-  futexWakeAll(finished_);
 }
 
 void Flusher::forgetAfterFork() { g_flusher_active.store(false, std::memory_order_relaxed); }

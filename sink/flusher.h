@@ -81,8 +81,10 @@ class Flusher {
  private:
   struct Worker;
   void run();
+  void drainUntilStopped();
 
   FlusherOptions options_;
+  FileHeaderFields header_;  // the file's, kept to create it later when it could not be at the start
   TraceFile file_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "sink/flusher.h"
+#include "sink/trace_file.h"
 #include "tests/support/sink_test_support.h"
 
 namespace commtrace {
@@ -194,6 +195,27 @@ TEST(SinkFailure, RunDirectoryPathIsARegularFile) {
   EXPECT_EQ(testing::readFile(run), std::vector<uint8_t>{'x'}) << "the file in the way is left alone";
 }
 
+// A host name is whatever the system was told (sethostname takes any bytes): as a part of
+// the file's name it is one path component, never a way out of the run directory.
+TEST(SinkFailure, AHostNameNeverLeadsTheFileOutOfTheRunDirectory) {
+  TempDir dir;
+  const std::string run = testing::pathIn(dir, "a/run");
+  for (const std::string host : {"../../escaped", "/..", "..", "node1/../../x", ""}) {
+    FileHeaderFields header;
+    header.host = host;
+    header.pid = 42;
+    header.start_realtime_ns = 7;
+    TraceFile file;
+    std::string error;
+    ASSERT_TRUE(file.create(run, header, error)) << host << ": " << error;
+    EXPECT_EQ(std::filesystem::path(file.path()).parent_path(), std::filesystem::path(run)) << host << ": " << file.path();
+  }
+  std::vector<std::string> outside;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path()))
+    if (entry.is_regular_file() && entry.path().parent_path() != std::filesystem::path(run)) outside.push_back(entry.path());
+  EXPECT_TRUE(outside.empty()) << outside.front();
+}
+
 // RLIMIT_FSIZE: a write past the limit fails with EFBIG and raises SIGXFSZ, whose default
 // action kills the process. Only the flusher may ever meet it.
 ChildResult runWithFileSizeLimit(const std::string& run, rlim_t limit) {
@@ -245,13 +267,14 @@ TEST(SinkFailure, DiskFullBeforeTheFileHeader) {
   EXPECT_TRUE(testing::traceFilesIn(run).empty()) << "a file without its header is left behind";
 }
 
-// Space comes back (the soft limit is raised): writing resumes after the torn chunk, and
-// the count of records lost meanwhile reaches the file as a drop summary.
-TEST(SinkFailure, DiskFullThenSpaceAgain) {
+// Space comes back (the soft limit, first `full_at` bytes, is raised): writing resumes after
+// the torn chunk, or the file is created then, and the count of records lost meanwhile
+// reaches the file as a drop summary. `lines`: what stderr says (the failure, a late file).
+void expectWritingToResumeWithSpace(rlim_t full_at, size_t lines) {
   TempDir dir;
   const std::string run = testing::pathIn(dir, "run");
   const ChildResult r = runChild([&](int fd) {
-    rlimit limit{8192, RLIM_INFINITY};
+    rlimit limit{full_at, RLIM_INFINITY};
     if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 11;
     Flusher flusher(optionsFor(run));
     if (!flusher.start()) return 10;
@@ -284,7 +307,7 @@ TEST(SinkFailure, DiskFullThenSpaceAgain) {
   });
   ASSERT_TRUE(WIFEXITED(r.status)) << "stderr: " << r.err;
   ASSERT_EQ(WEXITSTATUS(r.status), kChildExitCode) << "stderr: " << r.err;
-  ASSERT_EQ(linesOf(r.err).size(), 1u) << r.err;
+  ASSERT_EQ(linesOf(r.err).size(), lines) << r.err;
   EXPECT_GT(num(r, "failed_while_full"), 0u);
   const uint64_t failed = num(r, "coll_sink_failed");
 
@@ -315,6 +338,12 @@ TEST(SinkFailure, DiskFullThenSpaceAgain) {
   EXPECT_LE(back.reader->issues().size(), 1u);
   EXPECT_FALSE(back.reader->tornTail());
 }
+
+TEST(SinkFailure, DiskFullThenSpaceAgain) { expectWritingToResumeWithSpace(8192, 1); }
+
+// No room even for the file's header at the first record: the file is created once there
+// is (before, the run was lost for good: no file, nothing of what came after).
+TEST(SinkFailure, DiskFullAtTheStartThenSpaceAgain) { expectWritingToResumeWithSpace(10, 2); }
 
 
 // A disk whose writes hang while g_disk_hangs is set (an NFS server gone away).

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "core/run_directory.h"
 #include "sink/frame.h"
 #include "sink/schema.h"
 
@@ -38,6 +39,13 @@ TraceFile::~TraceFile() {
   if (fd_ >= 0) close(fd_);
 }
 
+void TraceFile::discard() {
+  if (fd_ < 0) return;
+  close(fd_);
+  fd_ = -1;
+  unlink(path_.c_str());
+}
+
 namespace {
 
 // Creates dir and any missing parent (commtrace-run/<job id> on a fresh machine). Every
@@ -46,7 +54,7 @@ bool makeRunDirectory(const std::string& dir, std::string& error) {
   for (size_t end = dir.find('/', 1); ; end = dir.find('/', end + 1)) {
     const std::string level = dir.substr(0, end);
     if (mkdir(level.c_str(), 0750) != 0 && errno != EEXIST) {
-      error = "commtrace: cannot create run directory " + level + ": " + strerror(errno) + "; tracing disabled";
+      error = "commtrace: cannot create run directory " + level + ": " + strerror(errno);
       return false;
     }
     if (end == std::string::npos) return true;
@@ -57,7 +65,8 @@ bool makeRunDirectory(const std::string& dir, std::string& error) {
 
 bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, std::string& error) {
   if (!makeRunDirectory(dir, error)) return false;
-  const std::string stem = dir + "/" + header.host + "-pid" + std::to_string(header.pid) + "-" +
+  // The host name as the system gives it may hold a '/' (and "..": a way out of dir).
+  const std::string stem = dir + "/" + pathComponentOf(header.host, "unknown-host") + "-pid" + std::to_string(header.pid) + "-" +
                            std::to_string(header.start_realtime_ns);
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string path = stem + (attempt == 0 ? "" : "-" + std::to_string(attempt)) + ".ctrace";
@@ -73,15 +82,14 @@ bool TraceFile::create(const std::string& dir, const FileHeaderFields& header, s
       close(fd_);
       fd_ = -1;
       path_.clear();
-      error += "; tracing disabled";
       return false;
     }
     if (errno != EEXIST) {
-      error = "commtrace: cannot create trace file " + path + ": " + strerror(errno) + "; tracing disabled";
+      error = "commtrace: cannot create trace file " + path + ": " + strerror(errno);
       return false;
     }
   }
-  error = "commtrace: no free trace file name for " + stem + "; tracing disabled";
+  error = "commtrace: no free trace file name for " + stem;
   return false;
 }
 

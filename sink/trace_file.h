@@ -47,6 +47,10 @@ class TraceFile {
   // error text on failure (ENOSPC, EFBIG past RLIMIT_FSIZE, ...).
   bool append(std::span<const uint8_t> bytes, std::string& error);
 
+  // Closes and removes the file created: a process that records nothing after all leaves no
+  // file (its header alone would read as a process killed at its start).
+  void discard();
+
   const std::string& path() const { return path_; }
   bool isOpen() const { return fd_ >= 0; }
 

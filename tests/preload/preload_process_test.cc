@@ -244,6 +244,7 @@ struct TraceSummary {
   uint32_t flush_period_ms = 0;
   TraceReader::State state = TraceReader::State::kUnknown;
   std::map<uint64_t, std::vector<uint64_t>> seqs;
+  uint64_t dropped_colls = 0;  // collectives the writer counted as dropped, every thread's
 
   std::vector<uint64_t> seqsOf(uint64_t comm) const {
     const auto it = seqs.find(comm);
@@ -259,11 +260,16 @@ TraceSummary summarize(const std::string& path) {
   s.job_id = reader.header().job_id();
   s.flush_period_ms = reader.header().flush_period_ms();
   DecodedChunk chunk;
+  std::map<uint32_t, uint64_t> drops;  // per thread: cumulative
   while (reader.next(chunk)) {
     for (const RecordSlot& r : chunk.records) {
       if (r.kind == RecordKind::kColl) s.seqs[r.payload.coll.comm_id].push_back(r.payload.coll.seq);
+      const DropSummaryRecord& d = r.payload.drop_summary;
+      if (r.kind == RecordKind::kDropSummary && d.dropped_kind == static_cast<uint8_t>(RecordKind::kColl))
+        drops[d.thread] = std::max(drops[d.thread], d.ring_full);
     }
   }
+  for (const auto& [thread, n] : drops) s.dropped_colls += n;
   for (const ReadIssue& issue : reader.issues()) s.error += issue.message + "; ";
   s.state = reader.state();
   return s;
@@ -606,6 +612,56 @@ TEST_F(ExitPathTest, SigkillLosesAtMostOneFlushPeriod) {
   const Outcome o = runAndSignal(life({"wait-for-signal"}), true, SIGKILL, 1000ms, {{"COMMTRACE_FLUSH_MS", "50"}});
   ASSERT_TRUE(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGKILL) << describeStatus(o.status);
   expectFirstBurstInTheFile(TraceReader::State::kOpen);
+}
+
+// ---------------------------------------------------------------------------------------
+// Resource limits: what the library cannot have it goes without; the host goes on as it
+// would without commtrace.
+
+// At a process limit no thread starts, the flusher's neither: one line says this process is
+// not recorded, and no file is left (a header alone reads as a process killed at its start).
+TEST_F(PreloadTest, AtAProcessLimitTheHostRunsOnUnrecorded) {
+  std::filesystem::create_directories(runDir());
+  for (const std::string& dir : {dir_.path(), runDir()})
+    std::filesystem::permissions(dir, std::filesystem::perms::all);  // writable by nobody, when run as root
+  const Outcome plain = run(life({"no-threads", "6"}), false);
+  ASSERT_TRUE(WIFEXITED(plain.status) && WEXITSTATUS(plain.status) == 6) << describeStatus(plain.status) << plain.err;
+  const Outcome preloaded = run(life({"no-threads", "6"}), true);
+  EXPECT_EQ(preloaded.status, plain.status) << describeStatus(preloaded.status) << "\n" << preloaded.err;
+  const std::vector<std::string> lines = commtraceLines(preloaded.err);
+  const auto not_recorded = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("not recorded") != std::string::npos; });
+  EXPECT_EQ(not_recorded, 1) << preloaded.err;
+  EXPECT_EQ(withoutCommtraceLines(preloaded.err), "");
+  EXPECT_TRUE(traceFiles().empty());
+}
+
+// Under an address-space limit rings and the recorder's own allocations fail: the host's
+// 200 threads run, and its exit status is its own.
+TEST_F(PreloadTest, UnderAnAddressSpaceLimitTheHostRunsOn) {
+  const Outcome plain = run(life({"little-memory", "4"}), false);
+  ASSERT_TRUE(WIFEXITED(plain.status) && WEXITSTATUS(plain.status) == 4) << describeStatus(plain.status) << plain.err;
+  const Outcome preloaded = run(life({"little-memory", "4"}), true);
+  EXPECT_EQ(preloaded.status, plain.status) << describeStatus(preloaded.status) << "\n" << preloaded.err;
+  EXPECT_EQ(withoutCommtraceLines(preloaded.err), "");
+}
+
+// A thread that records and exits gives its ring back, and the rings of all threads stay
+// within COMMTRACE_RING_MEMORY_MB: 1,000 threads in turn held 2 MiB each for good (2 GB).
+// What a thread could not have a ring for is counted as dropped, never lost unsaid.
+TEST_F(PreloadTest, ShortLivedThreadsGiveTheirRingsBack) {
+  constexpr int kThreads = 1000;
+  const Outcome o = run(life({"short-threads", std::to_string(kThreads)}), true, {{"COMMTRACE_RING_MEMORY_MB", "32"}});
+  ASSERT_EQ(o.status, 0) << describeStatus(o.status) << o.err;
+  long peak_mb = -1;
+  ASSERT_EQ(std::sscanf(o.out.c_str(), "peak_rss_mb %ld", &peak_mb), 1) << o.out;
+  EXPECT_LT(peak_mb, 32 + 64) << "rings of exited threads kept";
+  const auto files = traceFiles();
+  ASSERT_EQ(files.size(), 1u);
+  const TraceSummary trace = summarize(files[0]);
+  EXPECT_EQ(trace.error, "");
+  const size_t recorded = trace.seqsOf(kParentComm).size();
+  EXPECT_EQ(recorded + trace.dropped_colls, static_cast<size_t>(kThreads)) << recorded << " recorded";
+  EXPECT_GT(recorded, static_cast<size_t>(kThreads) / 2);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -21,6 +21,12 @@
 //     job-id              record, print $COMMTRACE_JOB_ID
 //     dlopen PATH         not preloaded: dlopen PATH as NCCL does, record through it,
 //                         print what became of the variables a preload would set
+//     no-threads N        at a process limit of 0 (as user nobody, when run as root: the
+//                         limit does not bind root), record, return N: no thread can start
+//     little-memory N     under an address-space limit of what it uses plus 64 MiB, record
+//                         from 200 threads at once (small stacks of their own), return N
+//     short-threads N     record one collective from each of N threads in turn, each
+//                         exiting after it; print "peak_rss_mb M" (VmHWM) and return 0
 //
 // Every recording is kCollsPerBurst AllReduce collectives, seq numbers counting up from
 // where the process's previous burst stopped.
@@ -29,12 +35,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "nccl-plugin/profiler_abi.h"
 
@@ -48,13 +58,14 @@ constexpr uint64_t kCollsPerBurst = 100;
 
 const ProfilerV5* g_plugin = nullptr;
 
-// Records kCollsPerBurst collectives on comm_id (a new communicator context per call).
-void recordBurst(uint64_t comm_id, uint64_t first_seq) {
-  if (g_plugin == nullptr) return;
+void* openContext(uint64_t comm_id) {
   static int mask = 0;  // NCCL's one process-wide activation mask
   void* context = nullptr;
-  if (g_plugin->init(&context, comm_id, &mask, "life", 1, 1, 0, nullptr) != kSuccess) return;
-  for (uint64_t seq = first_seq; seq < first_seq + kCollsPerBurst; ++seq) {
+  return g_plugin->init(&context, comm_id, &mask, "life", 1, 1, 0, nullptr) == kSuccess ? context : nullptr;
+}
+
+void recordColls(void* context, uint64_t first_seq, uint64_t n) {
+  for (uint64_t seq = first_seq; seq < first_seq + n; ++seq) {
     EventDescrV5 descr{};
     descr.type = kColl;
     // No API parent and no channels: the Coll's record is written at its stop.
@@ -64,6 +75,77 @@ void recordBurst(uint64_t comm_id, uint64_t first_seq) {
     g_plugin->start_event(context, &handle, &descr);
     g_plugin->stop_event(handle);
   }
+}
+
+// Records kCollsPerBurst collectives on comm_id (a new communicator context per call).
+void recordBurst(uint64_t comm_id, uint64_t first_seq) {
+  if (g_plugin == nullptr) return;
+  if (void* context = openContext(comm_id)) recordColls(context, first_seq, kCollsPerBurst);
+}
+
+// Runs fn on `threads` threads with 256 KiB stacks (under an address-space limit, the default
+// 8 MiB would not fit), `at_once` of them running together.
+template <class Fn>
+void onThreads(size_t threads, size_t at_once, Fn fn) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 << 10);
+  struct Call {
+    Fn* fn;
+    size_t index;
+  };
+  for (size_t first = 0; first < threads; first += at_once) {
+    std::vector<pthread_t> running;
+    std::vector<Call> calls;
+    calls.reserve(at_once);
+    for (size_t i = first; i < std::min(threads, first + at_once); ++i) {
+      calls.push_back({&fn, i});
+      pthread_t t;
+      if (pthread_create(&t, &attr, [](void* c) -> void* {
+            auto* call = static_cast<Call*>(c);
+            (*call->fn)(call->index);
+            return nullptr;
+          }, &calls.back()) == 0)
+        running.push_back(t);
+    }
+    for (pthread_t t : running) pthread_join(t, nullptr);
+  }
+  pthread_attr_destroy(&attr);
+}
+
+long statusKb(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+  return -1;
+}
+
+int recordWithoutThreads(int status) {
+  if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 3;
+  const rlimit none{0, 0};
+  if (setrlimit(RLIMIT_NPROC, &none) != 0) return 3;
+  recordBurst(kParentComm, 0);
+  return status;
+}
+
+int recordWithLittleMemory(int status) {
+  const rlim_t used = static_cast<rlim_t>(statusKb("VmSize")) << 10;
+  const rlimit limit{used + (64u << 20), used + (64u << 20)};
+  if (setrlimit(RLIMIT_AS, &limit) != 0) return 3;
+  if (g_plugin == nullptr) return status;
+  void* context = openContext(kParentComm);
+  if (context == nullptr) return status;
+  onThreads(200, 200, [&](size_t i) { recordColls(context, i * kCollsPerBurst, kCollsPerBurst); });
+  return status;
+}
+
+int recordFromShortThreads(size_t threads) {
+  void* context = g_plugin != nullptr ? openContext(kParentComm) : nullptr;
+  onThreads(threads, 1, [&](size_t i) {
+    if (context != nullptr) recordColls(context, i, 1);
+  });
+  printf("peak_rss_mb %ld\n", statusKb("VmHWM") >> 10);
+  return 0;
 }
 
 [[noreturn]] void waitForever() {
@@ -131,6 +213,9 @@ int main(int argc, char** argv) {
 
   if (mode == "siginfo-handler") installSiginfoHandler();  // before recording starts, so commtrace chains to it
   g_plugin = static_cast<const ProfilerV5*>(dlsym(RTLD_DEFAULT, "ncclProfiler_v5"));
+  if (mode == "no-threads") return recordWithoutThreads(argInt(argc, argv, 2));
+  if (mode == "little-memory") return recordWithLittleMemory(argInt(argc, argv, 2));
+  if (mode == "short-threads") return recordFromShortThreads(static_cast<size_t>(argInt(argc, argv, 2)));
   recordBurst(kParentComm, 0);
   if (mode == "return") return argInt(argc, argv, 2);
   if (mode == "_exit") _exit(argInt(argc, argv, 2));
