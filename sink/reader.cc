@@ -308,6 +308,9 @@ bool TraceReader::open(const std::string& name, std::shared_ptr<ByteSource> sour
   path_ = name;
   source_ = std::move(source);
   if (!source_->size(size_)) return refuse("commtrace: cannot read " + name + ": " + strerror(errno));
+  // The library creates its file and writes the header in the next call: a process killed
+  // between the two leaves an empty file (and every other writer of *.ctrace files, some bytes).
+  if (size_ == 0) return refuse("commtrace: " + name + " is empty: its writer died before writing the file header");
   std::vector<uint8_t> header_payload;
   Frame first{{}, header_payload};
   std::string why;

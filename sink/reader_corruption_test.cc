@@ -367,7 +367,6 @@ TEST(ReaderCorruption, ForeignFilesAreRefusedWithAClearMessage) {
 
   const std::vector<std::pair<std::string, std::vector<uint8_t>>> files = {
       {"random.bin", random},
-      {"empty.ctrace", {}},
       {"losses.csv", std::vector<uint8_t>(text.begin(), text.end())},
       {"magic-only.ctrace", magic_only},
       {"chunk-first.ctrace", chunk_first},
@@ -384,6 +383,13 @@ TEST(ReaderCorruption, ForeignFilesAreRefusedWithAClearMessage) {
     DecodedChunk chunk;
     EXPECT_FALSE(reader.next(chunk)) << "a refused file yields no chunks";
   }
+  // A process killed between creating its file and writing the header leaves an empty one.
+  const std::string empty = testing::pathIn(dir, "empty.ctrace");
+  testing::writeFile(empty, std::vector<uint8_t>{});
+  TraceReader empty_reader;
+  std::string empty_error;
+  EXPECT_FALSE(empty_reader.open(empty, empty_error));
+  EXPECT_EQ(empty_error, "commtrace: " + empty + " is empty: its writer died before writing the file header");
   for (const std::string& path : {dir.path(), testing::pathIn(dir, "does-not-exist.ctrace")}) {
     SCOPED_TRACE(path);
     TraceReader reader;

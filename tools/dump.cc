@@ -16,6 +16,13 @@ using schema::Codec;
 
 namespace fs = std::filesystem;
 
+// A trace's strings are the traced program's bytes (a communicator's name as NCCL was given
+// it): what is not UTF-8 is written as U+FFFD, never an abort.
+template <class Json>
+std::string jsonText(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 // One column's value for display: strings resolved, identifiers in hex, signed fields signed.
 nlohmann::json columnJson(const TraceReader& reader, const RecordSlot& slot, const schema::Column& c) {
   const uint64_t v = schema::load(slot, c);
@@ -32,13 +39,13 @@ void printRecord(const TraceReader& reader, const RecordSlot& slot, DumpFormat f
     nlohmann::ordered_json line;
     line["kind"] = table->name;
     for (const schema::Column& c : table->columns) line[c.name] = columnJson(reader, slot, c);
-    out << line.dump() << '\n';
+    out << jsonText(line) << '\n';
     return;
   }
   out << table->name;
   for (const schema::Column& c : table->columns) {
     const nlohmann::json value = columnJson(reader, slot, c);
-    out << ' ' << c.name << '=' << (schema::isIdentifier(c) ? value.get<std::string>() : value.dump());
+    out << ' ' << c.name << '=' << (schema::isIdentifier(c) ? value.get<std::string>() : jsonText(value));
   }
   out << '\n';
 }
@@ -51,7 +58,7 @@ void printHeader(const std::string& path, const TraceReader& reader, DumpFormat 
                                       {"rank", h.rank()},         {"world_size", h.world_size()},
                                       {"job_id", h.job_id()},     {"format", h.format_version()},
                                       {"tracer_version", h.tracer_version()}};
-    out << line.dump() << '\n';
+    out << jsonText(line) << '\n';
     return;
   }
   out << "# " << path << ": host " << h.host() << ", pid " << h.pid() << ", rank " << h.rank() << ", job "

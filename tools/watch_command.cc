@@ -112,7 +112,7 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
   report::RunModel run;
   const auto emit = [&](const std::string& line, const nlohmann::json& json) {
     out << line << '\n' << std::flush;
-    if (alerts.is_open()) alerts << json.dump() << '\n' << std::flush;
+    if (alerts.is_open()) alerts << json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
   };
   report::LiveStragglers live(run, options.rules, [&](const report::LiveAlert& a) {
     const std::string line = report::alertLine(run, a);

@@ -197,6 +197,28 @@ TEST(DumpCli, JsonLinesHoldTheValuesWritten) {
   }
 }
 
+// NCCL hands the profiler whatever name the program gave the communicator, and the library
+// writes it as it came: a name that is not UTF-8 is dumped with U+FFFD in its place, in
+// both formats, never an abort (nlohmann's type_error 316).
+TEST(DumpCli, ANameThatIsNotUtf8IsDumpedWithReplacementCharacters) {
+  TempDir dir;
+  RecordSlot comm{};
+  comm.kind = RecordKind::kCommInfo;
+  comm.thread = 1234;
+  comm.payload.comm_info = {0xFEED, 999, StringTable::global().intern("tp\xff\xfe"), 1, 8, 3, 3, -1};
+  const std::string path = testing::pathIn(dir, "latin1.ctrace");
+  testing::writeFile(path, testing::buildTrace({{comm}}).bytes);
+  for (const std::string format : {"json", "text"}) {
+    SCOPED_TRACE(format);
+    const CliResult r = runCli(dir, {"dump", path, "--format", format});
+    ASSERT_EQ(r.exit_code, 0) << joined(r.err);
+    ASSERT_EQ(r.out.size(), 2u) << joined(r.out);
+    const std::string replaced = "tp\xef\xbf\xbd\xef\xbf\xbd";
+    if (format == "json") EXPECT_EQ(nlohmann::json::parse(r.out[1]).at("comm_name"), replaced);
+    else EXPECT_NE(r.out[1].find("\"" + replaced + "\""), std::string::npos) << r.out[1];
+  }
+}
+
 TEST(DumpCli, FileThatIsNotATraceExitsOne) {
   TempDir dir;
   const std::string path = testing::pathIn(dir, "notes.txt");

@@ -28,9 +28,11 @@ std::string sizeText(uint64_t bytes) {
   return std::to_string(bytes) + " " + kUnits[unit];
 }
 
-// "4-8 MiB": [2^k, 2^(k+1)), named by its bounds.
+// "4-8 MiB": [2^k, 2^(k+1)), named by its bounds; the last, whose upper bound is past 64
+// bits (a record's byte count is whatever it says), by its lower.
 std::string bucketLabel(int bucket) {
   if (bucket == kUnknownSize) return "unknown size";
+  if (bucket >= 63) return sizeText(uint64_t{1} << 63) + " or more";
   const std::string lo = sizeText(uint64_t{1} << bucket), hi = sizeText(uint64_t{1} << (bucket + 1));
   const size_t lo_unit = lo.find(' '), hi_unit = hi.find(' ');
   if (lo.substr(lo_unit) == hi.substr(hi_unit)) return lo.substr(0, lo_unit) + "-" + hi;

@@ -119,6 +119,17 @@ TEST(Bandwidth, UnknownSizeIsCountedWithoutBandwidthAndSaysWhy) {
   EXPECT_NE(row.no_bandwidth.find("size not recorded"), std::string::npos) << row.no_bandwidth;
 }
 
+// A byte count of 2^63 or more (a damaged or hostile record) is the last bucket: its upper
+// bound would be 2^64, past the count's 64 bits (UBSan: shift exponent 64).
+TEST(Bandwidth, TheLargestByteCountsAreOneBucket) {
+  RunModelBuilder b({"h", "h"});
+  const uint32_t comm = b.comm({0, 1}, "w");
+  for (const uint64_t bytes : {uint64_t{1} << 63, UINT64_MAX}) b.coll(comm, "AllReduce", bytes, {{1, 10'000}, {5'000, 10'000}});
+  const BandwidthRow row = onlyRow(bandwidthTable(b.run));
+  EXPECT_EQ(row.count, 2u);
+  EXPECT_EQ(row.bucket, "8 EiB or more");
+}
+
 TEST(Bandwidth, OpsWithoutGpuTimesSayWhy) {
   RunModelBuilder b({"h", "h"});
   const uint32_t comm = b.comm({0, 1}, "w");

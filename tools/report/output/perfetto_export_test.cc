@@ -78,6 +78,20 @@ TEST(PerfettoExport, OneProcessPerRankNamedWithItsHost) {
   EXPECT_EQ(names, (std::map<int, std::string>{{0, "rank 0 (a)"}, {1, "rank 1 (b\"\\\n\x01)"}}));
 }
 
+// Names are the traced program's bytes: what is not UTF-8 (a stray byte, an overlong form,
+// a surrogate, a sequence cut short) becomes U+FFFD, and the export stays valid JSON; UTF-8
+// itself passes as it is.
+TEST(PerfettoExport, NamesThatAreNotUtf8BecomeReplacementCharacters) {
+  RunModelBuilder b = twoRanks();
+  b.run.processes[1].host = "b\xff\xc3\xa9\xc0\xaf\xed\xa0\x80\xf0\x9f\x98\x80\xe2\x82";
+  const json trace = exported(b.run, alignment(true));
+  std::string name;
+  for (const json& e : events(trace, "M", 1))
+    if (e.at("name") == "process_name") name = e.at("args").at("name");
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(name, "rank 1 (b" + fffd + "\xc3\xa9" + fffd + fffd + fffd + fffd + fffd + "\xf0\x9f\x98\x80" + fffd + fffd + ")");
+}
+
 TEST(PerfettoExport, OpsAreSlicesWithTheirFieldsAsArgs) {
   PerfettoStats stats;
   const json trace = exported(twoRanks().run, alignment(true), &stats);

@@ -102,7 +102,7 @@ void writeDiffJson(const RunDiff& d, const std::string& name_a, const std::strin
                           {"step_us", {{"a", r.step_us_a}, {"b", r.step_us_b}}},
                           {"exposed_us_per_step", {{"a", r.exposed_us_a}, {"b", r.exposed_us_b}}},
                           {"straggler", {{"a", r.straggler_a}, {"b", r.straggler_b}}}});
-  out << j.dump(1) << '\n';
+  out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace commtrace::report
