@@ -65,6 +65,10 @@ inline uint64_t cpuToUtc(uint64_t cpu_ns, int64_t utc_minus_cpu_ns) {
 }
 
 // One trace file, i.e. one process (one rank, one restart).
+// More ranks than any job has had: a size or rank past it in a record is not believed (a
+// damaged or hostile file would size the report's tables by it).
+inline constexpr int kMaxRanks = 1 << 20;
+
 struct ProcessInfo {
   std::string path;
   uint64_t file_bytes = 0;  // the file's size when it was read

@@ -132,10 +132,7 @@ void StragglerEvidence::add(const Attributed& a) {
   for (size_t i = 0; i < a.members.size(); ++i) {
     const SyncMember& m = a.members[i];
     if (m.process < 0) continue;
-    if (processes_.size() <= static_cast<size_t>(m.process)) {
-      processes_.resize(static_cast<size_t>(m.process) + 1);
-      syncs_.resize(processes_.size());
-    }
+    if (processes_.size() <= static_cast<size_t>(m.process)) resize(static_cast<size_t>(m.process) + 1);
     ++syncs_[static_cast<size_t>(m.process)];
     if (a.created[i] <= 0 || m.gap_ns == MemberView::kNoGap || m.peer_gap_ns < 0) continue;
     Process& p = processes_[static_cast<size_t>(m.process)];
@@ -169,6 +166,11 @@ void StragglerEvidence::add(const Attributed& a) {
   }
 }
 
+void StragglerEvidence::resize(size_t processes) {
+  processes_.resize(processes);
+  syncs_.resize(processes);
+}
+
 void StragglerEvidence::keep(Process& p, LateArrival&& late) {
   if (p.sample.size() < kSampled) {
     p.sample.push_back(std::move(late));
@@ -189,10 +191,7 @@ void StragglerEvidence::Process::merge(const Process& other) {
 }
 
 void StragglerEvidence::merge(const StragglerEvidence& other) {
-  if (processes_.size() < other.processes_.size()) {
-    processes_.resize(other.processes_.size());
-    syncs_.resize(processes_.size());
-  }
+  if (processes_.size() < other.processes_.size()) resize(other.processes_.size());
   for (size_t p = 0; p < other.processes_.size(); ++p) {
     syncs_[p] += other.syncs_[p];
     processes_[p].merge(other.processes_[p]);

@@ -75,6 +75,7 @@ class StragglerEvidence {
 
  private:
   void keep(Process& p, LateArrival&& late);
+  void resize(size_t processes);  // processes_ and syncs_ alike
 
   std::vector<Process> processes_;
   std::vector<uint64_t> syncs_;

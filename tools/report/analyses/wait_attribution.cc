@@ -670,7 +670,7 @@ void RoleGaps::note(Id id, int32_t process, uint64_t gpu_start_ns, uint64_t gap_
 
 void RoleGaps::peersOf(Id id, int32_t process, std::vector<RolePeer>& out) const {
   out.clear();
-  const Latest& role = roles_[id - 1].latest;
+  const Latest& role = roleOf(id).latest;
   for (size_t i = 0; i < role.size; ++i) {
     const Player& p = role.players[i];
     if (p.process == process) continue;
@@ -697,13 +697,13 @@ void RoleGaps::noteLatest(Id id, int32_t process, uint64_t gpu_start_ns, uint64_
 // The latest players hold every process that played it up to kPlayers, and kPlayers of them
 // past that: another is among them whenever there is one.
 bool RoleGaps::othersIn(Id id, int32_t process) const {
-  const Latest& role = roles_[id - 1].latest;
+  const Latest& role = roleOf(id).latest;
   return std::any_of(role.players.begin(), role.players.begin() + static_cast<std::ptrdiff_t>(role.size),
                      [&](const Player& p) { return p.process != process; });
 }
 
 double RoleGaps::played(Id id, int32_t process) const {
-  const auto& sums = roles_[id - 1].sums;
+  const auto& sums = roleOf(id).sums;
   const auto it = sums.find(process);
   return it == sums.end() ? 0 : it->second.n;
 }

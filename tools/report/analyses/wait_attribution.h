@@ -172,7 +172,7 @@ class RoleGaps {
     void merge(const Sums& o) { n += o.n, sum_us += o.sum_us, sq_us += o.sq_us; }
   };
   using ProcessSums = std::unordered_map<uint64_t, std::unordered_map<int32_t, Sums>>;  // role key -> process -> its gaps
-  ProcessSums sums() const;
+  ProcessSums sums() const;  // built at each call (a copy of every role's sums): once, at the end
   // Per process, its gaps' excess over the median of the other processes' mean gap in each of
   // its roles (none where it plays a role alone), summed over its roles.
   static std::unordered_map<int32_t, Sums> excessByProcess(const ProcessSums& sums);
@@ -195,6 +195,7 @@ class RoleGaps {
     std::unordered_map<int32_t, Sums> sums;  // per process: every gap it had in the role
   };
   Entry& roleOf(Id id) { return roles_[id - 1]; }
+  const Entry& roleOf(Id id) const { return roles_[id - 1]; }
   std::unordered_map<uint64_t, Id> ids_;
   std::vector<Entry> roles_;  // by id - 1
   std::vector<double> scratch_;

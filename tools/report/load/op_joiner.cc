@@ -37,7 +37,8 @@ OpJoiner::OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, Joined
       places_(identity_.size()),
       last_place_(identity_.size(), 0),
       unplaced_(identity_.size(), 0),
-      duplicates_(identity_.size(), 0) {}
+      duplicates_(identity_.size(), 0),
+      implausible_(identity_.size(), 0) {}
 
 int OpJoiner::addProcess(ProcessIdentity identity) {
   identity_.push_back(identity);
@@ -46,6 +47,7 @@ int OpJoiner::addProcess(ProcessIdentity identity) {
   last_place_.push_back(0);
   unplaced_.push_back(0);
   duplicates_.push_back(0);
+  implausible_.push_back(0);
   return static_cast<int>(identity_.size() - 1);
 }
 
@@ -71,6 +73,11 @@ uint32_t OpJoiner::commFor(int process, uint64_t comm_id) {
 }
 
 void OpJoiner::addCommInfo(int process, const CommInfoRow& info) {
+  // A record's numbers are whatever its bytes say: a size past any job would size tables by it.
+  if (info.size > kMaxRanks || info.global_rank >= kMaxRanks) {
+    ++implausible_[static_cast<size_t>(process)];
+    if (info.size > kMaxRanks) return;
+  }
   const uint32_t index = commFor(process, info.comm_id);
   Communicator& comm = run_.comms[index];
   if (comm.size == 0 && info.size > 0) {
@@ -82,15 +89,16 @@ void OpJoiner::addCommInfo(int process, const CommInfoRow& info) {
   if (comm.n_nodes == 0) comm.n_nodes = info.n_nodes;
   if (info.rank < 0 || info.rank >= comm.size) return;
   const size_t p = static_cast<size_t>(process);
-  if (info.global_rank >= 0 && rank_from_comm_info_[p] < 0) rank_from_comm_info_[p] = info.global_rank;
+  const int32_t global_rank = info.global_rank < kMaxRanks ? info.global_rank : -1;
+  if (global_rank >= 0 && rank_from_comm_info_[p] < 0) rank_from_comm_info_[p] = global_rank;
   const size_t r = static_cast<size_t>(info.rank);
   // One process can describe a communicator twice: the profiler plugin knows its seat, the
   // preload face's NCCL wrappers also know the global rank. The second fills what the first lacked.
   if (placeOf(process, info.comm_id) != nullptr) {
-    if (comm.global_ranks[r] < 0) comm.global_ranks[r] = info.global_rank;
+    if (comm.global_ranks[r] < 0) comm.global_ranks[r] = global_rank;
     return;
   }
-  if (comm.global_ranks[r] < 0) comm.global_ranks[r] = info.global_rank >= 0 ? info.global_rank : identity_[p].header_rank;
+  if (comm.global_ranks[r] < 0) comm.global_ranks[r] = global_rank >= 0 ? global_rank : identity_[p].header_rank;
   if (comm.processes[r] < 0) comm.processes[r] = process;
   places_[p].push_back({info.comm_id, index, info.rank});
 }
@@ -235,9 +243,14 @@ void OpJoiner::finish() {
 // communicator as large as the world.
 void OpJoiner::resolveRanks() {
   int world = 0;
-  for (const ProcessInfo& p : run_.processes) world = std::max(world, p.world_size);
+  for (size_t p = 0; p < run_.processes.size(); ++p) {
+    int& world_size = run_.processes[p].world_size;
+    if (world_size > kMaxRanks) world_size = -1, ++implausible_[p];
+    world = std::max(world, world_size);
+  }
   for (const Communicator& c : run_.comms) world = std::max(world, c.size);
   run_.world_size = world;
+  dropImplausibleRanks();
   for (size_t p = 0; p < run_.processes.size(); ++p) {
     int& rank = run_.processes[p].rank;
     if (rank < 0) rank = rank_from_comm_info_[p];
@@ -245,6 +258,21 @@ void OpJoiner::resolveRanks() {
       if (rank < 0 && run_.comms[place.comm].size == world) rank = place.rank;
     }
   }
+}
+
+// A global rank past any job (a damaged or hostile record: 2^31-1 overflowed the matrix's
+// size) is not believed: unknown, and said so. One past every communicator of the run is:
+// the files read may be a few ranks of a larger job.
+void OpJoiner::dropImplausibleRanks() {
+  const auto believed = [&](int& rank, size_t process) {
+    if (rank < kMaxRanks) return;
+    rank = -1;
+    ++implausible_[process];
+  };
+  for (size_t p = 0; p < run_.processes.size(); ++p) believed(run_.processes[p].rank, p);
+  for (Communicator& comm : run_.comms)
+    for (size_t r = 0; r < comm.global_ranks.size(); ++r)
+      if (comm.processes[r] >= 0) believed(comm.global_ranks[r], static_cast<size_t>(comm.processes[r]));
 }
 
 // A process whose comm info for a communicator was lost (damaged chunk) can still be
@@ -312,6 +340,11 @@ void OpJoiner::noteUnplaced() {
     if (unplaced_[p] > 0) {
       info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(unplaced_[p]) +
                             " op records left out: no comm-info record places this rank (or its peer) in their communicator");
+    }
+    if (implausible_[p] > 0) {
+      info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(implausible_[p]) +
+                            " ranks or communicator sizes past any job (" + std::to_string(kMaxRanks) +
+                            " ranks) are not believed: read as unknown");
     }
     if (duplicates_[p] > 0) {
       info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(duplicates_[p]) +

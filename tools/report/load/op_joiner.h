@@ -92,6 +92,7 @@ class OpJoiner {
   std::vector<uint32_t> sortComms();
   void findMissingRanks();
   void noteUnplaced();
+  void dropImplausibleRanks();
 
   RunModel& run_;
   JoinedOpSink& sink_;
@@ -108,6 +109,7 @@ class OpJoiner {
   std::vector<P2pRow> waiting_p2ps_;
   std::vector<uint64_t> unplaced_;    // per process: records no communicator seat was found for
   std::vector<uint64_t> duplicates_;  // per process: a second record for a filled seat
+  std::vector<uint64_t> implausible_;  // per process: ranks or sizes past any job, not believed
 };
 
 }  // namespace commtrace::report

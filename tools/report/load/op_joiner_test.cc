@@ -74,6 +74,37 @@ TEST(OpJoiner, HandsOnEachInstanceWhenItsLastSeatIsFilled) {
       << run.processes[1].issues[0];
 }
 
+// A record's numbers are whatever its bytes say: a global rank of 2^31-1 (the matrix's size
+// overflowed and the report crashed), a world or a communicator of 2^30 members, are not
+// believed: unknown, and each file says how many it had. A rank past every communicator
+// read is (the files may be a few ranks of a larger job).
+TEST(OpJoiner, RanksAndSizesPastAnyJobAreNotBelieved) {
+  RunModel run;
+  run.names.intern("AllReduce");
+  run.processes.resize(2);
+  run.processes[0].world_size = INT32_MAX;  // as a file header said
+  run.processes[1].rank = 1 << 30;
+  CountingSink sink;
+  OpJoiner joiner(run, {{0, 0}, {1, 0}}, sink);
+  RecordBatch first = batchOf(0, 0, 0, 3, false), second = batchOf(1, 1, 0, 3, false);
+  first.comm_infos.push_back({kComm, 0, 2, 0, INT32_MAX, 1});
+  second.comm_infos.push_back({kComm, 0, 2, 1, 65535, 1});
+  second.comm_infos.push_back({kComm + 1, 0, 1 << 30, 1, 1, 1});
+  joiner.add(first);
+  joiner.add(second);
+  joiner.finish();
+  EXPECT_EQ(sink.whole, 3u) << "the ops are joined as before";
+  EXPECT_EQ(run.world_size, 2);
+  ASSERT_EQ(run.comms.size(), 1u) << "the communicator of 2^30 members is not made";
+  EXPECT_EQ(run.comms[0].global_ranks, (std::vector<int>{0, 65535}));
+  EXPECT_EQ(run.processes[0].rank, 0) << "its seat in a communicator as large as the world, as without a rank";
+  EXPECT_EQ(run.processes[1].rank, 65535) << "its comm info's, the header's past any job";
+  for (const ProcessInfo& p : run.processes) {
+    ASSERT_EQ(p.issues.size(), 1u);
+    EXPECT_NE(p.issues[0].find("not believed"), std::string::npos) << p.issues[0];
+  }
+}
+
 // A DDP-shaped run of 8 ranks whose files hold 16,384 records a chunk: read in step, the
 // joiner never holds more than about two chunks' instances; read one file after another,
 // it holds every instance until the last file.
