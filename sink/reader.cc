@@ -308,6 +308,7 @@ bool TraceReader::open(const std::string& name, std::shared_ptr<ByteSource> sour
   path_ = name;
   source_ = std::move(source);
   if (!source_->size(size_)) return refuse("commtrace: cannot read " + name + ": " + strerror(errno));
+  resync_budget_ = kResyncSlack + kResyncBytesPerByte * size_;
   // The library creates its file and writes the header in the next call: a process killed
   // between the two leaves an empty file (and every other writer of *.ctrace files, some bytes).
   if (size_ == 0) return refuse("commtrace: " + name + " is empty: its writer died before writing the file header");
@@ -368,6 +369,10 @@ bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
   return true;
 }
 
+// Every candidate's payload is read and checked: frame headers planted every few bytes, each
+// claiming the rest of the file, made that quadratic (1 MiB of them: 15.5 s; 4 MiB: past
+// 120 s). The bytes checked over all resyncs are bounded by a multiple of the file's size;
+// past it, the rest of the file is given up as damage too dense to read.
 uint64_t TraceReader::findNextFrame(uint64_t from) {
   std::vector<uint8_t> window(1 << 16), candidate_payload;
   for (uint64_t base = from; base + 4 <= size_;) {
@@ -375,9 +380,19 @@ uint64_t TraceReader::findNextFrame(uint64_t from) {
     if (!source_->readAt(base, window.data(), n)) break;
     for (size_t i = 0; i + 4 <= n; ++i) {
       if (std::memcmp(window.data() + i, frame::kMagic, 4) != 0) continue;
+      uint8_t header_bytes[frame::kHeaderBytes];
+      const uint64_t at = base + i;
+      if (size_ - at < frame::kHeaderBytes || !source_->readAt(at, header_bytes, sizeof header_bytes)) continue;
+      const std::optional<frame::Header> header = frame::parseHeader(header_bytes);
+      if (!header || header->length > size_ - at - frame::kHeaderBytes) continue;
+      if (header->length > resync_budget_) {
+        resync_gave_up_ = true;
+        return size_;
+      }
+      resync_budget_ -= header->length;
       Frame candidate{{}, candidate_payload};
       std::string why;
-      if (readFrameAt(base + i, candidate, why)) return base + i;
+      if (readFrameAt(at, candidate, why)) return at;
     }
     base += n - 3;  // a magic may straddle two windows
   }
@@ -393,6 +408,7 @@ bool TraceReader::refresh() {
   uint64_t size = 0;
   if (source_ == nullptr || !source_->size(size)) return false;
   if (size <= size_) return true;
+  resync_budget_ += kResyncBytesPerByte * (size - size_);
   size_ = size;
   if (torn_tail_) {
     torn_tail_ = false;
@@ -407,6 +423,12 @@ bool TraceReader::next(DecodedChunk& chunk) {
     std::string why;
     if (!readFrameAt(offset_, f, why)) {
       const uint64_t resume = findNextFrame(offset_ + 1);
+      if (resync_gave_up_) {
+        report(offset_, why + "; the " + std::to_string(size_ - offset_) +
+                            " bytes from here are not read: frame headers too dense to find an intact frame among (damage, or a crafted file)");
+        offset_ = size_;
+        return false;
+      }
       if (resume == size_) {
         torn_tail_ = true;
         torn_tail_offset_ = offset_;
@@ -422,6 +444,13 @@ bool TraceReader::next(DecodedChunk& chunk) {
     }
     const uint64_t at = offset_;
     offset_ += frame::kHeaderBytes + f.payload.size();
+    if (f.header.type == frame::Type::kFileHeader) {
+      // Files joined with cat: what follows is another process's, never more of this one's.
+      report(at, "another file's header (files joined with cat?): the " + std::to_string(size_ - at) +
+                     " bytes from here are another process's and are not read; cut the file here to read them");
+      offset_ = size_;
+      return false;
+    }
     if (f.header.type != frame::Type::kChunk) {
       report(at, "unexpected frame type; skipped");
       continue;

@@ -90,6 +90,11 @@ class TraceReader {
   uint64_t offset_ = 0;
   bool torn_tail_ = false;
   uint64_t torn_tail_offset_ = 0;
+  // What resynchronising may still check (bytes of candidate frames): a multiple of the file's size.
+  static constexpr uint64_t kResyncBytesPerByte = 8;
+  static constexpr uint64_t kResyncSlack = 64u << 20;
+  uint64_t resync_budget_ = kResyncSlack;
+  bool resync_gave_up_ = false;
   bool last_chunk_closing_ = false;
   trace::v1::FileHeader header_;
   std::vector<std::string> strings_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include "sink/commtrace.pb.h"
@@ -85,6 +86,61 @@ TEST(ReaderCorruption, IntactFileReadsCleanly) {
   expectChunks(built, back, {0, 1, 2, 3});
   EXPECT_EQ(back.reader->header().host(), "testhost");
   EXPECT_EQ(back.reader->header().rank(), 5);
+}
+
+// Two processes' files joined with `cat`: the second file's header is another process, not
+// more of this one (read as this one's, its ops changed the findings: the slow link named
+// moved). What follows it is not read, and the issue says where to cut the file.
+TEST(ReaderCorruption, ASecondFileHeaderEndsTheFile) {
+  TempDir dir;
+  const BuiltTrace first = smallTrace();
+  FileHeaderFields other = testing::testHeader();
+  other.host = "otherhost";
+  const BuiltTrace second = smallTrace(other);
+  std::vector<uint8_t> bytes = first.bytes;
+  bytes.insert(bytes.end(), second.bytes.begin(), second.bytes.end());
+  const std::string path = testing::pathIn(dir, "cat.ctrace");
+  testing::writeFile(path, bytes);
+  ReadBack back = testing::readTrace(path);
+  ASSERT_TRUE(back.opened) << back.error;
+  expectChunks(first, back, {0, 1, 2, 3});
+  EXPECT_EQ(back.reader->header().host(), "testhost");
+  ASSERT_EQ(back.reader->issues().size(), 1u);
+  EXPECT_EQ(back.reader->issues()[0].offset, first.bytes.size());
+  EXPECT_NE(back.reader->issues()[0].message.find("another file's header"), std::string::npos) << back.reader->issues()[0].message;
+  EXPECT_FALSE(back.reader->tornTail());
+}
+
+// 4 MiB of planted frame headers, each claiming the rest of the file with a wrong CRC: each
+// candidate cost a read and a CRC of the rest, past 120 s in all. Resynchronising is bounded
+// by a multiple of the file's size: the chunks before are read, the rest is given up and said so.
+TEST(ReaderCorruption, DensePlantedFrameHeadersAreGivenUpInBoundedTime) {
+  TempDir dir;
+  const BuiltTrace built = smallTrace();
+  const uint64_t at = built.chunk_begin[2];
+  constexpr size_t kPlanted = (4u << 20) / frame::kHeaderBytes;
+  std::vector<uint8_t> bytes(built.bytes.begin(), built.bytes.begin() + static_cast<ptrdiff_t>(at));
+  const size_t tail = built.bytes.size() - at;
+  for (size_t k = 0; k < kPlanted; ++k) {
+    const size_t rest = (kPlanted - k - 1) * frame::kHeaderBytes + tail;  // to the end of the file
+    std::vector<uint8_t> planted(built.bytes.begin() + static_cast<ptrdiff_t>(at),
+                                 built.bytes.begin() + static_cast<ptrdiff_t>(at + frame::kHeaderBytes));
+    const uint32_t length = static_cast<uint32_t>(rest);
+    std::memcpy(planted.data() + 8, &length, 4);
+    ASSERT_TRUE(frame::parseHeader(planted.data())) << "the planted header must parse, or it costs nothing";
+    bytes.insert(bytes.end(), planted.begin(), planted.end());
+  }
+  bytes.insert(bytes.end(), built.bytes.begin() + static_cast<ptrdiff_t>(at), built.bytes.end());
+  const std::string path = testing::pathIn(dir, "planted.ctrace");
+  testing::writeFile(path, bytes);
+  const auto start = std::chrono::steady_clock::now();
+  ReadBack back = testing::readTrace(path);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(back.opened) << back.error;
+  EXPECT_LT(seconds, 20.0);
+  expectChunks(built, back, {0, 1});
+  ASSERT_FALSE(back.reader->issues().empty());
+  EXPECT_NE(back.reader->issues().back().message.find("too dense"), std::string::npos) << back.reader->issues().back().message;
 }
 
 TEST(ReaderCorruption, EveryFlippedByteIsReportedAndCostsOnlyItsChunkAndThoseNamedInIt) {
