@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +82,7 @@ uint64_t FlusherStats::sinkFailedTotal() const {
 struct Flusher::Worker {
   explicit Worker(Flusher& f) : flusher(f), encoder(StringTable::global()), digest_encoder(StringTable::global()) {
     if (!f.options_.prom_dir.empty()) {
+      mkdir(f.options_.prom_dir.c_str(), 0755);  // made when its parent is there, as the collector makes it
       metrics = std::make_unique<ProcessMetrics>(StringTable::global(), f.options_.identity.rank);
       metrics_path = f.options_.prom_dir + "/commtrace-pid" + std::to_string(getpid()) + ".prom";
     }

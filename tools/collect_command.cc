@@ -78,8 +78,10 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
       err << "commtrace: collector: --metrics " << options.metrics << " is not HOST:PORT\n";
       return 1;
     }
-    if (!endpoint.start(host, port, err)) return 1;
-    err << "commtrace: collector's metrics at http://" << host << ":" << endpoint.port() << "/metrics\n" << std::flush;
+    // Without its port the collector serves no /metrics, and still says what it sees: the
+    // alerts are what the job's log reader waits for (it exited, and the job had none).
+    if (endpoint.start(host, port, err))
+      err << "commtrace: collector's metrics at http://" << host << ":" << endpoint.port() << "/metrics\n" << std::flush;
   }
   LiveLoop loop{.wait = [&](double seconds) { server.serveFor(seconds, err); },
                 .stop = [&] { return g_stop.load() || (options.parent_pid > 0 && getppid() != options.parent_pid); },
@@ -87,7 +89,7 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
                 .feed = [&](report::RunFollower& follower) {
                   for (const CollectServer::Stream& s : server.takeNewStreams()) follower.admit(s.name, s.bytes, err);
                 }};
-  if (!options.metrics.empty()) loop.publish = [&](std::string text) { endpoint.publish(std::move(text)); };  // made only when served
+  if (endpoint.port() != 0) loop.publish = [&](std::string text) { endpoint.publish(std::move(text)); };  // made only when served
   return followLive(live, loop, out, err);
 }
 

@@ -24,7 +24,7 @@ bool MetricsEndpoint::start(const std::string& host, uint16_t port, std::ostream
   std::string why;
   const TcpListener listener = listenTcp(host, port, /*nonblocking=*/false, why);
   if (listener.fd < 0) {
-    err << "commtrace: metrics endpoint: cannot listen on " << host << ":" << port << ": " << why << "\n";
+    err << "commtrace: metrics endpoint: cannot listen on " << host << ":" << port << ": " << why << "; no /metrics (the alerts go on)\n";
     return false;
   }
   listen_fd_ = listener.fd;

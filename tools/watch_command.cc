@@ -1,5 +1,7 @@
 #include "tools/watch_command.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -129,20 +131,24 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     if (batch.dropped_records != 0) dropped[batch.process] = batch.dropped_records;
   });
   const report::LiveView view{live, hangs, dropped};
-  // The metrics text, made once per look for the file and the collector's /metrics.
+  // The metrics text, made once per look for the file and the collector's /metrics. A file
+  // that cannot be written costs the file, never the alerts (a collector that exited over it
+  // left its job with none); its directory is made when its parent is there.
+  std::string prom_dir = options.prom_dir;
+  if (!prom_dir.empty()) mkdir(prom_dir.c_str(), 0755);
   const auto putMetrics = [&] {
-    if (options.prom_dir.empty() && !loop.publish) return true;
+    if (prom_dir.empty() && !loop.publish) return;
     std::ostringstream text;
     report::writePrometheusText(run, view, text);
     if (loop.publish) loop.publish(text.str());
-    return options.prom_dir.empty() || report::writePrometheusFile(text.str(), options.prom_dir, err);
+    if (!prom_dir.empty() && !report::writePrometheusFile(text.str(), prom_dir, err)) prom_dir.clear();
   };
   for (;;) {
     if (loop.feed) loop.feed(follower);
     if (!follower.poll(err)) return 1;
     live.advance(follower.watermark());
     hangs.advance(realtimeNs());
-    if (!putMetrics()) return 1;
+    putMetrics();
     // Ended: every process closed its file, or went silent for kGoneAfter (died without the chance).
     const size_t gone = follower.silentFiles(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.gone_after_s)));
     const bool ended = follower.files() > 0 && follower.closedFiles() + gone == follower.files();
@@ -156,7 +162,8 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
   }
   follower.finish();
   live.advance(UINT64_MAX);  // the job ended: its last windows are whole
-  return putMetrics() ? 0 : 1;
+  putMetrics();
+  return 0;
 }
 
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {

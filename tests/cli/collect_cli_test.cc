@@ -217,6 +217,26 @@ TEST(CollectCli, APortTakenCostsOneLineAndNotTheJob) {
       << job.err;
 }
 
+// The metrics side lost (COMMTRACE_METRICS_PORT taken) or not there yet (COMMTRACE_PROM_DIR
+// whose parent exists): rank 0's collector exited over either, and the job got no alert.
+// Now the straggler is named as ever, one line says /metrics is not served, and the
+// directory is made, with the collector's file and the ranks' in it.
+TEST(CollectCli, LosingTheMetricsSideCostsNoAlert) {
+  TempDir dir;
+  GarbageServer squatter;  // holds the metrics port on 127.0.0.1
+  const std::string run_dir = dir.path() + "/run", prom_dir = dir.path() + "/prom";
+  const ProgramResult job = playJob("live_straggler.json", run_dir,
+                                    {{"COMMTRACE_TOKEN", "test-token"},
+                                     {"COMMTRACE_COLLECT_PORT", std::to_string(freePort())},
+                                     {"COMMTRACE_METRICS_PORT", std::to_string(squatter.port())},
+                                     {"COMMTRACE_PROM_DIR", prom_dir}});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_NE((job.out + job.err).find("commtrace: STRAGGLER rank 1 "), std::string::npos) << job.out << job.err;
+  EXPECT_NE(job.err.find("no /metrics (the alerts go on)"), std::string::npos) << job.err;
+  EXPECT_EQ(alertsOf(run_dir + "/alerts.jsonl").size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(prom_dir + "/commtrace.prom")) << "the collector's job-wide metrics file";
+}
+
 TEST(CollectCli, TheJobIsTheSameWhateverBecomesOfItsCollector) {
   TempDir dir;
   const ProgramResult baseline = playJob("live_straggler.json", dir.path() + "/baseline", {{"COMMTRACE_LIVE", "0"}});

@@ -72,7 +72,7 @@ void writePrometheusText(const RunModel& run, const LiveView& view, std::ostream
 bool writePrometheusFile(const std::string& text, const std::string& dir, std::ostream& err) {
   const std::string path = dir + "/commtrace.prom";
   if (prometheus::replaceFile(path, text)) return true;
-  err << "commtrace: " << path << ": cannot write the metrics file (" << std::strerror(errno) << ")\n";
+  err << "commtrace: " << path << ": cannot write the metrics file (" << std::strerror(errno) << "); no metrics file from now on (the alerts go on)\n";
   return false;
 }
 
