@@ -52,7 +52,7 @@ bool readKey(const CollectOptions& options, collect::LinkKey& key, std::ostream&
 
 }  // namespace
 
-int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& err) {
+int runCollect(const CollectOptions& options, std::ostream& err) {
   CollectServer::Options server_options;
   if (!splitListen(options.listen, server_options.host, server_options.port)) {
     err << "commtrace: collector: --listen " << options.listen << " is not HOST:PORT\n";
@@ -90,7 +90,7 @@ int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& e
                   for (const CollectServer::Stream& s : server.takeNewStreams()) follower.admit(s.name, s.bytes, err);
                 }};
   if (endpoint.port() != 0) loop.publish = [&](std::string text) { endpoint.publish(std::move(text)); };  // made only when served
-  return followLive(live, loop, out, err);
+  return followLive(live, loop, err, err);
 }
 
 }  // namespace commtrace::tools

@@ -25,8 +25,10 @@ struct CollectOptions {
 inline constexpr uint16_t kDefaultCollectPort = 29517;
 
 // Exit codes: 0; 1 when the port cannot be listened on, the key is missing, or the spool or
-// alerts file cannot be written. Alerts go to live.alerts_path, else SPOOL/alerts.jsonl, else
-// only to `out`.
-int runCollect(const CollectOptions& options, std::ostream& out, std::ostream& err);
+// alerts file cannot be written. Alerts go to live.alerts_path, else SPOOL/alerts.jsonl, and
+// to `err` with the collector's other lines: started by rank 0, its streams are the job's,
+// and stderr is where a job's log keeps diagnostics apart from what the program prints
+// (`commtrace watch`, whose output the alerts are, prints them on stdout).
+int runCollect(const CollectOptions& options, std::ostream& err);
 
 }  // namespace commtrace::tools

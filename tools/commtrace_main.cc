@@ -339,7 +339,7 @@ int main(int argc, char** argv) {
   }
   if (*collect) {
     collect_flags.applyTo(collect_options.live);
-    return commtrace::tools::runCollect(collect_options, std::cout, std::cerr);
+    return commtrace::tools::runCollect(collect_options, std::cerr);
   }
   if (*export_cmd) {
     export_options.progress = kProgressModes.at(export_progress);
