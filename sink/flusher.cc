@@ -105,13 +105,16 @@ struct Flusher::Worker {
       last_chunk_ns = now;
     }
     if (flusher.options_.digest != nullptr) sendDigest(now, closing);
-    if (metrics != nullptr) writeMetrics(now, last);
+    // Gone with the process's recording (a closing drain: exit, exec, a terminating signal),
+    // not only at stop(): a job terminated during a hang left its ranks' files behind with a
+    // frozen op in flight. A process that goes on writes it again next period.
+    if (metrics != nullptr) writeMetrics(now, closing);
   }
 
   // Every period, and gone with the process's recording: counters that stopped counting
   // would read as a rank that stopped working.
-  void writeMetrics(uint64_t now, bool last) {
-    if (last) {
+  void writeMetrics(uint64_t now, bool closing) {
+    if (closing) {
       unlink(metrics_path.c_str());
       return;
     }

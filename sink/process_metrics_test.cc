@@ -121,6 +121,31 @@ TEST(ProcessMetrics, ARunningFlusherKeepsTheFileWhileItRecordsAndRemovesItAtStop
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 }
 
+// A closing flush (what exit, exec and SIGTERM/SIGINT/SIGHUP ask for) removes the file too:
+// a job terminated during a hang left its ranks' files with an op frozen in flight. A
+// process that goes on after it (its SIGINT handled) writes it again.
+TEST(ProcessMetrics, AClosingFlushRemovesTheFile) {
+  TempDir dir;
+  FlusherOptions options;
+  options.dir = dir.path() + "/run";
+  options.flush_period_ms = 20;
+  options.prom_dir = dir.path();
+  options.prom_period_ms = 50;
+  Flusher flusher(options);
+  ASSERT_TRUE(flusher.start());
+  record(allReduce(0xAB, 1 << 20, 100'000).payload.coll);
+  const std::string path = dir.path() + "/commtrace-pid" + std::to_string(getpid()) + ".prom";
+  const auto appears = [&] {
+    for (int tries = 0; tries < 200 && !std::filesystem::exists(path); ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return std::filesystem::exists(path);
+  };
+  ASSERT_TRUE(appears());
+  ASSERT_TRUE(RingRegistry::global().flushAndWait(5000, /*closing=*/true));
+  EXPECT_FALSE(std::filesystem::exists(path)) << "left behind after the process stopped recording";
+  EXPECT_TRUE(appears()) << "the process went on: its file comes back";
+  ASSERT_TRUE(flusher.stop());
+}
+
 TEST(ProcessMetrics, AnUnwritableDirectoryCostsOneLineAndNothingElse) {
   TempDir dir;
   FlusherOptions options;

@@ -161,9 +161,15 @@ std::optional<LiveHangs::Candidate> LiveHangs::judge(uint64_t comm_id, CommState
     HangAlert recovered = *comm.alert;
     recovered.kind = HangAlert::Kind::kRecovered;
     recovered.waited_s = secondsBetween(recovered.since_utc_ns, now_utc_ns);
+    // Waiters whose processes ended still in the op (the job was terminated during the hang)
+    // did not go on: the HANG stays the last word, no RECOVERED.
+    const bool ended_waiting = std::any_of(comm.members.begin(), comm.members.end(), [&](const auto& member) {
+      const MemberState& m = member.second;
+      return m.stuck && m.stuck->op == comm.alert->op && m.process >= 0 && processes_[static_cast<size_t>(m.process)].closed;
+    });
     comm.alert.reset();
     comm.roots.clear();
-    on_alert_(recovered);
+    if (!ended_waiting) on_alert_(recovered);
   }
   comm.maybe_stuck = !waits.empty();
   if (waits.empty()) return std::nullopt;

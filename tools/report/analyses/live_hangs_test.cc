@@ -136,6 +136,25 @@ TEST_F(HangsTest, AStuckSendNamesItsPeerOnly) {
   EXPECT_EQ(alerts_[1].kind, HangAlert::Kind::kRecovered);
 }
 
+// A job terminated during a hang: the waiters' processes end (close their files) still in
+// the op. That is no recovery: the HANG stays the last line (a RECOVERED "went on after
+// 6.6 s" was printed).
+TEST_F(HangsTest, AJobEndedDuringAHangIsNoRecovery) {
+  completeSteps(5);
+  const uint64_t stall = kT0 + 5 * kSecond;
+  for (uint64_t s = 1; s <= 6; ++s) reportAt(stall + s * kSecond, 5, stall, {0, 1, 3});
+  hangs_->advance(stall + 6 * kSecond);
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(alerts_[0].kind, HangAlert::Kind::kHang);
+  for (int r = 0; r < 4; ++r) {
+    RecordBatch b = batch(r, stall + 7 * kSecond);
+    b.closed = true;
+    hangs_->observe(b);
+  }
+  hangs_->advance(stall + 8 * kSecond);
+  EXPECT_EQ(lines_.size(), 1u) << lines_.back();
+}
+
 TEST_F(HangsTest, ReportsOverTakenByTheirCompletionOrByTheProcessEndingAlertNobody) {
   completeSteps(5);
   const uint64_t stall = kT0 + 5 * kSecond;
