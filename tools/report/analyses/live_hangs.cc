@@ -98,9 +98,11 @@ void LiveHangs::advance(uint64_t now_utc_ns) {
     if (!roots.processes.empty() &&
         std::all_of(roots.processes.begin(), roots.processes.end(), [&](int32_t p) { return named.count(p) != 0; }))
       continue;
+    HangAlert alert = describe(c.comm_id, comm, c.op, now_utc_ns);
+    if (contradictsItself(alert)) continue;  // looked at again at the next advance
     comm.roots = roots.processes;
     named.insert(roots.processes.begin(), roots.processes.end());
-    comm.alert = describe(c.comm_id, comm, c.op, now_utc_ns);
+    comm.alert = std::move(alert);
     on_alert_(*comm.alert);
   }
 }
@@ -178,6 +180,14 @@ std::optional<LiveHangs::Candidate> LiveHangs::judge(uint64_t comm_id, CommState
   });
   if (now_utc_ns < most.first_start_utc_ns + options_.hang_after_ns) return std::nullopt;
   return Candidate{comm_id, most.op, most.members};
+}
+
+// A member said to be missing from the op that has already completed it, or a later one:
+// the waiters' reports are older than its progress (the machine, or the collector, stalled
+// and their reports came in late), not a hang. After a 12 s stall of the whole machine a
+// HANG named members last seen 412 ops ahead of the waiters.
+bool LiveHangs::contradictsItself(const HangAlert& a) {
+  return std::any_of(a.others.begin(), a.others.end(), [&](const HangAlert::Member& m) { return !m.stuck && m.last && supersedes(*m.last, a.op); });
 }
 
 bool LiveHangs::isStuck(const MemberState& m) const {

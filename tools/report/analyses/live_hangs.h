@@ -113,6 +113,7 @@ class LiveHangs {
   Roots rootsOf(uint64_t comm_id, const CommState& comm, const HungOp& op) const;
   bool stuckElsewhere(int32_t process, uint64_t comm_id) const;
   HangAlert describe(uint64_t comm_id, const CommState& comm, const HungOp& op, uint64_t now_utc_ns) const;
+  static bool contradictsItself(const HangAlert& a);
   bool isStuck(const MemberState& m) const;
 
   const RunModel& run_;
