@@ -97,14 +97,19 @@ TEST(ProcessMetrics, LabelSetsStayBounded) {
             1000 - ProcessMetrics::kMaxOpClasses);
 }
 
-TEST(ProcessMetrics, ARunningFlusherKeepsTheFileWhileItRecordsAndRemovesItAtStop) {
-  TempDir dir;
+// A flusher that drains every 20 ms and writes its metrics file into dir every 50 ms.
+FlusherOptions writingMetricsInto(const TempDir& dir) {
   FlusherOptions options;
   options.dir = dir.path() + "/run";
   options.flush_period_ms = 20;
   options.prom_dir = dir.path();
   options.prom_period_ms = 50;
-  Flusher flusher(options);
+  return options;
+}
+
+TEST(ProcessMetrics, ARunningFlusherKeepsTheFileWhileItRecordsAndRemovesItAtStop) {
+  TempDir dir;
+  Flusher flusher(writingMetricsInto(dir));
   ASSERT_TRUE(flusher.start());
   CollRecord r = allReduce(0xAB, 1 << 20, 100'000).payload.coll;
   record(r);
@@ -126,12 +131,7 @@ TEST(ProcessMetrics, ARunningFlusherKeepsTheFileWhileItRecordsAndRemovesItAtStop
 // process that goes on after it (its SIGINT handled) writes it again.
 TEST(ProcessMetrics, AClosingFlushRemovesTheFile) {
   TempDir dir;
-  FlusherOptions options;
-  options.dir = dir.path() + "/run";
-  options.flush_period_ms = 20;
-  options.prom_dir = dir.path();
-  options.prom_period_ms = 50;
-  Flusher flusher(options);
+  Flusher flusher(writingMetricsInto(dir));
   ASSERT_TRUE(flusher.start());
   record(allReduce(0xAB, 1 << 20, 100'000).payload.coll);
   const std::string path = dir.path() + "/commtrace-pid" + std::to_string(getpid()) + ".prom";
