@@ -62,7 +62,7 @@ ThreadRing* RingRegistry::spareRing(uint32_t records, uint32_t thread) {
   if (!spares_.try_dequeue(ring)) return nullptr;
   spare_count_.fetch_sub(1, std::memory_order_relaxed);
   if (ring->capacity() != ThreadRing::capacityFor(records)) {  // kept before the ring size changed
-    ring_memory_.fetch_sub(ThreadRing::bytesFor(ring->capacity()), std::memory_order_relaxed);
+    ring_memory_.fetch_sub(ring->bytes(), std::memory_order_relaxed);
     delete ring;
     return nullptr;
   }
@@ -73,7 +73,7 @@ ThreadRing* RingRegistry::spareRing(uint32_t records, uint32_t thread) {
 // The calling thread's ring from now on, announced to the flusher.
 ThreadRing* RingRegistry::adopt(ThreadRing* ring) {
   if (!arrivals_.enqueue(ring)) {
-    ring_memory_.fetch_sub(ThreadRing::bytesFor(ring->capacity()), std::memory_order_relaxed);
+    ring_memory_.fetch_sub(ring->bytes(), std::memory_order_relaxed);
     delete ring;
     return nullptr;
   }
@@ -127,7 +127,7 @@ void RingRegistry::release(std::unique_ptr<ThreadRing> ring) {
     return;
   }
   if (spare_size) spare_count_.fetch_sub(1, std::memory_order_relaxed);
-  ring_memory_.fetch_sub(ThreadRing::bytesFor(ring->capacity()), std::memory_order_relaxed);
+  ring_memory_.fetch_sub(ring->bytes(), std::memory_order_relaxed);
 }
 
 void RingRegistry::freeRetired() {

@@ -19,7 +19,7 @@ ThreadRing::ThreadRing(uint32_t capacity, uint32_t thread)
   if (mapped == MAP_FAILED) return;
   slots_ = static_cast<RecordSlot*>(mapped);
   // Touch every page now, on the thread's first record, so later pushes never fault.
-  std::memset(static_cast<void*>(slots_), 0, (mask_ + 1) * sizeof(RecordSlot));
+  std::memset(static_cast<void*>(slots_), 0, bytes());
 }
 
 void ThreadRing::reuse(uint32_t thread) {
@@ -33,7 +33,7 @@ void ThreadRing::reuse(uint32_t thread) {
 }
 
 ThreadRing::~ThreadRing() {
-  if (slots_ != nullptr) munmap(slots_, (mask_ + 1) * sizeof(RecordSlot));
+  if (slots_ != nullptr) munmap(slots_, bytes());
 }
 
 }  // namespace commtrace

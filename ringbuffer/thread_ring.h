@@ -91,6 +91,7 @@ class ThreadRing {
   }
   uint32_t thread() const { return thread_; }
   uint32_t capacity() const { return static_cast<uint32_t>(mask_ + 1); }
+  uint64_t bytes() const { return bytesFor(capacity()); }  // its slots' memory
 
   // The owning thread has exited: once drained, the ring can be freed.
   void retire() { retired_.store(true, std::memory_order_release); }

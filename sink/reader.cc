@@ -339,7 +339,7 @@ bool TraceReader::open(const std::string& name, std::shared_ptr<ByteSource> sour
   return true;
 }
 
-bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
+bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why, uint64_t* budget) {
   uint8_t header_bytes[frame::kHeaderBytes];
   f.cut_short = size_ - offset < frame::kHeaderBytes;
   if (f.cut_short || !source_->readAt(offset, header_bytes, sizeof header_bytes)) {
@@ -355,6 +355,14 @@ bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why) {
     f.cut_short = true;
     why = "frame of " + std::to_string(header->length) + " bytes runs past the end of the file";
     return false;
+  }
+  if (budget != nullptr) {
+    if (header->length > *budget) {
+      resync_gave_up_ = true;
+      why = "resynchronising gave up";
+      return false;
+    }
+    *budget -= header->length;
   }
   f.header = *header;
   f.payload.resize(header->length);
@@ -380,19 +388,10 @@ uint64_t TraceReader::findNextFrame(uint64_t from) {
     if (!source_->readAt(base, window.data(), n)) break;
     for (size_t i = 0; i + 4 <= n; ++i) {
       if (std::memcmp(window.data() + i, frame::kMagic, 4) != 0) continue;
-      uint8_t header_bytes[frame::kHeaderBytes];
-      const uint64_t at = base + i;
-      if (size_ - at < frame::kHeaderBytes || !source_->readAt(at, header_bytes, sizeof header_bytes)) continue;
-      const std::optional<frame::Header> header = frame::parseHeader(header_bytes);
-      if (!header || header->length > size_ - at - frame::kHeaderBytes) continue;
-      if (header->length > resync_budget_) {
-        resync_gave_up_ = true;
-        return size_;
-      }
-      resync_budget_ -= header->length;
       Frame candidate{{}, candidate_payload};
       std::string why;
-      if (readFrameAt(at, candidate, why)) return at;
+      if (readFrameAt(base + i, candidate, why, &resync_budget_)) return base + i;
+      if (resync_gave_up_) return size_;
     }
     base += n - 3;  // a magic may straddle two windows
   }

@@ -77,7 +77,9 @@ class TraceReader {
 
  private:
   struct Frame;
-  bool readFrameAt(uint64_t offset, Frame& frame, std::string& why);
+  // With a budget (resynchronising), each payload checked is charged to it; one past it
+  // gives resynchronising up (resync_gave_up_).
+  bool readFrameAt(uint64_t offset, Frame& frame, std::string& why, uint64_t* budget = nullptr);
   uint64_t findNextFrame(uint64_t from);
   bool decodeChunk(WireChunk& chunk, DecodedChunk& out, std::string& why);
   bool decodeTables(WireChunk& chunk, DecodedChunk& out, std::string& why);
