@@ -130,6 +130,12 @@ constexpr SettingSpec kSpecs[] = {
      .help = "the host of a collector run standalone (`commtrace collect --listen`, e.g. on a login node): the processes "
              "send there and rank 0 starts none",
      .default_note = "MASTER_ADDR, where rank 0 starts one"},
+    {.name = "COMMTRACE_COLLECT_BIND",
+     .kind = SettingKind::kText,
+     .help = "the address rank 0's collector listens on (0.0.0.0: every interface). Unset: MASTER_ADDR's address when "
+             "it is one of rank 0's host's own; else every interface (MASTER_ADDR a name that resolves to loopback on "
+             "rank 0's host, as Debian's /etc/hosts makes it, or an address the host does not have)",
+     .default_note = "MASTER_ADDR's address"},
     {.name = "COMMTRACE_TOKEN",
      .kind = SettingKind::kText,
      .help = "the secret the live digests are signed with, the same in every process of the job (and a standalone "

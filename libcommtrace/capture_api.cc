@@ -27,12 +27,16 @@ std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 
 // The faces' slow work, on the flusher thread before each drain: CUPTI's buffers handed over,
 // the ops NCCL has had in flight for long reported, the live link keyed once it can be (at
-// the last drain the process is ending: what it still has in flight is not a hang).
+// the last drain the process is ending: what it still has in flight is not a hang, and a
+// stopped collector it started must not outlive it).
 void beforeDrain(bool last) {
 #if COMMTRACE_CUPTI_FACE
   commtrace::cupti::beforeDrain(last);
 #endif
-  if (last) return;
+  if (last) {
+    commtrace::library::endLiveLink();
+    return;
+  }
   const uint64_t now = commtrace::nowNs();
   commtrace::plugin::reportOpsInFlight(now);
   commtrace::library::tendLiveLink(now);

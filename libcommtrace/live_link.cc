@@ -15,6 +15,7 @@
 #include "core/job_secret.h"
 #include "core/process_identity.h"
 #include "core/settings.h"
+#include "sink/collector_address.h"
 
 extern char** environ;
 
@@ -26,6 +27,8 @@ collect::LinkKey g_token_key{};
 bool g_has_token = false;
 bool g_start_collector = false;
 std::string g_run_dir;
+std::string g_master;  // MASTER_ADDR
+pid_t g_collector = 0;  // the collector this process started
 
 // `commtrace` beside the library: <prefix>/lib/libcommtrace.so -> <prefix>/bin/commtrace.
 std::string collectorProgram() {
@@ -38,8 +41,10 @@ std::string collectorProgram() {
 }
 
 // Starts `commtrace collect` with the key on descriptor 3, the job's environment less
-// LD_PRELOAD (it must not trace itself) and no signal blocked (this thread blocks all).
-bool startCollector(const collect::LinkKey& key) {
+// LD_PRELOAD (it must not trace itself) and no signal blocked (this thread blocks all). It
+// writes to the job's stderr only: its stdin and stdout are /dev/null, so that a collector
+// that outlives the job holds no more of the job's output open than it must.
+bool startCollector(const collect::LinkKey& key, const std::string& master) {
   const std::string program = collectorProgram();
   if (program.empty() || access(program.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "commtrace: cannot start the live collector: no program at %s; live alerts are off\n", program.c_str());
@@ -47,7 +52,9 @@ bool startCollector(const collect::LinkKey& key) {
   }
   int key_pipe[2];
   if (pipe2(key_pipe, O_CLOEXEC) != 0) return false;
-  const std::string listen = "0.0.0.0:" + std::to_string(settings().collect_port);
+  const char* bind = std::getenv("COMMTRACE_COLLECT_BIND");
+  const std::string host = collectorListenHost(bind != nullptr ? bind : "", master);
+  const std::string listen = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(settings().collect_port);
   const std::string parent = std::to_string(getpid());
   const std::string alerts = g_run_dir + "/alerts.jsonl";
   const std::string metrics = "0.0.0.0:" + std::to_string(settings().metrics_port);
@@ -62,6 +69,8 @@ bool startCollector(const collect::LinkKey& key) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, key_pipe[0], 3);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t none;
@@ -70,6 +79,7 @@ bool startCollector(const collect::LinkKey& key) {
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
   pid_t child = 0;
   const int spawned = posix_spawn(&child, program.c_str(), &actions, &attributes, const_cast<char* const*>(argv.data()), env.data());
+  if (spawned == 0) g_collector = child;
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   close(key_pipe[0]);
@@ -98,6 +108,7 @@ DigestSender* openLiveLink(const std::string& run_dir) {
   }
   g_start_collector = !has_standalone && processIdentity().rank == 0;
   g_run_dir = run_dir;
+  g_master = master != nullptr ? master : "";
   // With rank 0's collector, rank 0 alone says when the link fails (it started the collector,
   // or said why it could not): a thousand ranks do not each add the same line to the log.
   g_link = new DigestSender(DigestSender::Options{.host = has_standalone ? standalone : master,
@@ -106,10 +117,26 @@ DigestSender* openLiveLink(const std::string& run_dir) {
   return g_link;
 }
 
+// A collector ends by itself when it sees this process gone (--parent-pid), unless it is
+// stopped (SIGSTOP, a debugger, a frozen cgroup): then it would hold the job's stderr open
+// after the job, and whatever reads the job's log would wait for the end of it forever.
+void endLiveLink() {
+  if (g_collector <= 0) return;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(g_collector));
+  char stat[512] = {};
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  const ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof stat - 1);
+  if (fd >= 0) close(fd);
+  const char* name_end = n > 0 ? std::strrchr(stat, ')') : nullptr;  // "PID (NAME) STATE ..."
+  if (name_end != nullptr && (name_end[2] == 'T' || name_end[2] == 't')) kill(g_collector, SIGKILL);
+}
+
 void forgetLiveLinkAfterFork() {
   if (g_link != nullptr) g_link->abandonAfterFork();
   g_link = nullptr;
   g_start_collector = false;
+  g_collector = 0;
   forgetJobAfterFork();
 }
 
@@ -121,7 +148,7 @@ void tendLiveLink(uint64_t now_ns) {
     if (!secret) return;  // loaded as NCCL's plugin only: no ncclUniqueId seen, and no token
     key = collect::keyFromUniqueId(*secret);
   }
-  if (g_start_collector && !startCollector(key)) {
+  if (g_start_collector && !startCollector(key, g_master)) {
     g_link = nullptr;  // nothing to send to
     return;
   }

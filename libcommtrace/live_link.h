@@ -20,6 +20,9 @@ DigestSender* openLiveLink(const std::string& run_dir);
 // Before every drain (FlusherOptions::before_drain): keys the link once it can.
 void tendLiveLink(uint64_t now_ns);
 
+// At the process's last drain: a collector it started that is stopped is killed.
+void endLiveLink();
+
 // In a forked child: the parent's link is not the child's (it opens its own if it records).
 void forgetLiveLinkAfterFork();
 

@@ -6,6 +6,7 @@ namespace commtrace::collect {
 namespace {
 
 constexpr std::string_view kKeyContext = "commtrace-collect-v1";
+constexpr uint8_t kSealContext[4] = {'s', 'e', 'a', 'l'};
 
 std::span<const uint8_t> bytesOf(std::string_view s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
@@ -68,10 +69,47 @@ void appendMessage(wire::Bytes& out, const LinkKey& key, const Challenge& challe
   std::memcpy(header, kMagic, 4);
   putLe(header + 4, payload.size(), 4);
   putLe(header + 8, number, 8);
-  const Sha256Digest mac = hmacSha256(key, {challenge, header, payload});
+  const HmacKey hmac(key);
+  const Sha256Digest seal = hmac.mac({kSealContext, challenge, header});
+  const size_t start = out.size();
   out.insert(out.end(), header, header + kHeaderBytes);
+  out.insert(out.end(), seal.begin(), seal.end());
   out.insert(out.end(), payload.begin(), payload.end());
+  const Sha256Digest mac = hmac.mac({challenge, std::span<const uint8_t>(out).subspan(start)});
   out.insert(out.end(), mac.begin(), mac.end());
+}
+
+void appendRefusal(wire::Bytes& out, std::string_view reason) {
+  reason = reason.substr(0, kMaxRefusalText);
+  out.insert(out.end(), kRefusalMagic, kRefusalMagic + 4);
+  out.push_back(static_cast<uint8_t>(reason.size()));
+  out.push_back(static_cast<uint8_t>(reason.size() >> 8));
+  out.insert(out.end(), reason.begin(), reason.end());
+}
+
+bool parseRefusal(std::span<const uint8_t> bytes, std::string& reason) {
+  if (bytes.size() < 6 || std::memcmp(bytes.data(), kRefusalMagic, 4) != 0) return false;
+  const size_t length = getLe(bytes.data() + 4, 2);
+  if (length > kMaxRefusalText || bytes.size() < 6 + length) return false;
+  reason.assign(reinterpret_cast<const char*>(bytes.data()) + 6, length);
+  for (char& c : reason)  // the words go into a log line: nothing that could forge another
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return true;
+}
+
+size_t MessageReader::acceptable() const {
+  if (proven_) return SIZE_MAX;
+  if (!fault_.empty()) return 0;
+  const size_t held = buffered();
+  return held < kSealedHeaderBytes ? kSealedHeaderBytes - held : 0;
+}
+
+bool MessageReader::macMatches(const uint8_t* mac, std::initializer_list<std::span<const uint8_t>> parts) {
+  Sha256Digest sent;
+  std::memcpy(sent.data(), mac, kMacBytes);
+  if (digestsEqual(sent, key_.mac(parts))) return true;
+  fault_ = "message not signed with this job's key";
+  return false;
 }
 
 bool MessageReader::next(std::span<const uint8_t>& payload) {
@@ -88,25 +126,25 @@ bool MessageReader::next(std::span<const uint8_t>& payload) {
   }
   const uint64_t length = getLe(h + 4, 4);
   if (length > kMaxPayload) {
-    fault_ = "message of " + std::to_string(length) + " bytes, above the limit";
+    fault_ = "message size above the limit";
     return false;
   }
   if (getLe(h + 8, 8) != number_) {
     fault_ = "message out of order";
     return false;
   }
-  const size_t whole = kHeaderBytes + length + kMacBytes;
-  if (buffer_.size() < whole) return false;
-  const std::span<const uint8_t> body(h + kHeaderBytes, length);
-  Sha256Digest mac;
-  std::memcpy(mac.data(), h + kHeaderBytes + length, kMacBytes);
-  if (!digestsEqual(mac, key_.mac({challenge_, std::span<const uint8_t>(h, kHeaderBytes), body}))) {
-    fault_ = "message not signed with this job's key";
-    return false;
+  if (!sealed_) {
+    if (buffer_.size() < kSealedHeaderBytes) return false;
+    if (!macMatches(h + kHeaderBytes, {kSealContext, challenge_, std::span<const uint8_t>(h, kHeaderBytes)})) return false;
+    sealed_ = proven_ = true;
   }
+  const size_t whole = kSealedHeaderBytes + length + kMacBytes;
+  if (buffer_.size() < whole) return false;
+  if (!macMatches(h + kSealedHeaderBytes + length, {challenge_, std::span<const uint8_t>(h, kSealedHeaderBytes + length)})) return false;
   ++number_;
+  sealed_ = false;
   consumed_ = whole;
-  payload = body;
+  payload = std::span<const uint8_t>(h + kSealedHeaderBytes, length);
   return true;
 }
 

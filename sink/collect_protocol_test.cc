@@ -75,7 +75,7 @@ TEST(CollectProtocol, AnotherKeyAnotherConnectionOrAnotherOrderIsRefused) {
 TEST(CollectProtocol, EveryFlippedBitStopsTheStreamAtItsMessage) {
   const std::vector<wire::Bytes> sent = {wire::Bytes(40, 0xAB), wire::Bytes(30, 0xCD)};
   const wire::Bytes bytes = stream(kKey, kChallenge, sent);
-  const size_t first_end = kHeaderBytes + 40 + kMacBytes;
+  const size_t first_end = kSealedHeaderBytes + 40 + kMacBytes;
   for (size_t bit = 0; bit < bytes.size() * 8; ++bit) {
     wire::Bytes flipped = bytes;
     flipped[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
@@ -87,6 +87,51 @@ TEST(CollectProtocol, EveryFlippedBitStopsTheStreamAtItsMessage) {
       EXPECT_EQ(got[0], sent[0]);
     }
   }
+}
+
+// A peer without the key is found out at its first 48 bytes, before the reader takes a byte of
+// the payload it announces: a stranger can make the collector hold no more than that.
+TEST(CollectProtocol, NoBytePastTheSealedHeaderIsTakenBeforeThePeerIsProven) {
+  wire::Bytes stranger;
+  appendMessage(stranger, keyFromToken("not-the-secret"), kChallenge, 0, wire::Bytes(kMaxPayload, 1));
+  MessageReader reader(kKey, kChallenge);
+  EXPECT_EQ(reader.acceptable(), kSealedHeaderBytes);
+  reader.feed(std::span<const uint8_t>(stranger).first(10));
+  std::span<const uint8_t> p;
+  EXPECT_FALSE(reader.next(p));
+  EXPECT_EQ(reader.acceptable(), kSealedHeaderBytes - 10);
+  reader.feed(std::span<const uint8_t>(stranger).subspan(10, reader.acceptable()));
+  EXPECT_FALSE(reader.next(p));
+  EXPECT_EQ(reader.fault(), "message not signed with this job's key") << "found out at the seal, not after a megabyte";
+  EXPECT_FALSE(reader.proven());
+  EXPECT_EQ(reader.acceptable(), 0u);
+
+  wire::Bytes member;
+  appendMessage(member, kKey, kChallenge, 0, wire::Bytes(1000, 2));
+  MessageReader proving(kKey, kChallenge);
+  proving.feed(std::span<const uint8_t>(member).first(kSealedHeaderBytes));
+  EXPECT_FALSE(proving.next(p)) << "the payload has not come yet";
+  EXPECT_TRUE(proving.proven());
+  EXPECT_EQ(proving.acceptable(), SIZE_MAX);
+  proving.feed(std::span<const uint8_t>(member).subspan(kSealedHeaderBytes));
+  ASSERT_TRUE(proving.next(p));
+  EXPECT_EQ(p.size(), 1000u);
+}
+
+// A refused peer is told why in words, which cannot carry a control character into its log.
+TEST(CollectProtocol, RefusalRoundTrip) {
+  wire::Bytes out;
+  appendRefusal(out, "message not signed with this job's key\ncommtrace: forged line");
+  std::string reason;
+  ASSERT_TRUE(parseRefusal(out, reason));
+  EXPECT_EQ(reason, "message not signed with this job's key?commtrace: forged line");
+  EXPECT_FALSE(parseRefusal(std::span<const uint8_t>(out).first(out.size() - 1), reason)) << "cut";
+  out[0] = 'X';
+  EXPECT_FALSE(parseRefusal(out, reason));
+  wire::Bytes long_reason;
+  appendRefusal(long_reason, std::string(1000, 'a'));
+  ASSERT_TRUE(parseRefusal(long_reason, reason));
+  EXPECT_EQ(reason.size(), kMaxRefusalText);
 }
 
 // The key rank 0 hands its collector on a pipe comes out as it went in; anything but 64 hex

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace commtrace {
 
@@ -32,14 +33,14 @@ void DigestSender::setKey(const collect::LinkKey& key, uint64_t now_ns) {
   quiet_until_ns_ = now_ns + kGraceNs;
 }
 
-void DigestSender::fail(const char* what, int error, uint64_t now_ns) {
+void DigestSender::fail(const char* what, int error, uint64_t now_ns, bool refused) {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
   state_ = State::kIdle;
   queued_.clear();
   queued_sent_ = 0;
-  const bool grace = now_ns < quiet_until_ns_;
-  next_attempt_ns_ = now_ns + (grace ? 500'000'000u : uint64_t{options_.retry_ms} * 1'000'000u);
+  const bool grace = now_ns < quiet_until_ns_ && !refused;
+  next_attempt_ns_ = now_ns + (refused ? kRefusedRetryNs : grace ? 500'000'000u : uint64_t{options_.retry_ms} * 1'000'000u);
   if (warned_ || grace || options_.quiet) return;
   warned_ = true;
   std::fprintf(stderr, "commtrace: live collector at %s:%u %s%s%s; live digests of this process are dropped until it answers "
@@ -98,11 +99,26 @@ void DigestSender::pump(uint64_t now_ns) {
     if (greeting_bytes_ < sizeof greeting_) return;
     if (!collect::parseGreeting(greeting_, challenge_)) return fail("is not a commtrace collector", 0, now_ns);
     state_ = State::kReady;
+    refusal_bytes_ = 0;
     number_ = 0;
     needs_header_ = true;
     ++stats_.connections;
   }
-  if (state_ == State::kReady) sendQueued(now_ns);
+  if (state_ == State::kReady && !heardRefusal(now_ns)) sendQueued(now_ns);
+}
+
+bool DigestSender::heardRefusal(uint64_t now_ns) {
+  const ssize_t n = recv(fd_, refusal_ + refusal_bytes_, sizeof refusal_ - refusal_bytes_, MSG_DONTWAIT);
+  if (n < 0) return false;  // nothing (or an error the next send meets)
+  refusal_bytes_ += static_cast<size_t>(n);
+  std::string reason;
+  if (collect::parseRefusal({refusal_, refusal_bytes_}, reason)) {
+    fail(("refused this process: " + reason).c_str(), 0, now_ns, /*refused=*/true);
+    return true;
+  }
+  if (n > 0 && refusal_bytes_ < sizeof refusal_) return false;  // the rest of it to come
+  fail("closed the connection", 0, now_ns);
+  return true;
 }
 
 bool DigestSender::sendQueued(uint64_t now_ns) {
@@ -110,7 +126,8 @@ bool DigestSender::sendQueued(uint64_t now_ns) {
     const ssize_t n = send(fd_, queued_.data() + queued_sent_, queued_.size() - queued_sent_, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
-      fail("dropped the connection", errno, now_ns);
+      const int error = errno;
+      if (!heardRefusal(now_ns)) fail("dropped the connection", error, now_ns);
       return false;
     }
     queued_sent_ += static_cast<size_t>(n);

@@ -60,8 +60,14 @@ class DigestSender {
  private:
   enum class State : uint8_t { kIdle, kConnecting, kGreeting, kReady };
   void startConnect(uint64_t now_ns);
-  void fail(const char* what, int error, uint64_t now_ns);
+  // `refused`: the collector answered and said no; said even in the grace period, and the
+  // next attempt waits kRefusedRetryNs.
+  void fail(const char* what, int error, uint64_t now_ns, bool refused = false);
   bool sendQueued(uint64_t now_ns);
+  // Reads what the collector sent after its greeting, which is nothing unless it refuses this
+  // process; true (the link failed, the reason said) once it has refused or closed.
+  bool heardRefusal(uint64_t now_ns);
+  static constexpr uint64_t kRefusedRetryNs = 60'000'000'000;
 
   Options options_;
   State state_ = State::kIdle;
@@ -75,6 +81,8 @@ class DigestSender {
   collect::Challenge challenge_{};
   uint8_t greeting_[collect::kGreetingBytes] = {};
   size_t greeting_bytes_ = 0;
+  uint8_t refusal_[6 + collect::kMaxRefusalText] = {};
+  size_t refusal_bytes_ = 0;
   uint64_t number_ = 0;
   wire::Bytes queued_;
   size_t queued_sent_ = 0;

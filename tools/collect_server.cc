@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "sink/commtrace.pb.h"
 #include "sink/frame.h"
@@ -23,14 +25,27 @@
 namespace commtrace::tools {
 namespace {
 
-std::string peerName(int fd) {
+// The peer's address, and its address:port.
+std::pair<std::string, std::string> peerOf(int fd) {
   sockaddr_storage addr{};
   socklen_t size = sizeof addr;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) return "an unknown peer";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) return {"?", "an unknown peer"};
   char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
   getnameinfo(reinterpret_cast<sockaddr*>(&addr), size, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
-  return std::string(host) + ":" + port;
+  return {host, std::string(host) + ":" + port};
 }
+
+// A 16k-rank job is 16k connections: the soft limit (often 1,024) raised to the hard one.
+void raiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+constexpr std::string_view kSilent = "no sealed header within the handshake time";
+constexpr std::string_view kCrowded = "closed unproven to make room for newer connections";
+constexpr std::string_view kNoDescriptor = "no descriptor left to serve it";
 
 collect::Challenge freshChallenge() {
   static std::random_device device;  // the kernel's random source, opened once (the collector accepts on one thread)
@@ -61,13 +76,18 @@ bool writeAll(int fd, const uint8_t* p, size_t n) {
 
 struct CollectServer::Connection {
   int fd = -1;
-  std::string peer;
+  std::string address;  // the peer's
+  std::string peer;     // address:port
+  Clock::time_point accepted_at;
   collect::MessageReader reader;
+  bool counted_unproven = true;  // in unproven_ and unproven_by_address_
   std::shared_ptr<StreamBytes> stream;  // its process's, from its first message on
   int spool_fd = -1;
   size_t spool_skip = 0;  // bytes of the next message not to spool (a header the file has)
-  size_t unverified = 0;  // reader.buffered() as last counted in the server's total
-  Connection(int f, const collect::LinkKey& key, const collect::Challenge& challenge) : fd(f), peer(peerName(f)), reader(key, challenge) {}
+  Connection(int f, Clock::time_point now, const collect::LinkKey& key, const collect::Challenge& challenge)
+      : fd(f), accepted_at(now), reader(key, challenge) {
+    std::tie(address, peer) = peerOf(f);
+  }
   ~Connection() {
     if (fd >= 0) close(fd);
     if (spool_fd >= 0) close(spool_fd);
@@ -79,9 +99,19 @@ CollectServer::CollectServer(Options options) : options_(std::move(options)) {}
 CollectServer::~CollectServer() {
   if (listen_fd_ >= 0) close(listen_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (spare_fd_ >= 0) close(spare_fd_);
+}
+
+size_t CollectServer::unprovenBytes() const {
+  size_t bytes = 0;
+  for (const auto& c : connections_)
+    if (!c->reader.proven()) bytes += c->reader.buffered();
+  return bytes;
 }
 
 bool CollectServer::start(std::ostream& err) {
+  raiseDescriptorLimit();
+  spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::string why;
   const TcpListener listener = listenTcp(options_.host, options_.port, /*nonblocking=*/true, why);
   if (listener.fd < 0) {
@@ -103,9 +133,25 @@ bool CollectServer::start(std::ostream& err) {
   return true;
 }
 
-void CollectServer::accept() {
+void CollectServer::accept(Clock::time_point now, std::ostream& err) {
   for (;;) {
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+      // Out of descriptors, the listening socket stays readable: not accepting would spin.
+      const auto oldest = std::find_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->fd >= 0 && !c->reader.proven(); });
+      if (oldest != connections_.end()) {
+        refuse(**oldest, {kCrowded, std::string(kCrowded)}, now, err);
+        continue;
+      }
+      if (spare_fd_ >= 0) close(spare_fd_);
+      fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) close(fd);
+      spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return;
+      ++stats_.refused;
+      refusals_.note(kNoDescriptor, std::string(kNoDescriptor), "a newcomer", "?", now, err);
+      continue;
+    }
     if (fd < 0) return;
     if (connections_.size() >= options_.max_connections) {
       close(fd);
@@ -119,22 +165,52 @@ void CollectServer::accept() {
       close(fd);
       continue;
     }
-    auto connection = std::make_unique<Connection>(fd, options_.key, challenge);
+    auto connection = std::make_unique<Connection>(fd, now, options_.key, challenge);
     epoll_event readable{.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data = {.ptr = connection.get()}};
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &readable) != 0) continue;  // closed with the connection
+    makeRoomFor(connection->address, now, err);
     ++stats_.accepted;
+    ++unproven_;
+    ++unproven_by_address_[connection->address];
     connections_.push_back(std::move(connection));
+  }
+}
+
+// Connections are in order of arrival: the first unproven one found is the oldest.
+void CollectServer::makeRoomFor(const std::string& address, Clock::time_point now, std::ostream& err) {
+  const auto count = unproven_by_address_.find(address);
+  if (count != unproven_by_address_.end() && count->second >= options_.max_unproven_per_address) {
+    for (auto& c : connections_)
+      if (c->fd >= 0 && c->counted_unproven && c->address == address) {
+        refuse(*c, {kCrowded, std::string(kCrowded)}, now, err);
+        break;
+      }
+  }
+  if (unproven_ < options_.max_unproven) return;
+  for (auto& c : connections_)
+    if (c->fd >= 0 && c->counted_unproven) {
+      refuse(*c, {kCrowded, std::string(kCrowded)}, now, err);
+      return;
+    }
+}
+
+void CollectServer::closeSilent(Clock::time_point now, std::ostream& err) {
+  const auto deadline = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.handshake_seconds));
+  for (auto& c : connections_) {
+    if (c->fd < 0 || !c->counted_unproven) continue;
+    if (now - c->accepted_at < deadline) break;  // in order of arrival: the rest are younger
+    refuse(*c, {kSilent, std::string(kSilent)}, now, err);
   }
 }
 
 // The first message names the process (its FileHeader frame): a new stream, or the one of an
 // earlier connection of the same process, continued without a second header.
-bool CollectServer::attach(Connection& c, std::span<const uint8_t>& payload, std::string& why) {
+bool CollectServer::attach(Connection& c, std::span<const uint8_t>& payload, Refusal& why) {
   const auto header = payload.size() >= frame::kHeaderBytes ? frame::parseHeader(payload.data()) : std::nullopt;
   trace::v1::FileHeader h;
   if (!header || header->type != frame::Type::kFileHeader || payload.size() < frame::kHeaderBytes + header->length ||
       !h.ParseFromArray(payload.data() + frame::kHeaderBytes, static_cast<int>(header->length))) {
-    why = "its first message is not a trace header";
+    why = {"first message not a trace header", "its first message is not a trace header"};
     return false;
   }
   const std::string name = fileSafe(h.host()) + "-pid" + std::to_string(h.pid()) + "-" + std::to_string(h.start_realtime_ns()) + ".ctrace";
@@ -154,16 +230,16 @@ bool CollectServer::attach(Connection& c, std::span<const uint8_t>& payload, std
   struct stat st {};
   if (c.spool_fd >= 0 && fresh && fstat(c.spool_fd, &st) == 0 && st.st_size > 0) c.spool_skip = frame::kHeaderBytes + header->length;
   if (c.spool_fd >= 0) return true;
-  why = "cannot write " + path + ": " + std::strerror(errno);
+  why = {"spool not writable", "cannot write " + path + ": " + std::strerror(errno)};
   return false;
 }
 
-bool CollectServer::deliver(Connection& c, std::span<const uint8_t> payload, std::string& why) {
+bool CollectServer::deliver(Connection& c, std::span<const uint8_t> payload, Refusal& why) {
   if (c.stream == nullptr && !attach(c, payload, why)) return false;
   c.stream->append(payload);
   const std::span<const uint8_t> spooled = payload.subspan(std::exchange(c.spool_skip, 0));
   if (c.spool_fd >= 0 && !writeAll(c.spool_fd, spooled.data(), spooled.size())) {
-    why = std::string("cannot write the spool: ") + std::strerror(errno);
+    why = {"spool not writable", std::string("cannot write the spool: ") + std::strerror(errno)};
     return false;
   }
   ++stats_.messages;
@@ -174,31 +250,28 @@ bool CollectServer::deliver(Connection& c, std::span<const uint8_t> payload, std
 // Connections are edge-triggered: a level-triggered epoll polls every socket it reported
 // once more at the next wait (sock_poll was 8 % of the collector at 1,024 ranks). A read
 // shorter than the buffer emptied the socket, so the next bytes make a new edge: no recv
-// is spent only to hear EAGAIN. After a hang-up, reads go on until the end is read.
-bool CollectServer::readFrom(Connection& c, bool hung_up, std::string& why) {
+// is spent only to hear EAGAIN. After a hang-up, reads go on until the end is read. An
+// unproven peer's reads stop at its sealed header (MessageReader::acceptable).
+bool CollectServer::readFrom(Connection& c, bool hung_up, Refusal& why) {
   uint8_t buffer[64 * 1024];
   for (;;) {
-    const ssize_t n = recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    const size_t wanted = std::min(sizeof buffer, c.reader.acceptable());
+    const ssize_t n = recv(c.fd, buffer, wanted, MSG_DONTWAIT);
     if (n == 0) return false;
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
     if (!take(c, {buffer, static_cast<size_t>(n)}, why)) return false;
-    if (static_cast<size_t>(n) < sizeof buffer && !hung_up) return true;
+    if (static_cast<size_t>(n) < wanted && !hung_up) return true;
   }
 }
 
-bool CollectServer::take(Connection& c, std::span<const uint8_t> bytes, std::string& why) {
+bool CollectServer::take(Connection& c, std::span<const uint8_t> bytes, Refusal& why) {
   c.reader.feed(bytes);
   for (std::span<const uint8_t> payload; c.reader.next(payload);)
     if (!deliver(c, payload, why)) return false;
-  if (!c.reader.fault().empty()) {
-    why = c.reader.fault();
-    return false;
-  }
-  unverified_bytes_ = unverified_bytes_ - c.unverified + c.reader.buffered();
-  c.unverified = c.reader.buffered();
-  if (unverified_bytes_ <= options_.max_unverified_bytes) return true;
-  why = "the collector holds " + std::to_string(unverified_bytes_ >> 20) + " MiB of unverified messages, its limit";
+  if (c.counted_unproven && c.reader.proven()) forgetUnproven(c);
+  if (c.reader.fault().empty()) return true;
+  why = {c.reader.fault(), c.reader.fault()};
   return false;
 }
 
@@ -206,41 +279,62 @@ bool CollectServer::take(Connection& c, std::span<const uint8_t> bytes, std::str
 // batches at most every kBatch: a thousand processes' digests, each arriving on its own
 // flusher's schedule, cost tens of wakes a second, not a thousand.
 void CollectServer::serveFor(double seconds, std::ostream& err) {
-  using Clock = std::chrono::steady_clock;
   constexpr auto kBatch = std::chrono::milliseconds(50);
   const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   std::vector<epoll_event> events(256);
   for (Clock::time_point now = Clock::now(); now < until; now = Clock::now()) {
     const int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count()) + 1;
-    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), wait_ms);
+    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), std::min(wait_ms, 1000));
+    now = Clock::now();
     for (int i = 0; i < n; ++i) {
       auto* c = static_cast<Connection*>(events[static_cast<size_t>(i)].data.ptr);
       if (c == nullptr) {
-        accept();
+        accept(now, err);
         continue;
       }
-      std::string why;
+      if (c->fd < 0) continue;  // closed earlier in this batch to make room
+      Refusal why;
       if (readFrom(*c, (events[static_cast<size_t>(i)].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0, why)) continue;
-      if (!why.empty()) {
-        ++stats_.refused;
-        if (std::find(warned_peers_.begin(), warned_peers_.end(), c->peer) == warned_peers_.end()) {
-          warned_peers_.push_back(c->peer);
-          err << "commtrace: collector: refused " << c->peer << ": " << why << "\n" << std::flush;
-        }
+      if (why.kind.empty()) {
+        closeConnection(*c);
+      } else {
+        refuse(*c, why, now, err);
       }
-      c->fd = closeConnection(*c);
     }
+    closeSilent(now, err);
+    refusals_.tick(now, err);
     std::erase_if(connections_, [](const std::unique_ptr<Connection>& c) { return c->fd < 0; });
     if (n > 0) std::this_thread::sleep_for(std::min<Clock::duration>(kBatch, until - Clock::now()));
   }
 }
 
-int CollectServer::closeConnection(Connection& c) {
-  unverified_bytes_ -= c.unverified;
-  c.unverified = 0;
+// The peer hears why (a rank with another job's key can say so rather than "Broken pipe");
+// what it still had in flight is read and dropped first, so that the close is a FIN after
+// the words, not a reset that could discard them.
+void CollectServer::refuse(Connection& c, const Refusal& why, Clock::time_point now, std::ostream& err) {
+  ++stats_.refused;
+  wire::Bytes words;
+  collect::appendRefusal(words, why.words);
+  send(c.fd, words.data(), words.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  uint8_t discard[16 * 1024];
+  for (int i = 0; i < 4 && recv(c.fd, discard, sizeof discard, MSG_DONTWAIT) > 0; ++i) {
+  }
+  refusals_.note(why.kind, why.words, c.peer, c.address, now, err);
+  closeConnection(c);
+}
+
+void CollectServer::forgetUnproven(Connection& c) {
+  c.counted_unproven = false;
+  --unproven_;
+  if (const auto count = unproven_by_address_.find(c.address); count != unproven_by_address_.end() && --count->second == 0)
+    unproven_by_address_.erase(count);
+}
+
+void CollectServer::closeConnection(Connection& c) {
+  if (c.counted_unproven) forgetUnproven(c);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);
-  return -1;
+  c.fd = -1;
 }
 
 }  // namespace commtrace::tools

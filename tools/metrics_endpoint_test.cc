@@ -1,5 +1,6 @@
 // The collector's /metrics over HTTP: the text last published at /metrics, a 404 elsewhere,
-// and a scraper that never sends its request holds nobody up for more than a second.
+// and clients served side by side: neither a silent one, nor one dribbling its request, nor a
+// crowd of them holds a scrape up.
 #include "tools/metrics_endpoint.h"
 
 #include <arpa/inet.h>
@@ -7,7 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
+#include <vector>
 #include <sstream>
 
 #include "tests/support/http_get.h"
@@ -49,6 +53,47 @@ TEST(MetricsEndpoint, ASilentScraperHoldsTheNextOneUpASecondAtMost) {
   EXPECT_NE(get(endpoint.port(), "/metrics").find("x 1\n"), std::string::npos);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1800));
   close(silent);
+}
+
+// A client sending its request a byte every half second timed out every scrape while the
+// endpoint served one client at a time.
+TEST(MetricsEndpoint, ADribblingClientDelaysNoScrape) {
+  MetricsEndpoint endpoint;
+  std::ostringstream err;
+  ASSERT_TRUE(endpoint.start("127.0.0.1", 0, err)) << err.str();
+  endpoint.publish("x 1\n");
+  const int slow = connectTo(endpoint.port());
+  std::atomic<bool> done{false};
+  std::thread dribble([&] {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: a-very-slow-client\r\n\r\n";
+    for (size_t i = 0; i < request.size() && !done; ++i) {
+      send(slow, &request[i], 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_NE(get(endpoint.port(), "/metrics").find("x 1\n"), std::string::npos);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300)) << "scrape " << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  done = true;
+  dribble.join();
+  close(slow);
+}
+
+TEST(MetricsEndpoint, ACrowdOfSilentClientsMakesRoomForTheScrape) {
+  MetricsEndpoint endpoint;
+  std::ostringstream err;
+  ASSERT_TRUE(endpoint.start("127.0.0.1", 0, err)) << err.str();
+  endpoint.publish("x 2\n");
+  std::vector<int> crowd;
+  for (size_t i = 0; i < 2 * MetricsEndpoint::kMaxClients; ++i) crowd.push_back(connectTo(endpoint.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(get(endpoint.port(), "/metrics").find("x 2\n"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  for (int fd : crowd) close(fd);
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 // whole).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -84,7 +86,7 @@ TEST(CollectCli, RankZeroStartsTheCollectorAndTheHangLandsInTheJobsLog) {
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_FALSE(hang_metric.empty()) << "the collector's /metrics never showed the hang";
   const std::string log = job.out + job.err;
-  EXPECT_NE(log.find("commtrace: collector listening on 0.0.0.0:"), std::string::npos) << log;
+  EXPECT_NE(log.find("commtrace: collector listening on 127.0.0.1:"), std::string::npos) << "MASTER_ADDR, not every interface:\n" << log;
   EXPECT_NE(log.find("commtrace: HANG AllReduce #60 on world.0: ranks 0,1,3 waiting "), std::string::npos) << log;
   EXPECT_NE(log.find("; rank 2 last seen at AllReduce #59"), std::string::npos) << log;
   EXPECT_NE(log.find("commtrace: RECOVERED AllReduce #60 on world.0 went on after "), std::string::npos) << log;
@@ -213,7 +215,7 @@ TEST(CollectCli, APortTakenCostsOneLineAndNotTheJob) {
   size_t lines = 0;
   for (const std::string& line : testutil::linesOf(job.out + job.err)) lines += line.rfind("commtrace:", 0) == 0;
   EXPECT_EQ(lines, 1u) << job.out << job.err;
-  EXPECT_NE(job.err.find("commtrace: collector: cannot listen on 0.0.0.0:" + std::to_string(squatter.port()) +
+  EXPECT_NE(job.err.find("commtrace: collector: cannot listen on 127.0.0.1:" + std::to_string(squatter.port()) +
                          ": Address already in use (another program has the port"),
             std::string::npos)
       << job.err;
@@ -237,6 +239,71 @@ TEST(CollectCli, LosingTheMetricsSideCostsNoAlert) {
   EXPECT_NE(job.err.find("no /metrics (the alerts go on)"), std::string::npos) << job.err;
   EXPECT_EQ(alertsOf(run_dir + "/alerts.jsonl").size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(prom_dir + "/commtrace.prom")) << "the collector's job-wide metrics file";
+}
+
+// The pid of the `commtrace collect` listening on `port`, or 0.
+pid_t collectorOn(uint16_t port) {
+  const std::string listen = ":" + std::to_string(port);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(" collect --listen ") != std::string::npos && cmdline.find(listen + " ") != std::string::npos)
+      return static_cast<pid_t>(std::stol(entry.path().filename().string()));
+  }
+  return 0;
+}
+
+// A collector frozen with SIGSTOP held the job's output open after the job: whatever reads
+// the job's log (here, a pipe) waited for an end that never came. Rank 0 kills a stopped
+// collector it started as it ends.
+TEST(CollectCli, AFrozenCollectorDoesNotHoldTheJobsLogOpen) {
+  TempDir dir, scratch;
+  const uint16_t port = freePort();
+  int log[2];
+  ASSERT_EQ(pipe(log), 0);
+  std::fflush(nullptr);
+  const pid_t job = fork();
+  if (job == 0) {
+    setenv("COMMTRACE_TOKEN", "test-token", 1);
+    setenv("COMMTRACE_COLLECT_PORT", std::to_string(port).c_str(), 1);
+    dup2(log[1], STDOUT_FILENO);
+    dup2(log[1], STDERR_FILENO);
+    close(log[0]);
+    const std::string scenario = std::string(COMMTRACE_SCENARIO_DIR) + "/live_straggler.json", out = dir.path() + "/run";
+    execl(COMMTRACE_DRIVER, COMMTRACE_DRIVER, "--scenario", scenario.c_str(), "--plugin", COMMTRACE_SO, "--out", out.c_str(),
+          "--time-scale", "1", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(log[1]);
+  pid_t collector = 0;
+  for (int i = 0; i < 100 && collector == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    collector = collectorOn(port);
+  }
+  ASSERT_NE(collector, 0) << "rank 0 started no collector";
+  kill(collector, SIGSTOP);
+  int status = 0;
+  ASSERT_EQ(waitpid(job, &status, 0), job);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const auto exited = std::chrono::steady_clock::now();
+  std::string text;
+  char buffer[4096];
+  bool ended = false;
+  while (std::chrono::steady_clock::now() - exited < std::chrono::seconds(5)) {
+    pollfd p{log[0], POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = read(log[0], buffer, sizeof buffer);
+    if (n <= 0) {
+      ended = true;
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  kill(collector, SIGKILL);  // whatever the outcome, nothing left behind
+  kill(collector, SIGCONT);
+  close(log[0]);
+  EXPECT_TRUE(ended) << "the job's log was still open 5 s after the job ended:\n" << text;
 }
 
 TEST(CollectCli, TheJobIsTheSameWhateverBecomesOfItsCollector) {
