@@ -7,12 +7,17 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <deque>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -343,6 +348,144 @@ TEST(CollectCli, TheJobIsTheSameWhateverBecomesOfItsCollector) {
     EXPECT_EQ(json["run"]["damaged_files"], 0);
     EXPECT_EQ(json["run"]["files_left_open"], 0);
   }
+}
+
+// Strangers beside a job, each on its own thread for as long as the job runs, from loopback
+// addresses other than the ranks' 127.0.0.1 (other hosts, to the collector).
+class Strangers {
+ public:
+  Strangers(uint16_t collect_port, uint16_t metrics_port) {
+    threads_.emplace_back([=, this] { sendGarbage(collect_port); });
+    threads_.emplace_back([=, this] { holdIdle(collect_port); });
+    threads_.emplace_back([=, this] { dribbleMetricsRequest(metrics_port); });
+  }
+  ~Strangers() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  int garbage_connections = 0;
+  size_t most_idle_held = 0;
+
+ private:
+  static int connectFrom(const char* source, uint16_t port) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in from{.sin_family = AF_INET, .sin_port = 0, .sin_addr = {}, .sin_zero = {}};
+    inet_pton(AF_INET, source, &from.sin_addr);
+    sockaddr_in to{.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = {htonl(INADDR_LOOPBACK)}, .sin_zero = {}};
+    if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 || connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
+  // Connections that send bytes of every kind: random, HTTP, a digest header announcing a
+  // megabyte followed by one, until the collector closes them.
+  void sendGarbage(uint16_t port) {
+    std::mt19937 rng(7);
+    for (int i = 0; !stop_; ++i) {
+      const int fd = connectFrom("127.0.0.3", port);
+      if (fd < 0) continue;
+      std::vector<uint8_t> bytes(i % 3 == 2 ? 1'000'000 : 256);
+      for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+      if (i % 3 == 1) std::memcpy(bytes.data(), "GET / HTTP/1.1\r\n\r\n", 18);
+      if (i % 3 == 2) std::memcpy(bytes.data(), "CTDG\0\0\x10\0\0\0\0\0\0\0\0\0", 16);
+      send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(fd);
+      ++garbage_connections;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  // 1,100 idle connections kept open (the job's descriptor limit is 1,024), the oldest 100
+  // replaced every 200 ms.
+  void holdIdle(uint16_t port) {
+    std::deque<int> held;
+    while (!stop_) {
+      while (held.size() < 1100 && !stop_) {
+        const int fd = connectFrom("127.0.0.2", port);
+        if (fd < 0) break;
+        held.push_back(fd);
+      }
+      most_idle_held = std::max(most_idle_held, held.size());
+      for (int i = 0; i < 100 && !held.empty(); ++i) {  // the oldest make way for fresh ones
+        close(held.front());
+        held.pop_front();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    for (int fd : held) close(fd);
+  }
+  // A /metrics client that sends its request a byte every half second, over and over.
+  void dribbleMetricsRequest(uint16_t port) {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: slow\r\n\r\n";
+    while (!stop_) {
+      const int fd = connectFrom("127.0.0.4", port);
+      for (size_t i = 0; fd >= 0 && i < request.size() && !stop_; ++i) {
+        send(fd, &request[i], 1, MSG_NOSIGNAL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+      if (fd >= 0) close(fd);
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// The soak: a job whose collector is beset by garbage connections, a flood of idle ones past
+// its descriptor limit and a /metrics client dribbling its request still gets every planted
+// alert (HANG, then RECOVERED), its /metrics answers a scraper every time within a second,
+// and the refusals are a few lines in its log, not thousands.
+TEST(CollectCli, ASoakOfStrangersCostsNoPlantedAlert) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_max < 2048) GTEST_SKIP() << "this process may not hold the 1,100 idle connections";
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  TempDir dir, scratch;
+  const std::string run_dir = dir.path() + "/run";
+  const uint16_t collect_port = freePort(), metrics_port = freePort();
+  Strangers strangers(collect_port, metrics_port);
+  std::atomic<bool> job_done{false};
+  int scrapes = 0, slow_scrapes = 0, hang_scrapes = 0;
+  std::thread scraper([&] {
+    while (!job_done) {
+      const auto start = std::chrono::steady_clock::now();
+      const std::string text = testutil::httpGet(metrics_port, "/metrics");
+      if (!text.empty()) {
+        ++scrapes;
+        slow_scrapes += std::chrono::steady_clock::now() - start > std::chrono::seconds(1);
+        hang_scrapes += text.find("commtrace_hang_seconds{") != std::string::npos;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  });
+  const ProgramResult job = testutil::runProgram(
+      {"/usr/bin/prlimit", "--nofile=1024:1024", COMMTRACE_DRIVER, "--scenario", std::string(COMMTRACE_SCENARIO_DIR) + "/live_hang.json",
+       "--plugin", COMMTRACE_SO, "--out", run_dir, "--time-scale", "1"},
+      scratch.path(),
+      {{"COMMTRACE_TOKEN", "test-token"},
+       {"COMMTRACE_COLLECT_PORT", std::to_string(collect_port)},
+       {"COMMTRACE_METRICS_PORT", std::to_string(metrics_port)}});
+  job_done = true;
+  scraper.join();
+  strangers.stop();
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const std::string log = job.out + job.err;
+  EXPECT_NE(log.find("commtrace: HANG AllReduce #60 on world.0: ranks 0,1,3 waiting "), std::string::npos) << log;
+  EXPECT_NE(log.find("commtrace: RECOVERED AllReduce #60 on world.0 went on after "), std::string::npos) << log;
+  EXPECT_EQ(alertsOf(run_dir + "/alerts.jsonl").size(), 2u);
+  size_t refusal_lines = 0;
+  for (const std::string& line : testutil::linesOf(log)) refusal_lines += line.rfind("commtrace: collector: refused", 0) == 0;
+  EXPECT_GE(strangers.garbage_connections, 500);
+  EXPECT_GE(strangers.most_idle_held, 1100u);
+  EXPECT_LE(refusal_lines, 2u) << strangers.garbage_connections << " garbage connections:\n" << log;
+  EXPECT_GE(scrapes, 10);
+  EXPECT_EQ(slow_scrapes, 0);
+  EXPECT_GE(hang_scrapes, 1) << "the hang was on /metrics while it lasted";
+  std::printf("soak: %d garbage connections, %zu idle held, %d scrapes (%d slow), %zu refusal lines\n", strangers.garbage_connections,
+              strangers.most_idle_held, scrapes, slow_scrapes, refusal_lines);
 }
 
 }  // namespace
