@@ -38,6 +38,8 @@ void flushIfRecordingHere() {
 // and allocation-free, because it runs in every fork of every preloaded process.
 void (*g_abandon_recorder)() = nullptr;  // set once, before any fork handler can run
 
+bool g_sees_exit = false;  // set once by the constructor
+
 void forgetParentRecorder() {
   if (g_abandon_recorder != nullptr) g_abandon_recorder();
   Flusher::forgetAfterFork();
@@ -159,8 +161,11 @@ int flushThenExec(RealFunction<Fn>& real, Args... args) {
 
 }  // namespace
 
+bool seesExit() { return g_sees_exit; }
+
 void prepareProcessLife(bool preloaded, void (*abandon_recorder)()) {
   g_abandon_recorder = abandon_recorder;
+  g_sees_exit = preloaded;
   pthread_atfork(nullptr, nullptr, &forgetParentRecorder);
   if (preloaded) {
     g_execve.get();

@@ -16,6 +16,10 @@ namespace commtrace::interpose {
 // destroyed) and its lock (which a vanished parent thread may hold).
 void prepareProcessLife(bool preloaded, void (*abandon_recorder)());
 
+// Whether _exit, _Exit and exec pass through the wrappers that flush first: only when the
+// library was preloaded (as NCCL's plugin, dlopened, its symbols are not the program's).
+bool seesExit();
+
 // commtrace_start's, once a flusher runs in this process: from now on the exit paths
 // flush. The first time in the process tree, installs the signal handlers (never before:
 // processes that never record keep their signal dispositions untouched).

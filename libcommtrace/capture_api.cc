@@ -67,6 +67,7 @@ COMMTRACE_EXPORT int commtrace_start(const char* dir) {
     options.before_drain = &beforeDrain;
     options.digest = commtrace::library::openLiveLink(options.dir);
     options.prom_dir = settings().prom_dir;
+    options.exit_unseen = !commtrace::interpose::seesExit();
 #if COMMTRACE_CUPTI_FACE
     options.cupti_clock = &commtrace::cupti::clockNow;
 #endif

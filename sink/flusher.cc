@@ -299,6 +299,7 @@ bool Flusher::start() {
   header.program = programPath();
   header.ring_records = RingRegistry::global().ringRecords();
   header.flush_period_ms = options_.flush_period_ms;
+  header.exit_unseen = options_.exit_unseen;
   header_frame_.clear();
   frame::append(header_frame_, frame::Type::kFileHeader, 0, encodeFileHeader(header));
   std::string error;

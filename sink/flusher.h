@@ -39,6 +39,7 @@ struct FlusherOptions {
   // prom_dir/commtrace-pid<PID>.prom for node-exporter's textfile collector (process_metrics.h).
   std::string prom_dir;
   uint32_t prom_period_ms = 5000;
+  bool exit_unseen = false;  // FileHeader.exit_unseen: _exit bypasses this process's recorder
 };
 
 // What the collector's analyses read: ops, communicators, ops in flight, drops, clocks.

@@ -32,6 +32,7 @@ wire::Bytes encodeFileHeader(const FileHeaderFields& h) {
   wire::putVarintField(out, 15, h.flush_period_ms);
   wire::putStringField(out, 16, h.identity.nccl_host_id);
   if (h.marks_closing) wire::putVarintField(out, 17, 1);
+  if (h.exit_unseen) wire::putVarintField(out, 18, 1);
   return out;
 }
 

@@ -23,6 +23,7 @@ struct FileHeaderFields {
   uint32_t ring_records = 0;
   uint32_t flush_period_ms = 0;
   bool marks_closing = true;  // FileHeader.marks_closing: false only to write files as writers before 0.1 did (tests)
+  bool exit_unseen = false;   // FileHeader.exit_unseen
 };
 
 // The FileHeader message bytes.

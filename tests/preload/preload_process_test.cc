@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -243,6 +244,7 @@ struct TraceSummary {
   std::string job_id;
   uint32_t flush_period_ms = 0;
   TraceReader::State state = TraceReader::State::kUnknown;
+  bool exit_unseen = false;
   std::map<uint64_t, std::vector<uint64_t>> seqs;
   uint64_t dropped_colls = 0;  // collectives the writer counted as dropped, every thread's
 
@@ -259,6 +261,7 @@ TraceSummary summarize(const std::string& path) {
   s.pid = reader.header().pid();
   s.job_id = reader.header().job_id();
   s.flush_period_ms = reader.header().flush_period_ms();
+  s.exit_unseen = reader.header().exit_unseen();
   DecodedChunk chunk;
   std::map<uint32_t, uint64_t> drops;  // per thread: cumulative
   while (reader.next(chunk)) {
@@ -362,6 +365,49 @@ TEST_F(PreloadTest, DlopenedLibraryChangesNoVariable) {
   const TraceSummary trace = summarize(files[0]);
   EXPECT_EQ(trace.seqsOf(kParentComm), seqRange(0, kBurst)) << trace.error;
   EXPECT_EQ(trace.job_id.rfind("ct-", 0), 0u) << trace.job_id;
+}
+
+// Loaded as NCCL's plugin only, the library cannot see _exit. Forked children that finalize
+// their communicator before _exit are recorded whole and close their files; those that do
+// not leave their files unclosed (what they recorded since the last flush is lost: nothing
+// can run at _exit), and the report says why such files are open, and what to do, rather
+// than calling them killed.
+TEST_F(PreloadTest, PluginOnlyForkedChildrenThatExitAtOnceAreRecordedIfTheyFinalizeAndExplainedIfNot) {
+  constexpr int kChildren = 20;
+  const Outcome finalized = run(life({"dlopen-forks", kLibrary, std::to_string(kChildren), "finalize"}), false);
+  ASSERT_EQ(finalized.status, 0) << describeStatus(finalized.status) << finalized.err;
+  std::vector<std::string> files = traceFiles();
+  ASSERT_EQ(files.size(), kChildren + 1u);
+  int children = 0;
+  for (const std::string& f : files) {
+    const TraceSummary t = summarize(f);
+    EXPECT_EQ(t.state, TraceReader::State::kClosed) << f;
+    EXPECT_TRUE(t.exit_unseen) << "written by a library that was not preloaded";
+    children += t.seqsOf(kChildComm) == seqRange(0, 3);
+  }
+  EXPECT_EQ(children, kChildren) << "every child's 3 collectives";
+
+  std::filesystem::remove_all(runDir());
+  const Outcome quick = run(life({"dlopen-forks", kLibrary, std::to_string(kChildren), "no-finalize"}), false);
+  ASSERT_EQ(quick.status, 0) << describeStatus(quick.status) << quick.err;
+  files = traceFiles();
+  ASSERT_EQ(files.size(), kChildren + 1u);
+  const time_t an_hour_ago = time(nullptr) - 3600;  // quiet for long: left open, not being written
+  for (const std::string& f : files) {
+    const timespec times[2] = {{an_hour_ago, 0}, {an_hour_ago, 0}};
+    utimensat(AT_FDCWD, f.c_str(), times, 0);
+  }
+  TempDir scratch;
+  const testutil::ProgramResult json = testutil::runProgram({COMMTRACE_CLI, "report", runDir(), "--format", "json"}, scratch.path());
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"files_left_open\": 20,"), std::string::npos) << json.out.substr(0, 2000);
+  EXPECT_NE(json.out.find("\"files_left_open_exit_unseen\": 20,"), std::string::npos) << json.out.substr(0, 2000);
+  const testutil::ProgramResult text = testutil::runProgram({COMMTRACE_CLI, "report", runDir()}, scratch.path());
+  EXPECT_NE(text.out.find("Left open: 20 processes of no known rank stopped writing"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("20 of them were written by the library loaded as NCCL's plugin only, which cannot see a process leave "
+                          "through _exit"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST_F(PreloadTest, BadSettingsGetOneLineEachAndTheDefault) {

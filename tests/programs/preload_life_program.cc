@@ -21,6 +21,10 @@
 //     job-id              record, print $COMMTRACE_JOB_ID
 //     dlopen PATH         not preloaded: dlopen PATH as NCCL does, record through it,
 //                         print what became of the variables a preload would set
+//     dlopen-forks PATH N HOW  not preloaded: dlopen PATH, record, fork N children one
+//                         after another, each recording 3 collectives on a communicator
+//                         of its own and leaving by _exit(0), after finalizing it (HOW
+//                         "finalize") or not ("no-finalize")
 //     no-threads N        at a process limit of 0 (as user nobody, when run as root: the
 //                         limit does not bind root), record, return N: no thread can start
 //     little-memory N     under an address-space limit of what it uses plus 64 MiB, record
@@ -193,10 +197,31 @@ int forkAndWait(bool child_records) {
   return 0;
 }
 
-int reportVariablesAfterDlopen(const char* path) {
+bool dlopenPlugin(const char* path) {
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return 2;
-  g_plugin = static_cast<const ProfilerV5*>(dlsym(handle, "ncclProfiler_v5"));
+  if (handle != nullptr) g_plugin = static_cast<const ProfilerV5*>(dlsym(handle, "ncclProfiler_v5"));
+  return g_plugin != nullptr;
+}
+
+int forkChildrenThatExitAtOnce(int children, bool finalize) {
+  recordBurst(kParentComm, 0);
+  for (int i = 0; i < children; ++i) {
+    const pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      void* context = openContext(kChildComm);
+      if (context != nullptr) recordColls(context, 0, 3);
+      if (context != nullptr && finalize) g_plugin->finalize(context);
+      _exit(0);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || status != 0) return 1;
+  }
+  return 0;
+}
+
+int reportVariablesAfterDlopen(const char* path) {
+  if (!dlopenPlugin(path)) return 2;
   recordBurst(kParentComm, 0);
   for (const char* name : {"NCCL_PROFILER_PLUGIN", "NVTX_INJECTION64_PATH", "COMMTRACE_JOB_ID"}) {
     const char* value = getenv(name);
@@ -210,6 +235,10 @@ int reportVariablesAfterDlopen(const char* path) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "dlopen") return argc > 2 ? reportVariablesAfterDlopen(argv[2]) : 2;
+  if (mode == "dlopen-forks") {
+    if (argc < 5 || !dlopenPlugin(argv[2])) return 2;
+    return forkChildrenThatExitAtOnce(std::atoi(argv[3]), std::string(argv[4]) == "finalize");
+  }
 
   if (mode == "siginfo-handler") installSiginfoHandler();  // before recording starts, so commtrace chains to it
   g_plugin = static_cast<const ProfilerV5*>(dlsym(RTLD_DEFAULT, "ncclProfiler_v5"));

@@ -70,6 +70,16 @@ std::string dropsWords(const std::vector<std::pair<int, uint64_t>>& drops) {
   return out.empty() ? out : out + ")";
 }
 
+// Files of processes whose _exit the library could not see, which end unclosed without a kill.
+std::string exitUnseen(const RunSummary& run) {
+  const int n = run.files_left_open_exit_unseen;
+  if (n == 0) return "";
+  return " " + std::to_string(n) + (n == 1 ? " of them was" : " of them were") +
+         " written by the library loaded as NCCL's plugin only, which cannot see a process leave through _exit: one that "
+         "leaves so (forked workers do) without finalizing its communicators ends like this and loses what it recorded "
+         "since its last flush. Preload libcommtrace.so (LD_PRELOAD) to record such processes to their end.";
+}
+
 struct Words {
   const FindingRow& row;
 
@@ -82,8 +92,8 @@ struct Words {
   std::string operator()(const facts::RunLoss& f) const {
     const RunSummary& run = *f.run;
     if (row.kind == "left_open")
-      return "Left open: rank(s) " + fmt::rankList(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
-             fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles.";
+      return "Left open: " + fmt::processesOf(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
+             fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles." + exitUnseen(run);
     if (row.kind == "still_written") {
       std::string live = "Live: " + std::to_string(run.files_being_written) + " of " + std::to_string(run.processes) +
                          " trace files are still being written; the report covers what they held when read";

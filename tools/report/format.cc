@@ -1,5 +1,6 @@
 #include "tools/report/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -82,6 +83,14 @@ std::string gbs(double value) { return bandwidth(value) + " GB/s"; }
 
 std::string counted(uint64_t n, const std::string& noun, const std::string& plural) {
   return std::to_string(n) + ' ' + (n == 1 ? noun : plural.empty() ? noun + 's' : plural);
+}
+
+std::string processesOf(const std::vector<int>& ranks) {
+  const auto known = std::find_if(ranks.begin(), ranks.end(), [](int r) { return r >= 0; });
+  const auto unknown = static_cast<uint64_t>(known - ranks.begin());
+  const std::string named = known == ranks.end() ? "" : "rank(s) " + rankList({known, ranks.end()});
+  const std::string unnamed = unknown == 0 ? "" : counted(unknown, "process", "processes") + " of no known rank";
+  return named + (!named.empty() && !unnamed.empty() ? " and " : "") + unnamed;
 }
 
 std::string rankList(const std::vector<int>& ranks) {

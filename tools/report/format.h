@@ -23,6 +23,9 @@ std::string gbs(double gbs);                    // bandwidth + " GB/s"
 std::string counted(uint64_t n, const std::string& noun, const std::string& plural = "");
 // Ascending runs collapse: {0,1,2,3,6} -> "0-3,6"; -1 (unknown) prints "?".
 std::string rankList(const std::vector<int>& ranks);
+// Whose processes, sorted ranks with -1 for unknown first: "rank(s) 3,7", "20 processes of no
+// known rank", "rank(s) 3 and 1 process of no known rank".
+std::string processesOf(const std::vector<int>& ranks);
 // CLOCK_REALTIME ns as UTC: "2026-11-27 06:31:02.123 UTC" (people), or ISO 8601 to the
 // microsecond, "2026-11-27T06:31:02.123456Z" (JSON and CSV: a JSON number would lose the
 // nanoseconds of a 64-bit time).

@@ -88,6 +88,7 @@ struct ProcessInfo {
   // writes it, or died without closing it: SIGKILL, a crash); unknown (a writer before 0.1).
   enum class FileState { kClosed, kOpen, kUnknown };
   FileState file_state = FileState::kUnknown;
+  bool exit_unseen = false;      // FileHeader.exit_unseen: its writer could not see an _exit
   uint64_t modified_utc_ns = 0;  // the file's mtime when it was read
   uint32_t flush_period_ms = 0;  // how often its flusher wakes
   // Open and written to lately, as of utc_ns: its process is alive and recording. A live

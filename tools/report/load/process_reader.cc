@@ -204,6 +204,7 @@ void describeProcess(const trace::v1::FileHeader& h, const std::string& path, Pr
   info.job_id = h.job_id();
   info.restart_count = h.restart_count();
   info.start_utc_ns = h.start_realtime_ns();
+  info.exit_unseen = h.exit_unseen();
   info.utc_minus_cpu_ns = utcMinusCpu(h);
 }
 

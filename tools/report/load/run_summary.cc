@@ -36,6 +36,7 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
       ++s.files_being_written;
     } else if (p.file_state == ProcessInfo::FileState::kOpen) {
       ++s.files_left_open;
+      s.files_left_open_exit_unseen += p.exit_unseen;
       s.ranks_left_open.push_back(p.rank);
       s.left_open_last_written_utc_ns = std::max(s.left_open_last_written_utc_ns, p.modified_utc_ns);
     }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tools/report/format.h"
+
 using namespace commtrace::report;
 
 namespace {
@@ -71,6 +73,14 @@ TEST(RunSummary, CommunicatorRowsNameRanksHostsAndInstances) {
   EXPECT_EQ(rows[1].name, "");
   EXPECT_EQ(rows[1].hosts, 1);
   EXPECT_EQ(rows[1].instances, 1u);
+}
+
+// Files left open by processes whose rank is unknown (forked children, plugin-only) are
+// counted, not printed as a row of question marks.
+TEST(RunSummary, ProcessesOfNamesRanksAndCountsTheUnknown) {
+  EXPECT_EQ(fmt::processesOf({3, 7}), "rank(s) 3,7");
+  EXPECT_EQ(fmt::processesOf({-1, -1}), "2 processes of no known rank");
+  EXPECT_EQ(fmt::processesOf({-1, 2, 3, 4}), "rank(s) 2-4 and 1 process of no known rank");
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ CsvTable runTable(const RunSummary& s) {
             {"damaged_files", num(s.damaged_files)},
             {"files_being_written", num(s.files_being_written)},
             {"files_left_open", num(s.files_left_open)},
+            {"files_left_open_exit_unseen", num(s.files_left_open_exit_unseen)},
             {"ranks_left_open", num(s.ranks_left_open)},
             {"left_open_last_written_utc", utcCell(s.left_open_last_written_utc_ns)},
             {"missing_ranks", num(s.missing_ranks)},

@@ -51,6 +51,7 @@ Json runJson(const RunSummary& s) {
           {"damaged_files", s.damaged_files},
           {"files_being_written", s.files_being_written},
           {"files_left_open", s.files_left_open},
+          {"files_left_open_exit_unseen", s.files_left_open_exit_unseen},
           {"ranks_left_open", s.ranks_left_open},
           {"left_open_last_written_utc", utcOrNull(s.left_open_last_written_utc_ns)},
           {"missing_ranks", s.missing_ranks},

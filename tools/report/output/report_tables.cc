@@ -56,7 +56,7 @@ Fields runFields(const Report& r) {
   if (unreadable > 0) files += ", " + std::to_string(unreadable) + " not readable as traces";
   if (s.files_being_written > 0) files += ", " + std::to_string(s.files_being_written) + " still being written";
   if (s.files_left_open > 0)
-    files += ", " + std::to_string(s.files_left_open) + " left open by rank(s) " + fmt::rankList(s.ranks_left_open) + " (last written " +
+    files += ", " + std::to_string(s.files_left_open) + " left open by " + fmt::processesOf(s.ranks_left_open) + " (last written " +
              fmt::utcTime(s.left_open_last_written_utc_ns) + ", " +
              fmt::duration(static_cast<double>(s.read_utc_ns - s.left_open_last_written_utc_ns) / 1e3) + " before this report)";
   std::string jobs;
