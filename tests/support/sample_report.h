@@ -27,6 +27,7 @@ inline report::Report sampleReport() {
       {0x42, kTrickyName, "AllGather", 8u << 20, "8-16 MiB", "RING", "SIMPLE", 20, 20, 700, 720, 11.98, 5.99, 0, ""},
       {0x42, kTrickyName, "Broadcast", 0, "0 B", "RING", "LL", 20, 20, 9, 11, 0, 0, 0, "size not recorded (datatype Unknown)"}};
   r.matrix.ranks = 4;
+  r.matrix.dense = true;
   r.matrix.bytes = {{0, 100, 0, 7}, {5, 0, 4096, 0}, {0, 0, 0, 1u << 20}, {9, 0, 0, 0}};
   r.matrix.p2p_bytes = {{0, 0, 0, 7}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
   r.matrix.time_us = {{0, 1, 0, 2}, {1, 0, 3, 0}, {0, 0, 0, 4}, {5, 0, 0, 0}};

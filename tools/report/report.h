@@ -155,7 +155,12 @@ struct MatrixSlice {
 };
 
 struct CommMatrix {
+  // The dense grids below are made for runs of at most this many ranks: ranks x ranks cells
+  // are 24 MB at 1,024 ranks, 6 GB at 16,384 (and 100 GB for one record claiming global rank
+  // 65535). Larger runs have the slices' sparse cells only (the "all" slice is the grid's).
+  static constexpr int kMaxDenseRanks = 1024;
   int ranks = 0;
+  bool dense = false;  // the grids below are filled
   std::vector<std::vector<uint64_t>> bytes;      // [src][dst], everything
   std::vector<std::vector<uint64_t>> p2p_bytes;  // [src][dst], recorded sends only
   std::vector<std::vector<double>> time_us;      // [src][dst]

@@ -118,14 +118,8 @@ class MatrixBuilder {
   CommMatrix finish() {
     CommMatrix m;
     m.ranks = ranks_;
-    m.bytes.assign(ranks_, std::vector<uint64_t>(ranks_, 0));
-    m.p2p_bytes = m.bytes;
-    m.time_us.assign(ranks_, std::vector<double>(ranks_, 0.0));
-    all_.forEachCell([&](int s, int d, const CellSum& sum) {
-      m.bytes[s][d] = sum.bytes;
-      m.p2p_bytes[s][d] = sum.p2p_bytes;
-      m.time_us[s][d] = static_cast<double>(sum.time_ns) / 1e3;
-    });
+    m.dense = ranks_ <= CommMatrix::kMaxDenseRanks;
+    if (m.dense) fillDense(m);
     m.slices.push_back(sliceOf(all_, "all", 0, ""));
     for (const auto& [comm, grid] : per_comm_)
       m.slices.push_back(sliceOf(grid, commLabel(run_, run_.comms[comm]), run_.comms[comm].id, ""));
@@ -138,6 +132,17 @@ class MatrixBuilder {
   }
 
  private:
+  void fillDense(CommMatrix& m) const {
+    m.bytes.assign(ranks_, std::vector<uint64_t>(ranks_, 0));
+    m.p2p_bytes = m.bytes;
+    m.time_us.assign(ranks_, std::vector<double>(ranks_, 0.0));
+    all_.forEachCell([&](int s, int d, const CellSum& sum) {
+      m.bytes[s][d] = sum.bytes;
+      m.p2p_bytes[s][d] = sum.p2p_bytes;
+      m.time_us[s][d] = static_cast<double>(sum.time_ns) / 1e3;
+    });
+  }
+
   void add(uint32_t comm, NameId func, int src_comm_rank, int dst_comm_rank, const CellSum& sum) {
     const int src = globalRank(comm, src_comm_rank), dst = globalRank(comm, dst_comm_rank);
     if (src < 0 || dst < 0) {

@@ -151,4 +151,28 @@ TEST(CommMatrix, UnknownSizesAndRanksAreLeftOutAndSaid) {
   EXPECT_NE(m.model.find("128 bytes between ranks of unknown global rank"), std::string::npos) << m.model;
 }
 
+// One record claiming global rank 65535 made the report allocate three 65,536 x 65,536 grids
+// (8 GB, then bad_alloc). Past kMaxDenseRanks the cells are the slices' alone.
+TEST(CommMatrix, AFarGlobalRankCostsNoDenseGrid) {
+  RunModelBuilder b({"a", "a"});
+  b.run.processes[1].rank = 65535;
+  const uint32_t comm = b.comm({0, 65535}, "w");
+  b.run.comms[comm].processes = {0, 1};
+  b.coll(comm, "AllReduce", 1000, {{0, 10}, {0, 10}});
+  const CommMatrix m = communicationMatrix(b.run);
+  EXPECT_EQ(m.ranks, 65536);
+  EXPECT_FALSE(m.dense);
+  EXPECT_TRUE(m.bytes.empty());
+  const MatrixSlice& all = sliceNamed(m, "all");
+  ASSERT_NE(cellAt(all, 0, 65535), nullptr);
+  EXPECT_EQ(cellAt(all, 0, 65535)->bytes, 1000u);
+  ASSERT_NE(cellAt(all, 65535, 0), nullptr);
+
+  RunModelBuilder small({"a", "a"});
+  small.coll(small.comm({0, 1}, "w"), "AllReduce", 1000, {{0, 10}, {0, 10}});
+  const CommMatrix dense = communicationMatrix(small.run);
+  EXPECT_TRUE(dense.dense);
+  EXPECT_EQ(dense.bytes[0][1], 1000u);
+}
+
 }  // namespace

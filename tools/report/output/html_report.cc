@@ -94,9 +94,10 @@ std::vector<std::string> numberedLabels(size_t n, const std::function<std::strin
 // as one cell with their bytes summed (a 1,024-rank run's cell per rank pair made a 135 MB page).
 constexpr size_t kMaxMatrixCells = 128;
 
+// From the whole-run slice's sparse cells: a run of any size, without a dense grid.
 void writeMatrix(const CommMatrix& m, Page& page) {
   std::ostream& out = page.section("matrix", "Communication matrix");
-  const size_t ranks = m.bytes.size();
+  const auto ranks = static_cast<size_t>(m.ranks);
   const size_t group = std::max<size_t>(1, (ranks + kMaxMatrixCells - 1) / kMaxMatrixCells);
   out << "<p class=\"note\">Bytes sent from the row's rank" << (group > 1 ? "s" : "") << " to the column's over the whole run"
       << (group > 1 ? ", " + std::to_string(group) + " consecutive ranks to a cell (the JSON and CSV have every pair)" : std::string())
@@ -105,8 +106,9 @@ void writeMatrix(const CommMatrix& m, Page& page) {
                  .format = [](double v) { return fmt::bytes(static_cast<uint64_t>(v)); }};
   const size_t cells = (ranks + group - 1) / group;
   h.values.assign(cells, std::vector<double>(cells, 0.0));
-  for (size_t src = 0; src < ranks; ++src)
-    for (size_t dst = 0; dst < ranks; ++dst) h.values[src / group][dst / group] += static_cast<double>(m.bytes[src][dst]);
+  for (const MatrixSlice& slice : m.slices)
+    if (slice.label == "all")
+      for (const MatrixCell& c : slice.cells) h.values[static_cast<size_t>(c.src) / group][static_cast<size_t>(c.dst) / group] += static_cast<double>(c.bytes);
   h.row_labels = h.col_labels = numberedLabels(cells, [&](size_t i) {
     const size_t first = i * group, last = std::min(ranks, first + group) - 1;
     return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);

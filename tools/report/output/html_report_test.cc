@@ -70,10 +70,10 @@ TEST(HtmlReport, DrawsTheMatrixAndLatenessHeatmapsAndOneBandwidthPlotPerFunc) {
 // the page of a big run stays small; the JSON and CSV keep every pair.
 TEST(HtmlReport, ABigRunsMatrixGroupsConsecutiveRanks) {
   Report r = testutil::sampleReport();
-  r.matrix.ranks = 300;
-  r.matrix.bytes.assign(300, std::vector<uint64_t>(300, 0));
-  r.matrix.bytes[4][7] = 1 << 20;
-  r.matrix.bytes[5][8] = 1 << 20;  // the same cell: ranks 3-5 to 6-8
+  r.matrix.ranks = 300;  // drawn from the "all" slice's cells: a run this big has no dense grid
+  r.matrix.dense = false;
+  r.matrix.bytes.clear();
+  r.matrix.slices = {{"all", 0, "", {{4, 7, 1u << 20, 0, 4, 262.1, false}, {5, 8, 1u << 20, 0, 4, 262.1, false}}}};  // one cell: 3-5 to 6-8
   const std::string page = html(r);
   EXPECT_EQ(count(page, "<title>sender rank"), 100u * 100u);
   EXPECT_NE(page.find("<title>sender rank 3-5, receiver rank 6-8: 2 MiB</title>"), std::string::npos);

@@ -250,9 +250,13 @@ void writeJson(const Report& r, std::ostream& out) {
   });
   doc.object("matrix", [&](PrettyObject& m) {
     m.field("ranks", r.matrix.ranks);
-    m.array("bytes", r.matrix.bytes, self);
-    m.array("p2p_bytes", r.matrix.p2p_bytes, self);
-    m.array("time_us", r.matrix.time_us, self);
+    if (r.matrix.dense) {
+      m.array("bytes", r.matrix.bytes, self);
+      m.array("p2p_bytes", r.matrix.p2p_bytes, self);
+      m.array("time_us", r.matrix.time_us, self);
+    } else {
+      for (const char* grid : {"bytes", "p2p_bytes", "time_us"}) m.field(grid, Json(nullptr));
+    }
     m.field("model", r.matrix.model);
     m.array("slices", r.matrix.slices, matrixSliceJson);
   });

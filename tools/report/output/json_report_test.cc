@@ -88,6 +88,21 @@ TEST(JsonReport, MatrixRowsAreSenders) {
   EXPECT_EQ(m.at("slices")[0].at("cells")[0].at("measured"), false);
 }
 
+// Past kMaxDenseRanks there are no grids: null, and the cells in the slices.
+TEST(JsonReport, ABigRunsMatrixIsItsSlicesAlone) {
+  Report r = testutil::sampleReport();
+  r.matrix.ranks = 16384;
+  r.matrix.dense = false;
+  r.matrix.bytes.clear();
+  r.matrix.p2p_bytes.clear();
+  r.matrix.time_us.clear();
+  const nlohmann::json m = reportJson(r).at("matrix");
+  EXPECT_TRUE(m.at("bytes").is_null());
+  EXPECT_TRUE(m.at("p2p_bytes").is_null());
+  EXPECT_TRUE(m.at("time_us").is_null());
+  EXPECT_EQ(m.at("slices")[0].at("cells").size(), 2u);
+}
+
 TEST(JsonReport, OverlapWithoutComputeRecordsGivesTheReasonNotZeros) {
   const nlohmann::json overlap = reportJson(testutil::sampleReport()).at("overlap");
   ASSERT_EQ(overlap.size(), 2u);
