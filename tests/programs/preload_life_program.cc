@@ -29,6 +29,7 @@
 //                         limit does not bind root), record, return N: no thread can start
 //     little-memory N     under an address-space limit of what it uses plus 64 MiB, record
 //                         from 200 threads at once (small stacks of their own), return N
+//     many-comms N        record one collective on each of N communicators of its own
 //     short-threads N     record one collective from each of N threads in turn, each
 //                         exiting after it; print "peak_rss_mb M" (VmHWM) and return 0
 //
@@ -44,6 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -220,6 +222,15 @@ int forkChildrenThatExitAtOnce(int children, bool finalize) {
   return 0;
 }
 
+// Paced as a job makes communicators (1,000 every 50 ms), so that the ring keeps up.
+int recordOnManyComms(int comms) {
+  for (int i = 0; g_plugin != nullptr && i < comms; ++i) {
+    if (void* context = openContext(kChildComm + 1 + static_cast<uint64_t>(i))) recordColls(context, 0, 1);
+    if (i % 1000 == 999) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
 int reportVariablesAfterDlopen(const char* path) {
   if (!dlopenPlugin(path)) return 2;
   recordBurst(kParentComm, 0);
@@ -242,6 +253,7 @@ int main(int argc, char** argv) {
 
   if (mode == "siginfo-handler") installSiginfoHandler();  // before recording starts, so commtrace chains to it
   g_plugin = static_cast<const ProfilerV5*>(dlsym(RTLD_DEFAULT, "ncclProfiler_v5"));
+  if (mode == "many-comms") return recordOnManyComms(argInt(argc, argv, 2));
   if (mode == "no-threads") return recordWithoutThreads(argInt(argc, argv, 2));
   if (mode == "little-memory") return recordWithLittleMemory(argInt(argc, argv, 2));
   if (mode == "short-threads") return recordFromShortThreads(static_cast<size_t>(argInt(argc, argv, 2)));

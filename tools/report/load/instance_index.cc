@@ -18,16 +18,23 @@ InstanceIndex::Dense& InstanceIndex::denseOf(const Key& key) {
 }
 
 bool InstanceIndex::inDenseRange(const Dense& dense, uint64_t n) {
-  return n < dense.size() * kBlockSlots + kMaxDenseStep;
+  return n < dense.blocks.size() * kBlockSlots + kMaxDenseStep;
+}
+
+uint32_t* InstanceIndex::fewSlot(Dense& dense, uint64_t n) {
+  for (auto& [at, instance] : dense.few)
+    if (at == n) return &instance;
+  return nullptr;
 }
 
 uint32_t InstanceIndex::find(const Key& key) {
-  const Dense& dense = denseOf(key);
-  const uint64_t b = key.n / kBlockSlots;
-  if (b < dense.size()) {
-    if (dense[b].retired) return kClosed;
-    if (dense[b].block != nullptr && dense[b].block->slots[key.n % kBlockSlots] != kNone)
-      return dense[b].block->slots[key.n % kBlockSlots];
+  Dense& dense = denseOf(key);
+  if (!dense.in_blocks) {
+    if (const uint32_t* slot = fewSlot(dense, key.n)) return *slot;
+  } else if (const uint64_t b = key.n / kBlockSlots; b < dense.blocks.size()) {
+    const BlockRef& ref = dense.blocks[b];
+    if (ref.retired) return kClosed;
+    if (ref.block != nullptr && ref.block->slots[key.n % kBlockSlots] != kNone) return ref.block->slots[key.n % kBlockSlots];
   }
   if (sparse_.empty()) return kNone;
   const auto it = sparse_.find(key);
@@ -36,25 +43,47 @@ uint32_t InstanceIndex::find(const Key& key) {
 
 void InstanceIndex::store(const Key& key, uint32_t instance) {
   Dense& dense = denseOf(key);
+  if (!dense.in_blocks && dense.few.size() < kFew) {
+    dense.few.emplace_back(key.n, instance);
+    return;
+  }
+  if (!dense.in_blocks) takeBlocks(dense, key);
+  storeInBlocks(dense, key, instance);
+}
+
+void InstanceIndex::takeBlocks(Dense& dense, const Key& key) {
+  dense.in_blocks = true;
+  for (const auto& [n, instance] : dense.few) storeInBlocks(dense, {key.comm, key.func, n}, instance);
+  dense.few = {};
+}
+
+// A closed instance stored here (moved from the few) counts toward its block's retirement.
+void InstanceIndex::storeInBlocks(Dense& dense, const Key& key, uint32_t instance) {
   if (!inDenseRange(dense, key.n)) {
     sparse_[key] = instance;
     return;
   }
   const uint64_t b = key.n / kBlockSlots;
-  if (b >= dense.size()) dense.resize(b + 1);
-  BlockRef& ref = dense[b];
+  if (b >= dense.blocks.size()) dense.blocks.resize(b + 1);
+  BlockRef& ref = dense.blocks[b];
   if (ref.block == nullptr) {
     ref.block = std::make_unique<Block>();
     ++live_blocks_;
   }
   ref.block->slots[key.n % kBlockSlots] = instance;
+  if (instance == kClosed) ++ref.block->closed;
 }
 
 void InstanceIndex::close(const Key& key) {
   Dense& dense = denseOf(key);
-  const uint64_t b = key.n / kBlockSlots;
-  if (b < dense.size() && dense[b].block != nullptr && dense[b].block->slots[key.n % kBlockSlots] != kNone) {
-    BlockRef& ref = dense[b];
+  if (!dense.in_blocks) {
+    if (uint32_t* slot = fewSlot(dense, key.n)) {
+      *slot = kClosed;
+      return;
+    }
+  } else if (const uint64_t b = key.n / kBlockSlots;
+             b < dense.blocks.size() && dense.blocks[b].block != nullptr && dense.blocks[b].block->slots[key.n % kBlockSlots] != kNone) {
+    BlockRef& ref = dense.blocks[b];
     ref.block->slots[key.n % kBlockSlots] = kClosed;
     if (++ref.block->closed < kBlockSlots) return;
     ref.block.reset();

@@ -5,7 +5,9 @@
 // instances still open, not the run's length (a vector of every instance ever seen took
 // 4 bytes each: 80 MB for a 64-rank run of a million steps). A value far beyond what has
 // been seen (damage, a foreign counter) goes to a hash map instead of growing the blocks
-// without bound.
+// without bound. A (communicator, func) starts with a short list and takes blocks only past
+// kFew instances: a file of 100,000 communicators with an op each held a 4 KB block for
+// each (400 MB).
 #pragma once
 
 #include <array>
@@ -54,7 +56,12 @@ class InstanceIndex {
     std::unique_ptr<Block> block;  // null: untouched, or retired
     bool retired = false;          // every slot closed, the block freed
   };
-  using Dense = std::vector<BlockRef>;
+  static constexpr size_t kFew = 32;
+  struct Dense {
+    std::vector<BlockRef> blocks;
+    std::vector<std::pair<uint64_t, uint32_t>> few;  // (n, instance) until the blocks are taken
+    bool in_blocks = false;
+  };
   struct PerComm {
     std::vector<Dense> by_func_seq;  // [func][seq / kBlockSlots]
     Dense by_op_index;
@@ -67,6 +74,11 @@ class InstanceIndex {
 
   Dense& denseOf(const Key& key);
   static bool inDenseRange(const Dense& dense, uint64_t n);
+  // The slot of n in the few, or null.
+  static uint32_t* fewSlot(Dense& dense, uint64_t n);
+  // Past kFew: the few moved into blocks.
+  void takeBlocks(Dense& dense, const Key& key);
+  void storeInBlocks(Dense& dense, const Key& key, uint32_t instance);
 
   std::vector<PerComm> comms_;
   std::unordered_map<Key, uint32_t, KeyHash> sparse_;

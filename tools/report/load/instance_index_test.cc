@@ -80,5 +80,26 @@ TEST(InstanceIndex, AFarValueIsKeptAsideAndStillFound) {
   EXPECT_EQ(index.find({0, 1, near_far}), InstanceIndex::kClosed);
 }
 
+// A communicator with few ops (a file of 100,000 communicators with one each) takes no block:
+// each took a 4 KB block before, 400 MB for that file. Past kFew instances it takes blocks,
+// and what it held in its list is found there.
+TEST(InstanceIndex, ACommunicatorWithFewOpsTakesNoBlock) {
+  InstanceIndex index;
+  for (uint32_t comm = 0; comm < 100'000; ++comm) {
+    index.store({comm, 1, 0}, comm);
+    index.close({comm, 1, 0});
+  }
+  EXPECT_EQ(index.heldSlots(), 0u);
+  EXPECT_EQ(index.find({99'999, 1, 0}), InstanceIndex::kClosed);
+  EXPECT_EQ(index.find({99'999, 1, 1}), InstanceIndex::kNone);
+
+  for (uint64_t seq = 0; seq < 100; ++seq) index.store({7, 2, seq}, static_cast<uint32_t>(seq));
+  index.close({7, 2, 3});
+  EXPECT_EQ(index.heldSlots(), 1024u) << "past the few: one block";
+  EXPECT_EQ(index.find({7, 2, 3}), InstanceIndex::kClosed);
+  EXPECT_EQ(index.find({7, 2, 31}), 31u) << "moved from the list";
+  EXPECT_EQ(index.find({7, 2, 99}), 99u);
+}
+
 }  // namespace
 }  // namespace commtrace::report

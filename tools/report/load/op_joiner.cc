@@ -35,7 +35,6 @@ OpJoiner::OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, Joined
       identity_(std::move(processes)),
       rank_from_comm_info_(identity_.size(), -1),
       places_(identity_.size()),
-      last_place_(identity_.size(), 0),
       unplaced_(identity_.size(), 0),
       duplicates_(identity_.size(), 0),
       implausible_(identity_.size(), 0) {}
@@ -44,7 +43,6 @@ int OpJoiner::addProcess(ProcessIdentity identity) {
   identity_.push_back(identity);
   rank_from_comm_info_.push_back(-1);
   places_.emplace_back();
-  last_place_.push_back(0);
   unplaced_.push_back(0);
   duplicates_.push_back(0);
   implausible_.push_back(0);
@@ -100,20 +98,34 @@ void OpJoiner::addCommInfo(int process, const CommInfoRow& info) {
   }
   if (comm.global_ranks[r] < 0) comm.global_ranks[r] = global_rank >= 0 ? global_rank : identity_[p].header_rank;
   if (comm.processes[r] < 0) comm.processes[r] = process;
-  places_[p].push_back({info.comm_id, index, info.rank});
+  places_[p].add({info.comm_id, index, info.rank});
 }
 
-const OpJoiner::Place* OpJoiner::placeOf(int process, uint64_t comm_id) {
-  const size_t p = static_cast<size_t>(process);
-  std::vector<Place>& places = places_[p];
-  if (last_place_[p] < places.size() && places[last_place_[p]].comm_id == comm_id) return &places[last_place_[p]];
-  for (size_t i = 0; i < places.size(); ++i) {
-    if (places[i].comm_id == comm_id) {
-      last_place_[p] = i;
-      return &places[i];
+const OpJoiner::Place* OpJoiner::placeOf(int process, uint64_t comm_id) { return places_[static_cast<size_t>(process)].find(comm_id); }
+
+const OpJoiner::Place* OpJoiner::Places::find(uint64_t comm_id) {
+  if (last_ < list_.size() && list_[last_].comm_id == comm_id) return &list_[last_];
+  if (list_.size() > kScanned) {
+    const auto it = index_.find(comm_id);
+    if (it == index_.end()) return nullptr;
+    last_ = it->second;
+    return &list_[last_];
+  }
+  for (size_t i = 0; i < list_.size(); ++i) {
+    if (list_[i].comm_id == comm_id) {
+      last_ = i;
+      return &list_[i];
     }
   }
   return nullptr;
+}
+
+void OpJoiner::Places::add(const Place& place) {
+  list_.push_back(place);
+  if (list_.size() <= kScanned) return;
+  if (index_.empty())
+    for (size_t i = 0; i + 1 < list_.size(); ++i) index_.emplace(list_[i].comm_id, static_cast<uint32_t>(i));
+  index_.emplace(place.comm_id, static_cast<uint32_t>(list_.size() - 1));
 }
 
 uint32_t OpJoiner::openInstance(const CollRow& row, uint32_t comm) {
@@ -254,7 +266,7 @@ void OpJoiner::resolveRanks() {
   for (size_t p = 0; p < run_.processes.size(); ++p) {
     int& rank = run_.processes[p].rank;
     if (rank < 0) rank = rank_from_comm_info_[p];
-    for (const Place& place : places_[p]) {
+    for (const Place& place : places_[p].all()) {
       if (rank < 0 && run_.comms[place.comm].size == world) rank = place.rank;
     }
   }
@@ -284,7 +296,7 @@ bool OpJoiner::seatInOnlyOpenSeat(int process, uint64_t comm_id) {
   if (std::count(comm.processes.begin(), comm.processes.end(), -1) != 1) return false;
   const auto seat = std::find(comm.processes.begin(), comm.processes.end(), -1);
   *seat = process;
-  places_[static_cast<size_t>(process)].push_back({comm_id, it->second, static_cast<int32_t>(seat - comm.processes.begin())});
+  places_[static_cast<size_t>(process)].add({comm_id, it->second, static_cast<int32_t>(seat - comm.processes.begin())});
   return true;
 }
 

@@ -61,6 +61,21 @@ class OpJoiner {
     uint32_t comm;  // index into run.comms
     int32_t rank;
   };
+  // A process's seats. Found by a scan from the last hit while few (a process is in a handful
+  // of communicators), by a hash past kScanned: a file of 100,000 communicators took 15 s of
+  // scans to join.
+  class Places {
+   public:
+    static constexpr size_t kScanned = 16;
+    const Place* find(uint64_t comm_id);
+    void add(const Place& place);
+    const std::vector<Place>& all() const { return list_; }
+
+   private:
+    std::vector<Place> list_;
+    size_t last_ = 0;
+    std::unordered_map<uint64_t, uint32_t> index_;  // comm_id -> position in list_, past kScanned
+  };
   struct OpenColl {
     CollInstance instance;
     std::vector<MemberView> seats;
@@ -99,8 +114,7 @@ class OpJoiner {
   std::vector<ProcessIdentity> identity_;
   std::vector<int> rank_from_comm_info_;  // per process: a comm info's global_rank, -1 if none
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> comm_index_;  // (restart, comm id) -> comm
-  std::vector<std::vector<Place>> places_;                        // per process
-  std::vector<size_t> last_place_;                                // per process: the last hit
+  std::vector<Places> places_;                                    // per process
   InstanceIndex instances_;                 // -> index into open_colls_
   std::vector<OpenColl> open_colls_;        // slots, reused through free_colls_
   std::vector<uint32_t> free_colls_;
