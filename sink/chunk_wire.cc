@@ -134,7 +134,7 @@ bool readPacked(Input& in, std::vector<uint64_t>& out) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
   const uint8_t* const end = p + length;
   for (uint64_t v = 0; p < end; out.push_back(valueOf(F, v)))
-    if ((p = decodeVarint(p, end, v)) == nullptr) return false;
+    if (out.size() >= kMaxChunkRows || (p = decodeVarint(p, end, v)) == nullptr) return false;
   return in.Skip(static_cast<int>(length));
 }
 

@@ -16,6 +16,11 @@
 
 namespace commtrace {
 
+// The most values a column, and records a chunk, may have: 64 times what the writer puts in
+// one chunk (16,384 records). A chunk claiming more is damage, refused before it costs memory
+// (8 MB of packed zeros read as 8M rows held 1.5 GB).
+inline constexpr size_t kMaxChunkRows = size_t{1} << 20;
+
 // One table of a chunk as written: its columns indexed like its schema::Table's columns.
 struct WireTable {
   struct Sparse {  // a SparseColumn entry

@@ -515,8 +515,12 @@ bool TraceReader::decodeTables(WireChunk& chunk, DecodedChunk& out, std::string&
     // Reused by the thread's every table: a live collector decodes a thousand small chunks a
     // second, and a fresh one was five allocations per table of each.
     thread_local ShapeTable shapes;
-    if (!expandColumns(wire, t, columns.rows, columns.shapes, why) ||
-        !buildShapes(t, columns, file_id_of_local, shapes, why) ||
+    if (!expandColumns(wire, t, columns.rows, columns.shapes, why)) return false;
+    if (out.records.size() + columns.rows > kMaxChunkRows) {
+      why = "more than " + std::to_string(kMaxChunkRows) + " records in one chunk, far more than a writer puts in one";
+      return false;
+    }
+    if (!buildShapes(t, columns, file_id_of_local, shapes, why) ||
         !decodeRows(t, columns, shapes, file_id_of_local, out.records, why)) {
       return false;
     }

@@ -143,6 +143,27 @@ TEST(ReaderCorruption, DensePlantedFrameHeadersAreGivenUpInBoundedTime) {
   EXPECT_NE(back.reader->issues().back().message.find("too dense"), std::string::npos) << back.reader->issues().back().message;
 }
 
+// A chunk of more records than kMaxChunkRows (8 MB of packed zeros read as 8M rows held
+// 1.5 GB in dump) is damage: refused, the chunks around it read.
+TEST(ReaderCorruption, AChunkOfMoreRecordsThanAnyWriterMakesIsRefused) {
+  TempDir dir;
+  RecordSlot tiny{}, other{};
+  tiny.kind = RecordKind::kClockSample;
+  other.kind = RecordKind::kDropSummary;
+  std::vector<RecordSlot> huge(kMaxChunkRows / 2 + 1, tiny);  // two tables, each under the limit, more than it together
+  huge.insert(huge.end(), kMaxChunkRows / 2 + 1, other);
+  const std::vector<std::vector<RecordSlot>> chunks = {{tiny}, huge, {tiny}};
+  const BuiltTrace built = testing::buildTrace(chunks);
+  const std::string path = testing::pathIn(dir, "huge.ctrace");
+  testing::writeFile(path, built.bytes);
+  ReadBack back = testing::readTrace(path);
+  ASSERT_TRUE(back.opened) << back.error;
+  ASSERT_EQ(back.reader->issues().size(), 1u);
+  EXPECT_NE(back.reader->issues()[0].message.find("more than 1048576 records in one chunk"), std::string::npos)
+      << back.reader->issues()[0].message;
+  expectChunks(built, back, {0, 2});
+}
+
 TEST(ReaderCorruption, EveryFlippedByteIsReportedAndCostsOnlyItsChunkAndThoseNamedInIt) {
   TempDir dir;
   const BuiltTrace built = smallTrace();
