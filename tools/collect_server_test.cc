@@ -62,6 +62,16 @@ class RunningServer {
   std::thread thread_;
 };
 
+// Keys the sender and pumps it until the collector has greeted it (a few ms on loopback).
+bool connectWith(DigestSender& sender, const collect::LinkKey& key) {
+  sender.setKey(key, nowNs());
+  for (int tries = 0; !sender.ready() && tries < 2000; ++tries) {
+    sender.pump(nowNs());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return sender.ready();
+}
+
 // Offers each message once the sender is connected (a few ms on loopback); false if it never was.
 bool sendAll(DigestSender& sender, const std::vector<std::vector<uint8_t>>& messages) {
   sender.setKey(kKey, nowNs());
@@ -159,11 +169,7 @@ TEST(CollectServer, ASenderWithAnotherKeyLeavesNothingButOneLine) {
   RunningServer server(dir.path());
   const testing::BuiltTrace trace = testing::buildTrace({{}});
   DigestSender sender({.host = "127.0.0.1", .port = server.port()});
-  sender.setKey(collect::keyFromToken("another-job"), nowNs());
-  for (int tries = 0; !sender.ready() && tries < 2000; ++tries) {
-    sender.pump(nowNs());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  ASSERT_TRUE(connectWith(sender, collect::keyFromToken("another-job")));
   ASSERT_TRUE(sender.offer(trace.bytes, nowNs()));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   server.stopServing();
@@ -180,11 +186,7 @@ TEST(CollectServer, ASenderWithAnotherKeySaysItWasRefusedAndWhy) {
   RunningServer server(dir.path());
   const testing::BuiltTrace trace = testing::buildTrace({{}});
   DigestSender sender({.host = "127.0.0.1", .port = server.port()});
-  sender.setKey(collect::keyFromToken("another-job"), nowNs());
-  for (int tries = 0; !sender.ready() && tries < 2000; ++tries) {
-    sender.pump(nowNs());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  ASSERT_TRUE(connectWith(sender, collect::keyFromToken("another-job")));
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(sender.offer(trace.bytes, nowNs()));
   for (int i = 0; i < 100 && sender.ready(); ++i) {
