@@ -195,9 +195,9 @@ int main(int argc, char** argv) {
   report->add_option("--from", report_from,
                      "only the ops that started at or after this time: how long after the run's first process started "
                      "recording (90s, 2min), a UTC time (2026-11-27 06:31:02, as the report's 'time' line prints it), a "
-                     "UTC time of day (06:31:02), or where a step begins (step:100: the lowest rank's steps counted from 0 "
+                     "UTC time of day (06:31:02, on the day nearest the run's start), or where a step begins (step:100: the lowest rank's steps counted from 0 "
                      "as the overlap table counts them, its NVTX step ranges or else as its op sequence repeats). Kernel "
-                     "totals still cover the whole run");
+                     "totals still cover the whole run. A window that holds no op is said so, with exit status 1");
   report->add_option("--to", report_to, "only the ops that started before this time (as --from; --to step:N ends before step N)");
 
   commtrace::tools::DiffOptions diff_options;

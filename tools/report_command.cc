@@ -96,7 +96,14 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   }
   Report r;
   if (!analyseRun(options, r, err)) return 1;
-  return writeReport(r, options, out, err) ? 0 : 1;
+  if (!writeReport(r, options, out, err)) return 1;
+  // The report says so among its findings; the exit status says so to a script.
+  for (const report::FindingRow& f : r.finding_details)
+    if (f.kind == "empty_window") {
+      err << "commtrace: " << f.finding << " Nothing was analysed.\n";
+      return 1;
+    }
+  return 0;
 }
 
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err) {

@@ -147,6 +147,25 @@ TEST_F(ReportCliOnDemo, JsonIsValidAndComplete) {
   }
 }
 
+// A time of day a moment before the run's first op is the run's day: it read as the next day,
+// and the window held nothing with exit status 0. A window that holds no op says so and
+// exits 1, the report still written.
+TEST_F(ReportCliOnDemo, ATimeOfDayIsTheRunsDayAndAnEmptyWindowExitsOne) {
+  const ProgramResult whole = run({"report", runDir(), "--format", "json"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const nlohmann::json run_json = nlohmann::json::parse(whole.out).at("run");
+  const std::string first_op = run_json.at("first_op_utc");  // 2026-11-29T05:18:03.979123Z
+  const std::string second = first_op.substr(11, 8);           // 05:18:03, before the first op
+  const ProgramResult from = run({"report", runDir(), "--format", "json", "--from", second});
+  ASSERT_EQ(from.exit_code, 0) << from.err;
+  EXPECT_EQ(nlohmann::json::parse(from.out).at("run").at("ops"), run_json.at("ops")) << "every op is after " << second;
+
+  const ProgramResult empty = run({"report", runDir(), "--from", "1000s"});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.err.find("commtrace: No op started in the --from/--to window; the run's ops ran from "), std::string::npos) << empty.err;
+  EXPECT_NE(empty.out.find("No op started in the --from/--to window"), std::string::npos) << "the report is still written";
+}
+
 TEST_F(ReportCliOnDemo, ProgressGoesToStderrWhenAsked) {
   const ProgramResult shown = run({"report", runDir(), "--format", "json", "--progress", "always"});
   ASSERT_EQ(shown.exit_code, 0) << shown.err;

@@ -16,9 +16,14 @@ uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns) {
     case TimePoint::Kind::kSinceStart: return run_start_utc_ns + static_cast<uint64_t>(point.ns);
     case TimePoint::Kind::kUtc: return static_cast<uint64_t>(point.ns);
     case TimePoint::Kind::kTimeOfDay: {
+      // On the day that puts it nearest the run's start: a second before the start is that
+      // day (it read as the next day, and the window held nothing), 00:10 in a run started
+      // at 23:50 the next.
       const uint64_t midnight = run_start_utc_ns - run_start_utc_ns % kDayNs;
-      const uint64_t at = midnight + static_cast<uint64_t>(point.ns);
-      return at < run_start_utc_ns ? at + kDayNs : at;  // a run that went past midnight
+      const int64_t at = static_cast<int64_t>(midnight) + point.ns;
+      const int64_t start = static_cast<int64_t>(run_start_utc_ns);
+      if (at - start > kDayNs / 2 && at >= kDayNs) return static_cast<uint64_t>(at - kDayNs);
+      return static_cast<uint64_t>(start - at > kDayNs / 2 ? at + kDayNs : at);
     }
   }
   return 0;

@@ -20,7 +20,7 @@ struct TimePoint {
     kUnset,
     kSinceStart,  // ns after the run's first process started recording (its header's start)
     kUtc,         // CLOCK_REALTIME ns
-    kTimeOfDay,   // ns since midnight UTC, on the day the run started (or the next, if earlier)
+    kTimeOfDay,   // ns since midnight UTC, on the day that puts it nearest the run's start
     kStep,        // ns holds a step number: where the reference process's inferred step begins
   };
   Kind kind = Kind::kUnset;

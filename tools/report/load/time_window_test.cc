@@ -26,6 +26,13 @@ TEST(TimeWindow, EndsResolveOnTheRunsClock) {
   // 22:30:00 on the run's first day; 01:00:00 is past midnight, the next day.
   EXPECT_EQ(resolveTimePoint({Kind::kTimeOfDay, (22 * 3600 + 30 * 60) * kSecond}, kStart), kStart + (16 * 60 + 40) * kSecond);
   EXPECT_EQ(resolveTimePoint({Kind::kTimeOfDay, 3600 * kSecond}, kStart), kStart + (2 * 3600 + 46 * 60 + 40) * kSecond);
+  // A second before the run's start is that day, not the next (it read as the next day, and
+  // `--from 05:18:03` on a run begun at 05:18:03.979 held nothing).
+  EXPECT_EQ(resolveTimePoint({Kind::kTimeOfDay, (22 * 3600 + 13 * 60 + 19) * kSecond}, kStart), kStart - kSecond);
+  EXPECT_EQ(resolveTimePoint({Kind::kTimeOfDay, (22 * 3600 + 13 * 60 + 20) * kSecond}, kStart), kStart);
+  // A run begun just after midnight: 23:59 is the day before.
+  const uint64_t after_midnight = kStart + (1 * 3600 + 46 * 60 + 40 + 30) * kSecond;  // 00:00:30 the next day
+  EXPECT_EQ(resolveTimePoint({Kind::kTimeOfDay, (23 * 3600 + 59 * 60) * kSecond}, after_midnight), after_midnight - 90 * kSecond);
   const TimeWindow open_end = resolveWindow({.from = {Kind::kSinceStart, kSecond}, .to = {}}, kStart);
   EXPECT_EQ(open_end.from_utc_ns, kStart + kSecond);
   EXPECT_EQ(open_end.to_utc_ns, UINT64_MAX);
