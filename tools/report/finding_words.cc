@@ -70,6 +70,15 @@ std::string dropsWords(const std::vector<std::pair<int, uint64_t>>& drops) {
   return out.empty() ? out : out + ")";
 }
 
+// Open files changed after their writer stopped: not a process's end but the file's.
+std::string cutShort(const RunSummary& run) {
+  const int n = run.files_cut_short;
+  if (n == 0) return "";
+  return " " + std::to_string(n) + (n == 1 ? " of them was" : " of them were") +
+         " modified well after the last chunk it holds was written: cut short or changed after its writer stopped (a copy gone "
+         "wrong, a full disk), whatever became of the process.";
+}
+
 // Files of processes whose _exit the library could not see, which end unclosed without a kill.
 std::string exitUnseen(const RunSummary& run) {
   const int n = run.files_left_open_exit_unseen;
@@ -93,7 +102,8 @@ struct Words {
     const RunSummary& run = *f.run;
     if (row.kind == "left_open")
       return "Left open: " + fmt::processesOf(run.ranks_left_open) + " stopped writing their trace files without closing them (last written " +
-             fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles." + exitUnseen(run);
+             fmt::utcTime(run.left_open_last_written_utc_ns) + "): the process was killed, crashed, hangs or idles." + cutShort(run) +
+             exitUnseen(run);
     if (row.kind == "still_written") {
       std::string live = "Live: " + std::to_string(run.files_being_written) + " of " + std::to_string(run.processes) +
                          " trace files are still being written; the report covers what they held when read";

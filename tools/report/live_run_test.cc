@@ -102,5 +102,25 @@ TEST(LiveRun, FilesQuietForLongAreLeftOpenAndWhatTheyLackIsAMismatch) {
   }
 }
 
+// A finished run's file cut in half (a copy gone wrong) read as "still being written", 0
+// damaged, while its rank contributed nothing past the cut: its mtime is long after the last
+// chunk it holds, which no live writer's is. Now it is left open, cut short and damaged.
+TEST(LiveRun, AFileCutShortAfterTheRunIsDamagedNotLive) {
+  testutil::TempDir dir;
+  writeRun(dir.path(), 0);
+  const std::string rank2 = fileOfRank(dir.path(), 2);
+  ASSERT_FALSE(rank2.empty());
+  std::filesystem::resize_file(rank2, std::filesystem::file_size(rank2) / 2);
+  const Report r = reportOf(dir.path());
+  EXPECT_EQ(r.run.files_being_written, 0);
+  EXPECT_EQ(r.run.files_left_open, 1);
+  EXPECT_EQ(r.run.files_cut_short, 1);
+  EXPECT_EQ(r.run.damaged_files, 1);
+  ASSERT_EQ(r.run.problems.size(), 1u);
+  EXPECT_NE(r.run.problems[0].find("cut short or changed after its writer stopped"), std::string::npos) << r.run.problems[0];
+  EXPECT_TRUE(hasFinding(r, "Left open: rank(s) 2 stopped writing"));
+  EXPECT_FALSE(hasFinding(r, "Live:"));
+}
+
 }  // namespace
 }  // namespace commtrace::report

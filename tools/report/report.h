@@ -30,6 +30,7 @@ struct RunSummary {
   int files_being_written = 0;
   int files_left_open = 0;
   int files_left_open_exit_unseen = 0;  // of them, written by a library that could not see an _exit
+  int files_cut_short = 0;              // of them, modified well after their writer stopped (ProcessInfo::modifiedAfterItsWriter)
   std::vector<int> ranks_left_open;
   uint64_t left_open_last_written_utc_ns = 0;
   uint64_t read_utc_ns = 0;  // when the report read the files

@@ -91,6 +91,18 @@ struct ProcessInfo {
   bool exit_unseen = false;      // FileHeader.exit_unseen: its writer could not see an _exit
   uint64_t modified_utc_ns = 0;  // the file's mtime when it was read
   uint32_t flush_period_ms = 0;  // how often its flusher wakes
+  uint64_t heartbeat_utc_ns = 0;  // its latest clock sample (CLOCK_REALTIME): how far its writer got; 0: none
+  bool torn_tail = false;         // it ends inside a frame
+  // Modified well after the last chunk it holds was written: its writer writes a chunk, clock
+  // sample first, at least every second, so its file's mtime trails its last sample by a flush;
+  // a file cut short (a copy gone wrong, truncate, a full disk's partial copy) or rewritten by
+  // anything else is modified later than that. Such an open file is no live process's.
+  bool modifiedAfterItsWriter() const {
+    const uint64_t slack_ns = 2'000'000'000ull + 2ull * flush_period_ms * 1'000'000ull;
+    return writtenUtc() != 0 && modified_utc_ns > writtenUtc() + slack_ns;
+  }
+  // How far its writer got, as the file says: its latest clock sample, else its start.
+  uint64_t writtenUtc() const { return std::max(heartbeat_utc_ns, start_utc_ns); }
   // Open and written to lately, as of utc_ns: its process is alive and recording. A live
   // flusher writes a chunk each period it has records for; an open file quiet for ten
   // periods (at least 10 s) belongs to a process that was killed, crashed, hangs or idles.
@@ -99,7 +111,8 @@ struct ProcessInfo {
   bool beingWritten(uint64_t utc_ns, uint64_t last_close_utc_ns) const {
     const uint64_t quiet_ns = std::max<uint64_t>(10'000'000'000ull, 10ull * flush_period_ms * 1'000'000ull);
     const uint64_t flushes_ns = 2ull * std::max<uint32_t>(flush_period_ms, 1) * 1'000'000ull;
-    return file_state == FileState::kOpen && utc_ns < modified_utc_ns + quiet_ns && last_close_utc_ns <= modified_utc_ns + flushes_ns;
+    return file_state == FileState::kOpen && utc_ns < modified_utc_ns + quiet_ns && last_close_utc_ns <= modified_utc_ns + flushes_ns &&
+           !modifiedAfterItsWriter();
   }
   // Clock maps from the process's ClockSample records (invalid when it wrote none).
   LinearMap gpu_from_cpu;    // CLOCK_MONOTONIC ns -> this GPU's globaltimer ns

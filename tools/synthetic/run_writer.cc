@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/nccl_vocab.h"
 #include "core/record.h"
 #include "core/string_table.h"
@@ -98,6 +99,10 @@ struct Job {
     return raw / kGpuTickNs * kGpuTickNs;
   }
   uint64_t cpuNs(int node, uint64_t t) const { return 1'000'000'000'000ull + 7'000'000'000ull * static_cast<uint64_t>(node) + t; }
+  // CLOCK_REALTIME of CPU time 0 (every node's). A run still being written is written as of
+  // now: a live writer's clock samples trail its file's mtime by a flush, and a file modified
+  // long after its last sample reads as cut short (ProcessInfo::modifiedAfterItsWriter).
+  uint64_t realtime_base_ns = 1'760'000'000'000'000'000ull;
   uint64_t jitterNs(int rank, uint64_t key) const { return mix(static_cast<uint64_t>(rank) * 0x100000001B3ull ^ key) % kJitterNs; }
   // The straggler computes longer before every collective: it arrives this much later.
   uint64_t straggleNs(int rank) const {
@@ -123,6 +128,7 @@ CommDef makeComm(uint64_t id, std::string name, std::vector<int> members, const 
 Job planJob(const SyntheticRunOptions& options) {
   Job job;
   job.options = options;
+  if (options.in_flight_ops > 0) job.realtime_base_ns = realtimeNs() - job.cpuNs(0, 0);
   const int per_node = std::min(options.ranks_per_node, options.ranks);
   job.options.ranks_per_node = per_node;
   job.nodes = (options.ranks + per_node - 1) / per_node;
@@ -184,7 +190,7 @@ class RankWriter {
     h.identity = {.rank = rank_, .local_rank = rank_ % job_.options.ranks_per_node, .world_size = job_.options.ranks, .job_id = "synthetic-run"};
     h.host = "node" + std::to_string(node_);
     h.pid = 10'000 + rank_;
-    h.start_realtime_ns = 1'760'000'000'000'000'000ull;
+    h.start_realtime_ns = job_.realtime_base_ns;
     h.start_monotonic_ns = job_.cpuNs(node_, 0);
     h.program = "commtrace-synth";
     h.ring_records = 16384;
@@ -211,7 +217,7 @@ class RankWriter {
     if (encoder_.rows() >= kChunkRecords) flushChunk();
   }
 
-  uint64_t cuptiNs(uint64_t t) const { return 1'760'000'000'000'000'000ull + job_.cpuNs(node_, t); }
+  uint64_t cuptiNs(uint64_t t) const { return job_.realtime_base_ns + job_.cpuNs(node_, t); }
 
   // Compute kernels back to back over [from, to) of job time, handed over at a later wake.
   void runKernels(uint64_t from, uint64_t to, SyntheticRunTruth& truth) {
@@ -233,7 +239,7 @@ class RankWriter {
   void flushChunk(bool closing = false) {
     RecordSlot sample{};  // as the flusher does: one clock reading per chunk
     sample.kind = RecordKind::kClockSample;
-    sample.payload.clock_sample = {last_cpu_ns_, 1'760'000'000'000'000'000ull + last_cpu_ns_, 0, 0, -1};
+    sample.payload.clock_sample = {last_cpu_ns_, job_.realtime_base_ns + last_cpu_ns_, 0, 0, -1};
     if (job_.options.kernels_per_collective > 0)
       sample.payload.clock_sample = {last_cpu_ns_, cuptiNs(last_t_ns_), job_.gpuNs(node_, last_t_ns_), cuptiNs(last_t_ns_), 0};
     encoder_.add(sample);

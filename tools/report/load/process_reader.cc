@@ -1,5 +1,6 @@
 #include "tools/report/load/process_reader.h"
 
+#include <cstdio>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -134,6 +135,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       if (s.gpu_ns != 0 && s.cupti_ns != 0) cupti_gpu_samples_.emplace_back(s.cupti_ns, s.gpu_ns);
       if (s.cupti_ns != 0) cpu_cupti_samples_.emplace_back(s.monotonic_ns, s.cupti_ns);
       batch.heartbeat_utc_ns = std::max(batch.heartbeat_utc_ns, s.realtime_ns);
+      heartbeat_utc_ns_ = std::max(heartbeat_utc_ns_, s.realtime_ns);
       break;
     }
     case RecordKind::kInFlight: {
@@ -227,6 +229,21 @@ void ProcessReader::mapClocks(ProcessInfo& info) {
   }
 }
 
+// An open file modified well after its last chunk was written is no live process's file: a
+// copy gone wrong or a truncated file read as "still being written", with 0 damaged, while its
+// rank contributed nothing past the cut.
+void ProcessReader::noteCutShort(ProcessInfo& info) {
+  if (info.file_state != ProcessInfo::FileState::kOpen || !info.modifiedAfterItsWriter()) return;
+  info.damaged = true;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(info.modified_utc_ns - info.writtenUtc()) / 1e9);
+  info.issues.push_back("commtrace: " + info.path + ": modified " + seconds + " s after " +
+                        (info.heartbeat_utc_ns != 0 ? "the last chunk it holds was written" : "it was begun (it holds no whole chunk)") +
+                        (info.torn_tail ? ", and it ends inside a frame" : "") +
+                        ": cut short or changed after its writer stopped (a copy gone wrong, a full disk), not being written; "
+                        "what it holds is read");
+}
+
 void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   describeProcess(reader_.header(), reader_.path(), info);
   info.records = tally_.records();
@@ -237,6 +254,8 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
                     : reader_.state() == TraceReader::State::kOpen ? ProcessInfo::FileState::kOpen
                                                                    : ProcessInfo::FileState::kUnknown;
   info.flush_period_ms = reader_.header().flush_period_ms();
+  info.heartbeat_utc_ns = heartbeat_utc_ns_;
+  info.torn_tail = reader_.tornTail();
   struct stat st{};
   if (stat(info.path.c_str(), &st) == 0)
     info.modified_utc_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
@@ -247,6 +266,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
     info.issues.push_back("commtrace: " + info.path + ": " + std::to_string(reader_.issues().size() - kMaxIssuesKept) +
                           " more damaged places not listed");
   }
+  noteCutShort(info);
   mapClocks(info);
   info.file_bytes = reader_.size();
   info.first_op_utc_ns = utcOf(first_cpu_ns_);

@@ -162,6 +162,7 @@ class ProcessReader {
   void addKernel(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
   void mapClocks(ProcessInfo& info);
+  void noteCutShort(ProcessInfo& info);
   uint64_t utcOf(uint64_t cpu_ns) const;
 
   SharedNames& names_;
@@ -179,6 +180,7 @@ class ProcessReader {
   uint64_t first_gpu_ns_ = 0, last_gpu_ns_ = 0;
   uint64_t first_cpu_ns_ = 0;  // the earliest CPU start of an op read so far
   uint64_t last_cpu_ns_ = 0;  // the latest CPU time of an op read so far
+  uint64_t heartbeat_utc_ns_ = 0;  // the file's latest clock sample
   std::vector<std::pair<uint64_t, uint64_t>> cpu_gpu_samples_, cupti_gpu_samples_;
   std::vector<std::pair<uint64_t, uint64_t>> cpu_cupti_samples_;  // the flusher's (monotonic, CUPTI) readings
   uint64_t compute_kernels_ = 0;

@@ -37,8 +37,10 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
     } else if (p.file_state == ProcessInfo::FileState::kOpen) {
       ++s.files_left_open;
       s.files_left_open_exit_unseen += p.exit_unseen;
+      s.files_cut_short += p.modifiedAfterItsWriter();
       s.ranks_left_open.push_back(p.rank);
-      s.left_open_last_written_utc_ns = std::max(s.left_open_last_written_utc_ns, p.modified_utc_ns);
+      s.left_open_last_written_utc_ns =
+          std::max(s.left_open_last_written_utc_ns, p.modifiedAfterItsWriter() ? p.writtenUtc() : p.modified_utc_ns);
     }
     if (p.last_op_utc_ns != 0) {
       s.first_op_utc_ns = s.first_op_utc_ns == 0 ? p.first_op_utc_ns : std::min(s.first_op_utc_ns, p.first_op_utc_ns);

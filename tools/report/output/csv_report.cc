@@ -59,6 +59,7 @@ CsvTable runTable(const RunSummary& s) {
             {"files_being_written", num(s.files_being_written)},
             {"files_left_open", num(s.files_left_open)},
             {"files_left_open_exit_unseen", num(s.files_left_open_exit_unseen)},
+            {"files_cut_short", num(s.files_cut_short)},
             {"ranks_left_open", num(s.ranks_left_open)},
             {"left_open_last_written_utc", utcCell(s.left_open_last_written_utc_ns)},
             {"missing_ranks", num(s.missing_ranks)},

@@ -52,6 +52,7 @@ Json runJson(const RunSummary& s) {
           {"files_being_written", s.files_being_written},
           {"files_left_open", s.files_left_open},
           {"files_left_open_exit_unseen", s.files_left_open_exit_unseen},
+          {"files_cut_short", s.files_cut_short},
           {"ranks_left_open", s.ranks_left_open},
           {"left_open_last_written_utc", utcOrNull(s.left_open_last_written_utc_ns)},
           {"missing_ranks", s.missing_ranks},
