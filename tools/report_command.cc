@@ -119,11 +119,15 @@ int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err
   out << '\n';
   if (stats.slices_filtered_out > 0) out << "  " << stats.slices_filtered_out << " slices left out by --ranks, --steps, --from or --to\n";
   if (stats.processes_without_steps > 0)
-    out << "  " << stats.processes_without_steps << " processes have none of the steps asked for (no repeating ops or NVTX steps found)\n";
+    out << "  " << stats.processes_without_steps
+        << " processes have none of the steps asked for (they have fewer steps, or none was found: no repeating ops or NVTX steps)\n";
   if (stats.processes_not_aligned > 0)
     out << "  " << stats.processes_not_aligned << " processes could not be aligned: their times count from their own earliest event\n";
   if (stats.ops_without_gpu_times > 0) out << "  " << stats.ops_without_gpu_times << " ops had no GPU times and are not drawn\n";
-  if (stats.slices == 0) out << "  nothing was kept: the trace is empty\n";
+  if (stats.slices == 0) {  // a selection that matches nothing is an answer a script must not take for a trace
+    err << "commtrace: nothing was kept: --ranks, --steps, --from or --to select no slice of the run; " << path << " is empty\n";
+    return 1;
+  }
   out << (encoding == report::TraceEncoding::kProtobuf
               ? "Open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or query it with trace_processor.\n"
               : "Open it in the Perfetto UI (ui.perfetto.dev, \"Open trace file\") or chrome://tracing.\n");

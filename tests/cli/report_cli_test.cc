@@ -248,9 +248,14 @@ TEST_F(ReportCliOnDemo, ExportFiltersByRankAndTime) {
   EXPECT_EQ(slicePids(trace), (std::set<int>{1, 2, 6}));
   EXPECT_NE(r.out.find(" tracks of 3 of 8 processes"), std::string::npos) << r.out;
 
-  const ProgramResult none = run({"export", "--perfetto", runDir(), "--out", trace, "--from", "1000s"});
-  ASSERT_EQ(none.exit_code, 0) << none.err;
-  EXPECT_NE(none.out.find("nothing was kept"), std::string::npos) << none.out;
+  // A selection that keeps nothing exits 1, as the README says (it exited 0 with an empty trace).
+  for (const std::vector<std::string>& nothing : std::vector<std::vector<std::string>>{{"--from", "1000s"}, {"--ranks", "9-12"}, {"--steps", "100-102"}}) {
+    std::vector<std::string> args = {"export", "--perfetto", runDir(), "--out", trace};
+    args.insert(args.end(), nothing.begin(), nothing.end());
+    const ProgramResult none = run(args);
+    EXPECT_EQ(none.exit_code, 1) << nothing[0] << " " << nothing[1] << ": " << none.out << none.err;
+    EXPECT_NE(none.err.find("commtrace: nothing was kept: --ranks, --steps, --from or --to select no slice"), std::string::npos) << none.err;
+  }
 
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
            {"--ranks", "x"}, {"--steps", "3-1"}, {"--from", "5"}, {"--from", "2s", "--to", "1s"}}) {
