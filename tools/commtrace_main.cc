@@ -5,6 +5,9 @@
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -18,6 +21,15 @@
 #include "tools/settings_table.h"
 
 namespace {
+
+// `report --out r.html` without --format: the page, not text in a file named .html.
+commtrace::tools::ReportFormat formatOfFile(const std::string& out, commtrace::tools::ReportFormat otherwise) {
+  std::string ext = std::filesystem::path(out).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".html" || ext == ".htm") return commtrace::tools::ReportFormat::kHtml;
+  if (ext == ".json") return commtrace::tools::ReportFormat::kJson;
+  return otherwise;
+}
 
 using commtrace::tools::ProgressMode;
 using commtrace::tools::ReportFormat;
@@ -190,7 +202,9 @@ int main(int argc, char** argv) {
   addNamedOption(report, "--format", report_format, kFormats,
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
-  report->add_option("--out", report_options.out, "write to this file (text, json, html) or directory (csv) instead of stdout");
+  report->add_option("--out", report_options.out,
+                     "write to this file (text, json, html) or directory (csv) instead of stdout; without --format, a file "
+                     "named .html, .htm or .json is written in that format");
   std::string report_from, report_to;
   report->add_option("--from", report_from,
                      "only the ops that started at or after this time: how long after the run's first process started "
@@ -322,6 +336,7 @@ int main(int argc, char** argv) {
   if (*demo) return commtrace::tools::runDemo(demo_options, std::cout, std::cerr);
   if (*report) {
     report_options.format = kFormats.at(report_format);
+    if (report->get_option("--format")->count() == 0) report_options.format = formatOfFile(report_options.out, report_options.format);
     report_options.progress = kProgressModes.at(report_progress);
     if (!stepRuleFrom(report_step_range, report_options.step_rule)) return 2;
     if (!timePointFrom("--from", report_from, report_options.window.from) || !timePointFrom("--to", report_to, report_options.window.to))

@@ -185,6 +185,15 @@ TEST_F(ReportCliOnDemo, WritesFilesWithOut) {
   ASSERT_EQ(run({"report", runDir(), "--format", "csv", "--out", csv}).exit_code, 0);
   EXPECT_EQ(testutil::linesOf(testutil::readText(csv + "/stragglers.csv")).size(), 1u + 8u);
 
+  // Without --format, a file named .html or .json gets that format (text went into r.html).
+  const std::string by_name = scratch_->path() + "/by-name.HTML", json = scratch_->path() + "/by-name.json";
+  ASSERT_EQ(run({"report", runDir(), "--out", by_name}).exit_code, 0);
+  EXPECT_NE(testutil::readText(by_name).find("<svg"), std::string::npos);
+  ASSERT_EQ(run({"report", runDir(), "--out", json}).exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(testutil::readText(json)).at("schema"), "commtrace.report.v1");
+  ASSERT_EQ(run({"report", runDir(), "--format", "text", "--out", by_name}).exit_code, 0);
+  EXPECT_EQ(testutil::readText(by_name).rfind("Findings", 0), 0u) << "--format, when given, wins";
+
   const ProgramResult unwritable = run({"report", runDir(), "--format", "json", "--out", scratch_->path() + "/no/such/dir/r.json"});
   EXPECT_EQ(unwritable.exit_code, 1);
   EXPECT_NE(unwritable.err.find("commtrace: " + scratch_->path() + "/no/such/dir/r.json"), std::string::npos) << unwritable.err;
