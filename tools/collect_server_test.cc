@@ -36,7 +36,10 @@ class RunningServer {
       : server_(withDefaults(spool, std::move(options))) {
     EXPECT_TRUE(server_.start(err_)) << err_.str();
     thread_ = std::thread([this] {
-      while (!stop_) server_.serveFor(0.02, err_);
+      while (!stop_) {
+        server_.serveFor(0.02, err_);
+        messages_ = server_.stats().messages;
+      }
     });
   }
   ~RunningServer() { stopServing(); }
@@ -45,7 +48,8 @@ class RunningServer {
     if (thread_.joinable()) thread_.join();
   }
   uint16_t port() const { return server_.port(); }
-  CollectServer& server() { return server_; }
+  CollectServer& server() { return server_; }  // its stats and streams: after stopServing()
+  uint64_t messagesSoFar() const { return messages_; }  // while it serves
   std::string err() const { return err_.str(); }
 
  private:
@@ -59,6 +63,7 @@ class RunningServer {
   CollectServer server_;
   std::ostringstream err_;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> messages_{0};
   std::thread thread_;
 };
 
@@ -230,11 +235,11 @@ std::vector<uint8_t> announcedMegabyte() {
 // collector took it.
 bool aProcessGetsThrough(RunningServer& server) {
   const testing::BuiltTrace trace = testing::buildTrace({{}});
-  const uint64_t before = server.server().stats().messages;
+  const uint64_t before = server.messagesSoFar();
   DigestSender sender({.host = "127.0.0.1", .port = server.port()});
   if (!sendAll(sender, {trace.bytes})) return false;
-  for (int i = 0; i < 200 && server.server().stats().messages == before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return server.server().stats().messages > before;
+  for (int i = 0; i < 200 && server.messagesSoFar() == before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return server.messagesSoFar() > before;
 }
 
 std::vector<int> connectMany(int n, const char* source, uint16_t port, const std::vector<uint8_t>& bytes = {}) {
