@@ -138,11 +138,7 @@ void CollectServer::accept(Clock::time_point now, std::ostream& err) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
       // Out of descriptors, the listening socket stays readable: not accepting would spin.
-      const auto oldest = std::find_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->fd >= 0 && !c->reader.proven(); });
-      if (oldest != connections_.end()) {
-        refuse(**oldest, {kCrowded, std::string(kCrowded)}, now, err);
-        continue;
-      }
+      if (closeOldestUnproven(nullptr, now, err)) continue;
       if (spare_fd_ >= 0) close(spare_fd_);
       fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) close(fd);
@@ -176,22 +172,20 @@ void CollectServer::accept(Clock::time_point now, std::ostream& err) {
   }
 }
 
-// Connections are in order of arrival: the first unproven one found is the oldest.
 void CollectServer::makeRoomFor(const std::string& address, Clock::time_point now, std::ostream& err) {
   const auto count = unproven_by_address_.find(address);
-  if (count != unproven_by_address_.end() && count->second >= options_.max_unproven_per_address) {
-    for (auto& c : connections_)
-      if (c->fd >= 0 && c->counted_unproven && c->address == address) {
-        refuse(*c, {kCrowded, std::string(kCrowded)}, now, err);
-        break;
-      }
-  }
-  if (unproven_ < options_.max_unproven) return;
+  if (count != unproven_by_address_.end() && count->second >= options_.max_unproven_per_address) closeOldestUnproven(&address, now, err);
+  if (unproven_ >= options_.max_unproven) closeOldestUnproven(nullptr, now, err);
+}
+
+// Connections are in order of arrival: the first unproven one found is the oldest.
+bool CollectServer::closeOldestUnproven(const std::string* address, Clock::time_point now, std::ostream& err) {
   for (auto& c : connections_)
-    if (c->fd >= 0 && c->counted_unproven) {
+    if (c->fd >= 0 && c->counted_unproven && (address == nullptr || c->address == *address)) {
       refuse(*c, {kCrowded, std::string(kCrowded)}, now, err);
-      return;
+      return true;
     }
+  return false;
 }
 
 void CollectServer::closeSilent(Clock::time_point now, std::ostream& err) {

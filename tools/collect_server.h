@@ -77,6 +77,8 @@ class CollectServer {
   void accept(Clock::time_point now, std::ostream& err);
   // Room for a newcomer from `address` among the unproven: the oldest closed where needed.
   void makeRoomFor(const std::string& address, Clock::time_point now, std::ostream& err);
+  // The oldest unproven connection (from `address`, or any when null) closed; false if none.
+  bool closeOldestUnproven(const std::string* address, Clock::time_point now, std::ostream& err);
   // Connections unproven past the handshake deadline closed.
   void closeSilent(Clock::time_point now, std::ostream& err);
   // Why a connection is refused: `kind` a fixed phrase the summaries count, `words` this one's.
