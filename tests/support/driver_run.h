@@ -21,14 +21,20 @@ struct DriverOptions {
   std::string env;        // e.g. "COMMTRACE_PROXY_EVENTS=1"
 };
 
-// Runs the driver into out_dir (its log next to it, out_dir + ".log") and returns the
-// ground truth it wrote.
-inline nlohmann::json playDriver(const std::string& scenario_path, const std::string& out_dir, const DriverOptions& o = {}) {
+// Runs the driver into out_dir (its log next to it, out_dir + ".log"); false if it failed.
+inline bool runDriver(const std::string& scenario_path, const std::string& out_dir, const DriverOptions& o = {}) {
   const std::string command = o.env + (o.paced ? " COMMTRACE_FLUSH_MS=10 " : " ") + NCCL_DRIVER_PATH + " --scenario " +
                               scenario_path + " --plugin " + COMMTRACE_SO_PATH + " --out " + out_dir +
                               (o.paced ? " --time-scale " + std::to_string(o.time_scale) + " " : " ") + o.extra_args + " > " + out_dir +
                               ".log 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(status, 0) << command;
+  return status == 0;
+}
+
+// The same, returning the ground truth it wrote.
+inline nlohmann::json playDriver(const std::string& scenario_path, const std::string& out_dir, const DriverOptions& o = {}) {
+  runDriver(scenario_path, out_dir, o);
   std::ifstream truth(out_dir + "/ground-truth.json");
   return nlohmann::json::parse(truth);
 }

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       if (r < 0 || r >= scenario.ranks())
         throw ScenarioError("commtrace: --ranks-only " + std::to_string(r) + ": scenario '" + scenario.name + "' has ranks 0.." +
                             std::to_string(scenario.ranks() - 1));
-    const Timeline timeline = buildTimeline(scenario);
+    const Timeline timeline = buildTimeline(scenario, rank_process);
     if (rank_process >= 0) {
       const int status =
           runRankProcess(scenario, timeline, rank_process,

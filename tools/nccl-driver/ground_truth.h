@@ -5,12 +5,16 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "tools/nccl-driver/timing_model.h"
 
 namespace commtrace::driver {
 
+// The ground truth as JSON, written as it is made: the run's collectives and transfers one at a time.
+void writeGroundTruth(const Scenario& scenario, const Timeline& timeline, std::ostream& out);
+// The same, parsed (for tests of small scenarios).
 nlohmann::ordered_json groundTruthJson(const Scenario& scenario, const Timeline& timeline);
 
 // Writes DIR/ground-truth.json; false with a "commtrace:" message in error.

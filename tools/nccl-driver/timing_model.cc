@@ -45,8 +45,8 @@ int chunkFor(const char* proto) {
 
 class Builder {
  public:
-  explicit Builder(const Scenario& s)
-      : s_(s), compute_(s.ranks(), 0), comm_(s.ranks(), 0), arrival_(s.ranks(), 0), groups_(s.ranks()) {
+  Builder(const Scenario& s, int only_rank)
+      : s_(s), only_rank_(only_rank), compute_(s.ranks(), 0), comm_(s.ranks(), 0), arrival_(s.ranks(), 0), groups_(s.ranks()) {
     t_.ranks.resize(s.ranks());
   }
 
@@ -65,7 +65,7 @@ class Builder {
             // A late host leaves the GPU idle before the kernel.
             const uint64_t start = compute_[r] + hostDelayNs(r, step);
             compute_[r] = start + computeNs(r, step, i, item.compute_ns);
-            if (compute_[r] > start) t_.ranks[r].compute.push_back({start, compute_[r], &item.kernel});
+            if (compute_[r] > start && kept(r)) t_.ranks[r].compute.push_back({start, compute_[r], &item.kernel});
           }
         } else {
           opsItem(step, generation, item);
@@ -174,7 +174,8 @@ class Builder {
       if (group.calls.size() > 1) group.depth = 2;
       for (const RankCall& call : group.calls) comm_[r] = std::max(comm_[r], call.stop_sim_ns);
       if (!item.overlap) compute_[r] = std::max(compute_[r], comm_[r]);
-      t_.ranks[r].groups.push_back(std::move(group));
+      if (kept(r)) t_.ranks[r].groups.push_back(std::move(group));
+      else group.calls.clear();
     }
   }
 
@@ -290,7 +291,7 @@ class Builder {
       inst.members.back().op_index = inst.op_index;
       groups_[r].calls.push_back(std::move(mine));
     }
-    t_.collectives.push_back(std::move(inst));
+    if (only_rank_ < 0) t_.collectives.push_back(std::move(inst));
   }
 
   // The two calls of one transfer, with its stop and the shared instance bookkeeping.
@@ -340,7 +341,7 @@ class Builder {
     inst.recv.op_index = p2p_index_[{dst, c, recv.peer, Func::kRecv}]++;
     groups_[src].calls.push_back(std::move(send));
     groups_[dst].calls.push_back(std::move(recv));
-    t_.p2ps.push_back(std::move(inst));
+    if (only_rank_ < 0) t_.p2ps.push_back(std::move(inst));
   }
 
   void sendPair(const OpDef& op, int c, int step, int src, int dst) {
@@ -377,7 +378,10 @@ class Builder {
     for (const auto& [a, b] : transfers) p2pTransfer(op, c, step, a, b, last + transfer, transfer);
   }
 
+  bool kept(int rank) const { return only_rank_ < 0 || rank == only_rank_; }
+
   const Scenario& s_;
+  const int only_rank_;
   Timeline t_;
   std::vector<uint64_t> compute_, comm_, arrival_;  // per rank, simulated ns
   std::vector<RankGroup> groups_;                   // per rank, the group being built
@@ -389,7 +393,7 @@ class Builder {
 
 }  // namespace
 
-Timeline buildTimeline(const Scenario& s) { return Builder(s).build(); }
+Timeline buildTimeline(const Scenario& s, int only_rank) { return Builder(s, only_rank).build(); }
 
 int CommInstance::commRankOf(int global_rank) const {
   const auto it = std::find(members.begin(), members.end(), global_rank);

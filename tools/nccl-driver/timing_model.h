@@ -156,7 +156,11 @@ struct Timeline {
   std::vector<int> commsOf(int rank, int generation) const;
 };
 
-Timeline buildTimeline(const Scenario& s);
+// only_rank >= 0: what that rank's process plays, and no more: its own program (the other
+// ranks' stay empty) and no instances (those are the ground truth's, which the launcher
+// writes). Each rank process builds its timeline, and a long run's whole timeline is held
+// once, not once per rank (16 ranks of 100,000 steps: 5.5 GB each).
+Timeline buildTimeline(const Scenario& s, int only_rank = -1);
 
 // What node's GPU globaltimer reads at simulated time t: base + offset + t * (1 + drift),
 // floored to the timer tick.

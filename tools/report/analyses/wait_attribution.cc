@@ -140,7 +140,7 @@ std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
   for (; p.ready_members < p.members.size(); ++p.ready_members) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
-    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedEnd(m)};
+    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedEnd(m), 0, m.gpu_start_ns};
     if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
       return Wait{m.process, 0, m.role};
   }
@@ -184,8 +184,13 @@ void WaitAttribution::wait(Handle handle, const Wait& w) {
     role_waiters_[w.role].push_back(handle);
   } else {
     if (waiters_.size() <= static_cast<size_t>(w.process)) waiters_.resize(static_cast<size_t>(w.process) + 1);
-    waiters_[static_cast<size_t>(w.process)].push_back({w.awaited_end, handle});
+    waiters_[static_cast<size_t>(w.process)].push_back({w.awaited_end, handle, w.start});
   }
+  // One woken by each op of its process that is not the one it waits for (a gap of 0 waits
+  // for any op still running) waits there again: its patience counts from the first time.
+  Pending& p = *find(handle);
+  if (p.blocked_on == w.process) return;
+  p.blocked_on = w.process;
   const size_t process = static_cast<size_t>(w.process);
   if (blocked_.size() <= process) blocked_.resize(process + 1);
   if (blocked_limits_.size() <= process) blocked_limits_.resize(process + 1, kMinCompaction);
@@ -209,12 +214,15 @@ size_t WaitAttribution::queued() const {
   return n;
 }
 
-// What waited for this member's op (it ended then, or was still running) may go on.
+// What waited for this member's op (it ended then, or was still running) may go on. Only
+// that: an op still running at a waiter's start ended at or after it, and waking a waiter
+// for each op of its process made a run whose ops waited long quadratic in them.
 void WaitAttribution::wake(const SyncMember& m) {
   if (waiters_.size() <= static_cast<size_t>(m.process)) return;
   std::vector<Waiter>& waiters = waiters_[static_cast<size_t>(m.process)];
   std::erase_if(waiters, [&](const Waiter& w) {
-    if (w.awaited_end != m.gpu_end_ns && w.awaited_end != kStillRunning) return false;
+    const bool awaited = w.awaited_end == kStillRunning ? m.gpu_start_ns < w.start && m.gpu_end_ns >= w.start : w.awaited_end == m.gpu_end_ns;
+    if (!awaited) return false;
     ready_.push_back(w.handle);
     return true;
   });

@@ -273,6 +273,7 @@ class WaitAttribution {
     bool transfer = false;
     size_t ready_members = 0;  // the members before this one no longer wait (a communicator of 1,024 is not rescanned per wake)
     bool peers_are_the_others = false;  // each member's peer_gap_ns is the median of the other members' gaps
+    int32_t blocked_on = -1;  // the process whose blocked_ queue holds it: once, however often it waits there again
   };
   // Waiting instances live in reusable slots (a small one keeps its members' storage): a
   // handle is a slot and its generation, so one that has proceeded is told from the slot's
@@ -287,6 +288,7 @@ class WaitAttribution {
   struct Waiter {
     uint64_t awaited_end = 0;
     Handle handle = 0;
+    uint64_t start = 0;  // the waiting member's: an op still running then ended at or after it
   };
   struct Replay {
     std::vector<int32_t> processes;  // sorted (more than one: a group, whose delays sibling seats also measure)
@@ -311,6 +313,7 @@ class WaitAttribution {
     int32_t process = -1;
     uint64_t awaited_end = 0;
     RoleGaps::Id role = 0;  // 0: the process's op
+    uint64_t start = 0;     // the waiting member's GPU start
   };
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();

@@ -53,14 +53,26 @@ void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
   through_end_.resize(window_.size());
   setGapsOfSorted(std::span(window_).subspan(from), from > 0 ? through_end_[from - 1] : evicted_end_, from > 0 || any_before_,
                   through_end_.data() + from);
+  if (from == 0 && any_before_) forgetGapsBeforeTheEvicted();
   for (auto s = window_.begin() + static_cast<std::ptrdiff_t>(from); s != window_.end(); ++s) s->gap = nullptr;
   // The window is cut back to its size when a quarter over it: a cut moves what stays.
   if (window_.size() <= window_size_ + window_size_ / 4) return;
   const size_t leaving = window_.size() - window_size_;
   evicted_end_ = through_end_[leaving - 1];
+  evicted_start_ = window_[leaving - 1].start;
   any_before_ = true;
   window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(leaving));
   through_end_.erase(through_end_.begin(), through_end_.begin() + static_cast<std::ptrdiff_t>(leaving));
+}
+
+// An op written so long after those that started later that they left the window: the ops
+// that started before it are gone and evicted_end_ counts ops that started after it (it read
+// as still running behind them, a gap of 0). Its gap is not known.
+void GpuGapTracker::forgetGapsBeforeTheEvicted() {
+  for (GapSpan& s : window_) {
+    if (s.start > evicted_start_) break;
+    if (s.gap != nullptr) *s.gap = MemberView::kNoGap;
+  }
 }
 
 }  // namespace commtrace::report

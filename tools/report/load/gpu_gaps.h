@@ -5,7 +5,8 @@
 // stream), sorted by start; what fell out of the window is kept as one latest end. An op
 // that started earlier and outlasted this one is written after it: seen when in the same
 // chunk, missed when written in a later one, which leaves the gap as measured to the ops
-// before instead of 0. Exact for ops that do not overlap (one stream) and within a chunk.
+// before instead of 0. Exact for ops that do not overlap (one stream) and within a chunk. An
+// op written after more than the window of ops that started later has no gap (kNoGap).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +45,9 @@ class GpuGapTracker {
   // all open at once: what a tracker keeps between chunks is all there is of it 1,024 times over.)
   std::vector<GapSpan> window_;
   std::vector<uint64_t> through_end_;  // per window_ op: the latest end of it and all before it
+  void forgetGapsBeforeTheEvicted();
   uint64_t evicted_end_ = 0;     // the latest end of the ops that left the window
+  uint64_t evicted_start_ = 0;   // the latest start of those
   bool any_before_ = false;      // some op with GPU times came before the window's
 };
 

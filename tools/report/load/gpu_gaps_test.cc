@@ -95,5 +95,23 @@ TEST(GpuGapTracker, FirstOpsHaveNoGapAndTiesSeeOnlyEarlierStarts) {
   EXPECT_EQ(trackedGaps(ops, 2), (std::vector<uint64_t>{MemberView::kNoGap, MemberView::kNoGap, 50}));
 }
 
+// One stream's ops with gaps, one of them written 2,000 ops late (the thread that recorded it
+// drained in a later chunk): the ops that started before it have left the window, and the
+// latest end it could be measured from is of ops that started after it. Its gap is not
+// known; it did not read as 0 ("still running behind a later op"), which made the root-cause
+// walk wait for an op that never comes, once per later op of its process.
+TEST(GpuGapTracker, AnOpWrittenPastTheWindowHasNoGapNotZero) {
+  std::vector<MemberView> ops;
+  for (uint64_t i = 0; i < 5000; ++i) ops.push_back({.process = 0, .gpu_start_ns = 1'000'000 + i * 3000, .gpu_end_ns = 1'001'000 + i * 3000});
+  const MemberView late = ops[1000];
+  ops.erase(ops.begin() + 1000);
+  ops.insert(ops.begin() + 3000, late);
+  const std::vector<uint64_t> gaps = trackedGaps(ops, 100);
+  EXPECT_EQ(gaps[3000], MemberView::kNoGap);
+  EXPECT_EQ(gaps[1000], 5000u) << "the op after the late one: measured from the one before it";
+  EXPECT_EQ(gaps[3001], 2000u) << "the rest as before";
+  EXPECT_EQ(std::count(gaps.begin(), gaps.end(), 0u), 0);
+}
+
 }  // namespace
 }  // namespace commtrace::report

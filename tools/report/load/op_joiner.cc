@@ -162,6 +162,8 @@ void OpJoiner::handOn(uint32_t open) {
   OpenColl& o = open_colls_[open];
   sink_.collective(o.instance, o.seats);
   free_colls_.push_back(open);
+  if (leads_ != nullptr)
+    for (const MemberView& seat : o.seats) leads_->seat(seat.process, -1);
 }
 
 bool OpJoiner::addColl(const CollRow& row) {
@@ -187,6 +189,7 @@ bool OpJoiner::addColl(const CollRow& row) {
   }
   seat = row.view;
   seat.comm_rank = place->rank;
+  if (leads_ != nullptr) leads_->seat(seat.process, 1);
   if (++o.filled == o.instance.n_members) {
     instances_.close(key);
     handOn(open);
@@ -219,8 +222,11 @@ bool OpJoiner::addP2p(const P2pRow& row) {
   side.comm_rank = place->rank;
   // A matched pair is handed on and never looked up again.
   if (t.send.process >= 0 && t.recv.process >= 0) {
+    if (leads_ != nullptr) leads_->seat(row.is_send ? t.recv.process : t.send.process, -1);
     sink_.transfer(t);
     open_transfers_.erase(it);
+  } else if (leads_ != nullptr) {
+    leads_->seat(row.view.process, 1);
   }
   return true;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tools/report/load/instance_index.h"
+#include "tools/report/load/lockstep_reader.h"
 #include "tools/report/load/process_reader.h"
 #include "tools/report/run_model.h"
 
@@ -54,6 +55,9 @@ class OpJoiner {
   void finish();
 
   uint64_t openCollectives() const { return open_colls_.size() - free_colls_.size(); }
+  // Counts each process's seats in instances and transfers still open there, as it joins
+  // (nullptr: no more).
+  void countLeadsIn(FileLeads* leads) { leads_ = leads; }
 
  private:
   struct Place {  // a process's seat in one communicator
@@ -124,6 +128,7 @@ class OpJoiner {
   std::vector<uint64_t> unplaced_;    // per process: records no communicator seat was found for
   std::vector<uint64_t> duplicates_;  // per process: a second record for a filled seat
   std::vector<uint64_t> implausible_;  // per process: ranks or sizes past any job, not believed
+  FileLeads* leads_ = nullptr;
 };
 
 }  // namespace commtrace::report

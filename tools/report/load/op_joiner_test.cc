@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/report_load_support.h"
 #include "tests/support/temp_dir.h"
 #include "tools/report/load/lockstep_reader.h"
 #include "tools/synthetic/run_writer.h"
@@ -108,21 +109,27 @@ TEST(OpJoiner, RanksAndSizesPastAnyJobAreNotBelieved) {
 // A DDP-shaped run of 8 ranks whose files hold 16,384 records a chunk: read in step, the
 // joiner never holds more than about two chunks' instances; read one file after another,
 // it holds every instance until the last file.
-uint64_t mostOpenWhileReading(const std::string& dir, size_t max_open_files, uint64_t& handed_on) {
-  std::vector<ProcessIdentity> identities(8);
-  RunModel run;
-  run.processes.resize(8);
+uint64_t mostOpenWhileReading(const std::string& dir, size_t max_open_files, uint64_t& handed_on, bool count_leads = true) {
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
+  std::vector<ProcessIdentity> identities(files.size());
+  RunModel run;
+  run.processes.resize(files.size());
   CountingSink sink;
   OpJoiner joiner(run, identities, sink);
   SharedNames names(run.names);
+  FileLeads leads(files.size());
+  if (count_leads) joiner.countLeadsIn(&leads);
   uint64_t most = 0;
-  readInLockstep(files, names, ProcessReadOptions{}, 2, max_open_files, [&](LoadMessage& message) {
-    if (auto* batch = std::get_if<RecordBatch>(&message)) joiner.add(*batch);
-    most = std::max(most, joiner.openCollectives());
-  });
+  readInLockstep(
+      files, names, ProcessReadOptions{}, 2, max_open_files,
+      [&](LoadMessage& message) {
+        if (auto* batch = std::get_if<RecordBatch>(&message)) joiner.add(*batch);
+        most = std::max(most, joiner.openCollectives());
+      },
+      count_leads ? &leads : nullptr);
+  joiner.countLeadsIn(nullptr);
   joiner.finish();
   handed_on = sink.collectives;
   EXPECT_EQ(sink.whole, sink.collectives);
@@ -147,6 +154,36 @@ TEST(OpJoiner, FilesReadInStepKeepTheOpenInstancesAWindowOfTheRun) {
   const uint64_t one_by_one = mostOpenWhileReading(options.dir, 1, handed_on);
   EXPECT_EQ(handed_on, 100'000u);
   EXPECT_EQ(one_by_one, 100'000u) << "one file after another, every instance waits for the last";
+}
+
+// Four ranks of one communicator, 20,000 AllReduces each in chunks of 500, whose CPU clocks
+// do not run alike: ranks 2 and 3 take 3 us of CPU time an op, ranks 0 and 1 one (ranks
+// played unsynchronized, as the NCCL driver plays them unpaced). By time alone, ranks 0
+// and 1 are read 3 ops for every op of the others, and the joiner held two thirds of the
+// run open; kept in step by their leads in ops, a window of it.
+TEST(OpJoiner, FilesWhoseClocksRunApartAreKeptInStepByOps) {
+  testutil::TempDir dir;
+  constexpr int kRanks = 4;
+  constexpr uint64_t kOps = 20'000, kChunk = 500;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    std::vector<std::vector<RecordSlot>> chunks(1, {testing::commInfo(kComm, kRanks, rank, rank)});
+    const uint64_t cpu_ns_per_op = rank < 2 ? 1000 : 3000;
+    for (uint64_t op = 0; op < kOps; ++op) {
+      if (chunks.back().size() >= kChunk) chunks.emplace_back();
+      RecordSlot slot = testing::coll({.comm_id = kComm, .seq = op, .op_index = op});
+      slot.payload.coll.cpu_start_ns = 1'000'000 + op * cpu_ns_per_op;
+      slot.payload.coll.cpu_end_ns = slot.payload.coll.cpu_start_ns + 500;
+      chunks.back().push_back(slot);
+    }
+    testing::writeRankFile(dir.path(), "rank" + std::to_string(rank), testing::rankHeader(rank, kRanks), chunks);
+  }
+  uint64_t handed_on = 0;
+  const uint64_t by_time = mostOpenWhileReading(dir.path(), 64, handed_on, /*count_leads=*/false);
+  EXPECT_EQ(handed_on, kOps);
+  EXPECT_GT(by_time, kOps / 2) << "by time alone the files drift apart";
+  const uint64_t in_step = mostOpenWhileReading(dir.path(), 64, handed_on);
+  EXPECT_EQ(handed_on, kOps);
+  EXPECT_LT(in_step, 4096u + 4 * kChunk) << "held to the lead that holds a file back, and a chunk of each";
 }
 
 }  // namespace

@@ -210,6 +210,8 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
   uint64_t bytes_done = 0, coll_rows = 0;
   int files_done = 0;
   bool reserved = false;
+  FileLeads leads(paths.size());
+  joiner.countLeadsIn(&leads);
   readInLockstep(paths, names, options, cores, openFileBudget(), [&](LoadMessage& message) {
     if (auto* batch = std::get_if<RecordBatch>(&message)) {
       joiner.add(*batch);
@@ -224,7 +226,8 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
       reserved = true;
     }
     progress.update(files_done, bytes_done);
-  });
+  }, &leads);
+  joiner.countLeadsIn(nullptr);
 }
 
 // PyTorch profiler traces are read by their own reader, never mixed with commtrace's files.
