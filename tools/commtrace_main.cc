@@ -71,15 +71,19 @@ bool parseExportFilter(const std::string& ranks, const std::string& steps, const
   return ok;
 }
 
+void addJobOption(CLI::App* cmd, std::string& job) {
+  cmd->add_option("--job", job,
+                  "when the files come from several jobs (each file names its job): read only this job's, or 'all' "
+                  "to read them as one run. Without it, files of several jobs are refused with a list of the jobs");
+}
+
 // What report and export read: the paths, which job, and how loading shows progress.
 void addRunOptions(CLI::App* cmd, std::vector<std::string>& paths, std::string& job, std::string& progress,
                    std::string& step_range) {
   cmd->add_option("paths", paths,
                   "the run: directories (every *.ctrace below them, per-node subdirectories included) and trace files")
       ->required();
-  cmd->add_option("--job", job,
-                  "when the files come from several jobs (each file names its job): read only this job's, or 'all' "
-                  "to read them as one run. Without it, files of several jobs are refused with a list of the jobs");
+  addJobOption(cmd, job);
   addNamedOption(cmd, "--progress", progress, kProgressModes,
                  "a progress line on stderr while the files are read: auto (when stderr is a terminal), always, never");
   cmd->add_option("--step-range", step_range,
@@ -222,13 +226,15 @@ int main(int argc, char** argv) {
       "Both runs are analysed as `commtrace report` analyses them. Communicators are matched by name (NCCL's commName; "
       "unnamed ones by their size), ops by (communicator, func, size bucket) whatever algorithm and protocol NCCL chose "
       "(a change of those is shown); ops in one run only are marked new or gone. Culprits (stragglers, slow hosts and links) "
-      "and losses (missing ranks, dropped records, mismatches) are compared by kind and subject.\n"
+      "and losses (missing ranks, dropped records, mismatches) are compared by kind and subject. Runs of different rank "
+      "counts, or without an op in common, are compared with a warning on stderr.\n"
       "Exit status: 0 when both runs were analysed, 1 when either could not be read or the output not written, 2 for usage errors.");
   diff->add_option("run_a", diff_options.run_a, "the run before: a run directory or trace file")->required();
   diff->add_option("run_b", diff_options.run_b, "the run after")->required();
   addNamedOption(diff, "--format", diff_format, std::map<std::string, bool>{{"text", false}, {"json", true}},
                  "text: tables for a terminal; json: every row, schema commtrace.diff.v1");
   diff->add_option("--out", diff_options.out, "write to this file instead of stdout");
+  addJobOption(diff, diff_options.job);
   addNamedOption(diff, "--progress", diff_progress, kProgressModes,
                  "a progress line on stderr while the files are read: auto (when stderr is a terminal), always, never");
 

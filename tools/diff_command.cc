@@ -10,12 +10,13 @@ namespace commtrace::tools {
 int runDiff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
   report::Report a, b;
   for (const auto& [path, r] : {std::pair<const std::string&, report::Report&>{options.run_a, a}, {options.run_b, b}}) {
-    if (!analyseRun({.paths = {path}, .progress = options.progress}, r, err)) {
+    if (!analyseRun({.paths = {path}, .job = options.job, .progress = options.progress}, r, err)) {
       err << "commtrace: diff: " << path << " could not be analysed\n";
       return 1;
     }
   }
   const report::RunDiff d = report::diffReports(a, b);
+  for (const std::string& w : d.warnings) err << "commtrace: diff: " << w << '\n';
   std::ofstream file;
   if (!options.out.empty()) file.open(options.out, std::ios::trunc);
   std::ostream& to = options.out.empty() ? out : file;

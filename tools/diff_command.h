@@ -11,6 +11,7 @@ namespace commtrace::tools {
 
 struct DiffOptions {
   std::string run_a, run_b;  // run directories or trace files
+  std::string job;           // which job of each, where a directory holds several (LoadOptions::job)
   bool json = false;
   std::string out;  // a file; empty: stdout
   ProgressMode progress = ProgressMode::kAuto;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -96,6 +97,10 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   }
   Report r;
   if (!analyseRun(options, r, err)) return 1;
+  const auto steps_from_nvtx = [](const report::OverlapRow& row) { return row.step_source == "nvtx"; };
+  if (options.step_rule.set() && std::none_of(r.overlap.begin(), r.overlap.end(), steps_from_nvtx))
+    err << "commtrace: --step-range '" << options.step_rule.range()
+        << "' matches no NVTX range of this run: its steps are the ops' repeating period instead\n";
   if (!writeReport(r, options, out, err)) return 1;
   // The report says so among its findings; the exit status says so to a script.
   for (const report::FindingRow& f : r.finding_details)
@@ -109,6 +114,8 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err) {
   RunModel run;
   if (!load(options, run, err)) return 1;
+  // The report lists them among its problems; the export has no such place but stderr.
+  for (const std::string& why : run.skipped_files) err << why << " (left out of the export)\n";
   const report::TraceEncoding encoding = options.perfetto.encoding;
   const std::string path = options.out.empty() ? perfettoPathFor(options.paths.front(), options.perfetto) : options.out;
   report::PerfettoStats stats;

@@ -96,6 +96,9 @@ TEST(ReportCli, FilesOfTwoJobsAreNotMergedUnlessAsked) {
 
   const ProgramResult both = commtrace(scratch, {"export", "--perfetto", dir, "--job", "all", "--out", scratch.path() + "/t.json"});
   EXPECT_EQ(both.exit_code, 0) << both.err;
+  // Both jobs have ranks 0-3: merged, each is two processes (it was said nowhere).
+  EXPECT_NE(both.err.find("commtrace: --job all reads 2 jobs as one run, and they share rank numbers (rank 0 is in job "), std::string::npos)
+      << both.err;
 }
 
 // One demo run shared by the tests below: 8 ranks on 2 nodes through the real capture library.
@@ -164,6 +167,14 @@ TEST_F(ReportCliOnDemo, ATimeOfDayIsTheRunsDayAndAnEmptyWindowExitsOne) {
   EXPECT_EQ(empty.exit_code, 1);
   EXPECT_NE(empty.err.find("commtrace: No op started in the --from/--to window; the run's ops ran from "), std::string::npos) << empty.err;
   EXPECT_NE(empty.out.find("No op started in the --from/--to window"), std::string::npos) << "the report is still written";
+}
+
+// A --step-range that names no range was ignored without a word.
+TEST_F(ReportCliOnDemo, AStepRangeThatMatchesNothingIsSaid) {
+  const ProgramResult r = run({"report", runDir(), "--format", "json", "--step-range", "no such step"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("commtrace: --step-range 'no such step' matches no NVTX range of this run"), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("overlap").at(0).at("step_source"), "inferred");
 }
 
 TEST_F(ReportCliOnDemo, ProgressGoesToStderrWhenAsked) {
@@ -247,6 +258,18 @@ TEST_F(ReportCliOnDemo, ExportDefaultsToAGzippedProtobufNextToTheRun) {
   EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_GT(begins, 1000u);
   EXPECT_GT(with_flow, begins / 2);
+}
+
+// A *.ctrace that is not a trace is left out of the export, and said so (report lists it
+// among its problems; export said nothing).
+TEST_F(ReportCliOnDemo, ExportNamesTheFilesItLeavesOut) {
+  const std::string dir = scratch_->path() + "/with-junk";
+  std::filesystem::copy(runDir(), dir, std::filesystem::copy_options::recursive);
+  std::ofstream(dir + "/junk.ctrace") << "PK\x03\x04 a zip file, named like a trace";
+  const ProgramResult r = run({"export", "--perfetto", dir, "--out", scratch_->path() + "/junk.json", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("commtrace: " + dir + "/junk.ctrace is not a commtrace trace"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(left out of the export)"), std::string::npos) << r.err;
 }
 
 TEST_F(ReportCliOnDemo, ExportFiltersByRankAndTime) {

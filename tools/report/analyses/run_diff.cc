@@ -51,6 +51,13 @@ std::map<OpKey, OpDiffSide> opSides(const Report& r) {
   return out;
 }
 
+// |b - a|, or 0 within noise (under 1 us, or 0.5 % of the larger): rows that did not change
+// keep their key order instead of one set by rounding.
+double beyondNoise(double a, double b) {
+  const double delta = std::abs(b - a);
+  return delta < std::max(1.0, 0.005 * std::max(a, b)) ? 0.0 : delta;
+}
+
 std::vector<OpDiffRow> opRows(const Report& a, const Report& b) {
   const std::map<OpKey, OpDiffSide> in_a = opSides(a), in_b = opSides(b);
   std::set<OpKey> keys;
@@ -64,9 +71,8 @@ std::vector<OpDiffRow> opRows(const Report& a, const Report& b) {
     row.change = row.a.count == 0 ? "new" : row.b.count == 0 ? "gone" : "";
     rows.push_back(std::move(row));
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const OpDiffRow& x, const OpDiffRow& y) {
-    return std::abs(x.b.time_us_total - x.a.time_us_total) > std::abs(y.b.time_us_total - y.a.time_us_total);
-  });
+  const auto moved = [](const OpDiffRow& r) { return beyondNoise(r.a.time_us_total, r.b.time_us_total); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const OpDiffRow& x, const OpDiffRow& y) { return moved(x) > moved(y); });
   return rows;
 }
 
@@ -92,7 +98,7 @@ std::vector<RankDiffRow> rankRows(const Report& a, const Report& b) {
   std::vector<RankDiffRow> out;
   for (auto& [rank, r] : rows) out.push_back(r);
   const auto moved = [](const RankDiffRow& r) {
-    return (r.straggler_a != r.straggler_b ? 1e18 : 0.0) + std::abs(r.step_us_b - r.step_us_a) + std::abs(r.exposed_us_b - r.exposed_us_a);
+    return (r.straggler_a != r.straggler_b ? 1e18 : 0.0) + beyondNoise(r.step_us_a, r.step_us_b) + beyondNoise(r.exposed_us_a, r.exposed_us_b);
   };
   std::stable_sort(out.begin(), out.end(), [&](const RankDiffRow& x, const RankDiffRow& y) { return moved(x) > moved(y); });
   return out;
@@ -122,10 +128,22 @@ std::set<std::pair<std::string, std::string>> culprits(const Report& r) {
   return out;
 }
 
-std::vector<std::string> onlyIn(const Report& r, const std::set<std::pair<std::string, std::string>>& other) {
-  std::vector<std::string> out;
+// r's culprit findings that are (in_other) or are not in the other run.
+std::vector<DiffFinding> findingsOf(const Report& r, const std::set<std::pair<std::string, std::string>>& other, bool in_other) {
+  std::vector<DiffFinding> out;
   for (const FindingRow& f : r.finding_details)
-    if (culpritOrLoss(f) && !other.count({f.kind, f.subject})) out.push_back(f.finding);
+    if (culpritOrLoss(f) && other.count({f.kind, f.subject}) == (in_other ? 1u : 0u)) out.push_back({f.kind, f.subject, f.finding});
+  return out;
+}
+
+std::vector<std::string> unrelatedWarnings(const Report& a, const Report& b, const std::vector<OpDiffRow>& ops) {
+  std::vector<std::string> out;
+  if (a.run.ranks != b.run.ranks)
+    out.push_back("A has " + std::to_string(a.run.ranks) + " ranks and B " + std::to_string(b.run.ranks) +
+                  ": they may not be one job before and after a change");
+  const bool any_in_both = std::any_of(ops.begin(), ops.end(), [](const OpDiffRow& r) { return r.change.empty(); });
+  if (!ops.empty() && !any_in_both)
+    out.push_back("no op of A matches one of B (communicator name, func and size): every op is new or gone");
   return out;
 }
 
@@ -147,9 +165,11 @@ RunDiff diffReports(const Report& a, const Report& b) {
   d.comm_us_b = commTime(b);
   d.ops = opRows(a, b);
   d.ranks = rankRows(a, b);
-  const auto in_b = culprits(b);
-  d.findings_new = onlyIn(b, culprits(a));
-  d.findings_gone = onlyIn(a, in_b);
+  const auto in_a = culprits(a), in_b = culprits(b);
+  d.findings_new = findingsOf(b, in_a, false);
+  d.findings_gone = findingsOf(a, in_b, false);
+  d.findings_kept = findingsOf(b, in_a, true);
+  d.warnings = unrelatedWarnings(a, b, d.ops);
   if (d.step_us_a > 0 && d.step_us_b > 0) d.gains = gainChecks(a, in_b, d.step_us_a - d.step_us_b);
   return d;
 }

@@ -45,14 +45,25 @@ struct GainCheck {
   double measured_us = 0;
 };
 
+// A culprit or loss finding, named by what it is about: the same kind and subject in both runs
+// is the same culprit, whatever its figures.
+struct DiffFinding {
+  std::string kind;     // "straggler", "slow_link", ... (FindingRow::kind)
+  std::string subject;  // "rank 6"
+  std::string finding;  // the sentence, from the run it is in (B's when in both)
+};
+
 struct RunDiff {
   double step_us_a = 0, step_us_b = 0;  // the median rank's mean step time
   double comm_us_a = 0, comm_us_b = 0;  // every op's transfer times summed
-  std::vector<OpDiffRow> ops;           // most changed total time first, new and gone ops included
+  std::vector<OpDiffRow> ops;           // most changed total time first (changes within noise in key order), new and gone ops included
   std::vector<RankDiffRow> ranks;       // ranks whose step, exposure or straggler verdict changed most first
-  std::vector<std::string> findings_new;   // culprit findings only in B (by kind and subject)
-  std::vector<std::string> findings_gone;  // only in A
+  std::vector<DiffFinding> findings_new;   // culprit findings only in B (by kind and subject)
+  std::vector<DiffFinding> findings_gone;  // only in A
+  std::vector<DiffFinding> findings_kept;  // in both: what the change did not fix
   std::vector<GainCheck> gains;            // A's culprits gone in B that carried an estimate
+  // Why the two may not be before and after of one job: different rank counts, no op in common.
+  std::vector<std::string> warnings;
 };
 
 RunDiff diffReports(const Report& a, const Report& b);

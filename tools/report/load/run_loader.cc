@@ -124,6 +124,7 @@ struct JobFiles {
   size_t files = 0;
   std::set<std::string> hosts;
   int lowest_rank = INT32_MAX, highest_rank = -1;
+  std::set<int> ranks;
 };
 
 void describeJobs(const std::map<std::string, JobFiles>& jobs, std::ostream& err) {
@@ -149,8 +150,22 @@ void describeJobs(const std::map<std::string, JobFiles>& jobs, std::ostream& err
 // Files of several jobs never merge silently: a directory two jobs wrote into, or two jobs'
 // directories named together, would read as one job with the ranks of both. Keeps the
 // chosen job's files; false with the reason on err.
+// --job all over jobs that share rank numbers: read as one run, but each of those ranks is
+// then two processes, and the tables by rank mix the jobs. Said once, with one rank as example.
+void warnOfSharedRanks(const std::map<std::string, JobFiles>& jobs, std::ostream& err) {
+  std::map<int, std::string> first_job;  // rank -> the first job that has it
+  for (const auto& [id, job] : jobs)
+    for (const int rank : job.ranks) {
+      const auto [it, fresh] = first_job.try_emplace(rank, id);
+      if (fresh) continue;
+      err << "commtrace: --job all reads " << jobs.size() << " jobs as one run, and they share rank numbers (rank " << rank
+          << " is in job " << it->second << " and in job " << id
+          << "): each such rank is two processes, and the tables by rank mix the jobs; --job ID reads one\n";
+      return;
+    }
+}
+
 bool keepOneJob(const std::string& wanted, std::vector<AdmittedFile>& admitted, std::ostream& err) {
-  if (wanted == kAllJobs) return true;
   std::map<std::string, JobFiles> jobs;
   for (const AdmittedFile& a : admitted) {
     JobFiles& job = jobs[a.info.job_id];
@@ -159,7 +174,12 @@ bool keepOneJob(const std::string& wanted, std::vector<AdmittedFile>& admitted, 
     if (a.info.rank >= 0) {
       job.lowest_rank = std::min(job.lowest_rank, a.info.rank);
       job.highest_rank = std::max(job.highest_rank, a.info.rank);
+      job.ranks.insert(a.info.rank);
     }
+  }
+  if (wanted == kAllJobs) {
+    if (jobs.size() > 1) warnOfSharedRanks(jobs, err);
+    return true;
   }
   if (wanted.empty()) {
     if (jobs.size() <= 1) return true;

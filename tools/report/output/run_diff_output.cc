@@ -18,6 +18,14 @@ std::string change(double a, double b, std::string (*show)(double)) {
 }
 
 std::string durationOrDash(double us) { return us > 0 ? fmt::duration(us) : "-"; }
+
+// "new", "gone", or for an op in both its total time's change: "+12.5%" (it was left empty).
+std::string changeOf(const OpDiffRow& r) {
+  if (!r.change.empty()) return r.change;
+  if (r.a.time_us_total <= 0) return "-";
+  const double ratio = (r.b.time_us_total - r.a.time_us_total) / r.a.time_us_total;
+  return (ratio >= 0 ? "+" : "") + fmt::percent(ratio);
+}
 std::string gbsOrDash(double gbs) { return gbs > 0 ? fmt::fixed(gbs, 2) : "-"; }
 
 Table opsTable(const RunDiff& d) {
@@ -31,7 +39,7 @@ Table opsTable(const RunDiff& d) {
                                                                                : r.a.algo_proto + " -> " + r.b.algo_proto;
     t.rows.push_back({r.comm, r.func, r.bucket, std::to_string(r.a.count), std::to_string(r.b.count), durationOrDash(r.a.time_us_total),
                       durationOrDash(r.b.time_us_total), durationOrDash(r.a.time_us_mean), durationOrDash(r.b.time_us_mean),
-                      gbsOrDash(r.a.busbw_gbs), gbsOrDash(r.b.busbw_gbs), algo, r.change});
+                      gbsOrDash(r.a.busbw_gbs), gbsOrDash(r.b.busbw_gbs), algo, changeOf(r)});
   }
   return t;
 }
@@ -46,9 +54,15 @@ Table ranksTable(const RunDiff& d) {
   return t;
 }
 
-void listFindings(const char* title, const std::vector<std::string>& findings, std::ostream& out) {
+void listFindings(const char* title, const std::vector<DiffFinding>& findings, std::ostream& out) {
   out << title << (findings.empty() ? ": none\n" : "\n");
-  for (const std::string& f : findings) out << "  - " << f << '\n';
+  for (const DiffFinding& f : findings) out << "  - " << f.finding << '\n';
+}
+
+nlohmann::json findingsJson(const std::vector<DiffFinding>& findings) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DiffFinding& f : findings) out.push_back({{"kind", f.kind}, {"subject", f.subject}, {"finding", f.finding}});
+  return out;
 }
 
 // "rank 6: estimated 2.3 ms per step, measured 2.4 ms (the estimate is 96% of it)".
@@ -71,10 +85,13 @@ nlohmann::json sideJson(const OpDiffSide& s) {
 
 void writeDiffText(const RunDiff& d, const std::string& name_a, const std::string& name_b, std::ostream& out) {
   out << "commtrace diff\n  A: " << name_a << "\n  B: " << name_b << "\n\n";
+  for (const std::string& w : d.warnings) out << "Warning: " << w << '\n';
+  if (!d.warnings.empty()) out << '\n';
   out << "Step time (median rank's mean): " << change(d.step_us_a, d.step_us_b, fmt::duration) << '\n';
   out << "Communication time (every op's transfer times summed): " << change(d.comm_us_a, d.comm_us_b, fmt::duration) << "\n\n";
   listFindings("Culprits and losses only in B (new)", d.findings_new, out);
   listFindings("Culprits and losses only in A (gone in B)", d.findings_gone, out);
+  listFindings("Culprits and losses in both (B's words)", d.findings_kept, out);
   listGains(d.gains, out);
   out << "\nOps by (communicator, func, size), most changed total time first\n";
   printTable(opsTable(d), out, kTextRows, "--format json for all");
@@ -88,8 +105,10 @@ void writeDiffJson(const RunDiff& d, const std::string& name_a, const std::strin
                    {"b", name_b},
                    {"step_us", {{"a", d.step_us_a}, {"b", d.step_us_b}}},
                    {"comm_time_us", {{"a", d.comm_us_a}, {"b", d.comm_us_b}}},
-                   {"findings_new", d.findings_new},
-                   {"findings_gone", d.findings_gone},
+                   {"warnings", d.warnings},
+                   {"findings_new", findingsJson(d.findings_new)},
+                   {"findings_gone", findingsJson(d.findings_gone)},
+                   {"findings_kept", findingsJson(d.findings_kept)},
                    {"gains", nlohmann::json::array()},
                    {"ops", nlohmann::json::array()},
                    {"ranks", nlohmann::json::array()}};
