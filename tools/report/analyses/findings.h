@@ -5,6 +5,7 @@
 // `finding_details` are the ones the sentence prints.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -23,6 +24,13 @@ namespace commtrace::report {
 // one), then what communication costs, and what could not be decided last.
 enum class FindingTier : uint8_t { kWindow, kLoss, kCulprit, kCost, kNote };
 const char* tierName(FindingTier tier);
+
+// Every kind of finding (FindingRow::kind), as SCHEMA.md lists them.
+inline constexpr std::array<const char*, 20> kFindingKinds = {
+    "empty_window",    "left_open",       "still_written",      "missing_ranks",      "damaged_files",
+    "skipped_files",   "dropped_records", "mismatch",           "slow_host",          "straggler",
+    "slow_link",       "slow_link_among", "slowdown",           "exposed_communication", "pipeline_bubble",
+    "cuda_sync",       "lowest_bandwidth", "no_straggler",      "overlap_unavailable", "links_not_told_apart"};
 
 // The job's steps as the overlap table counts them: the median rank's count and mean length
 // (ranks with two steps or more); what a finding costs per step is said against them.

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +111,25 @@ TEST(Findings, ACostLargerThanTheTakersWholeTimeGetsNoFigurePerStep) {
   const Finding& f = found.front();
   EXPECT_TRUE(std::isnan(f.row.cost_per_step_us));
   EXPECT_EQ(findingWords(f).find("per step of"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commtrace::report
+
+namespace commtrace::report {
+namespace {
+
+// Every kind findings.cc adds is in kFindingKinds, which SCHEMA.md's list is made from: two
+// kinds were added to the code and never to the documented list.
+TEST(FindingKinds, EveryKindTheFindingsAddIsListed) {
+  std::ifstream in(std::string(COMMTRACE_SOURCE_DIR) + "/tools/report/analyses/findings.cc");
+  const std::string code{std::istreambuf_iterator<char>(in), {}};
+  const std::regex added(R"re(FindingTier::k\w+,\s*"(\w+)")re");
+  std::set<std::string> kinds;
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), added); it != std::sregex_iterator(); ++it) kinds.insert((*it)[1]);
+  EXPECT_GE(kinds.size(), 15u) << "the pattern still finds the adds";
+  const std::set<std::string> listed(kFindingKinds.begin(), kFindingKinds.end());
+  for (const std::string& kind : kinds) EXPECT_TRUE(listed.count(kind)) << kind;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tools/report/analyses/findings.h"
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 #include "tools/report/output/report_tables.h"
@@ -447,15 +448,21 @@ const Fields<MismatchRow>& mismatchFields() {
   return fields;
 }
 
+// "what was found: `empty_window`, ...": every kind the findings make, from their one list.
+const std::string& findingKindMeaning() {
+  static const std::string meaning = [] {
+    std::string out = "what was found: ";
+    for (const char* kind : kFindingKinds) out += std::string(out.back() == ' ' ? "" : ", ") + "`" + kind + "`";
+    return out;
+  }();
+  return meaning;
+}
+
 const Fields<FindingRow>& findingFields() {
   using F = FindingRow;
   static const Fields<F> fields{
       {"finding", kString, kAlways, "the sentence, as `findings` has it", member(&F::finding)},
-      {"kind", kString, kAlways,
-       "what was found: `empty_window`, `left_open`, `still_written`, `missing_ranks`, `damaged_files`, `skipped_files`, "
-       "`dropped_records`, `mismatch`, `slow_host`, `straggler`, `slow_link`, `slowdown`, `exposed_communication`, "
-       "`pipeline_bubble`, `cuda_sync`, `lowest_bandwidth`, `no_straggler`, `overlap_unavailable`",
-       member(&F::kind)},
+      {"kind", kString, kAlways, findingKindMeaning(), member(&F::kind)},
       {"severity", kString, kAlways,
        "`window`, `loss`, `culprit`, `cost`, `note`: the order findings come in (what makes the rest incomplete, every culprit, "
        "what communication costs, what could not be decided)",

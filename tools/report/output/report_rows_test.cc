@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -56,6 +58,14 @@ std::string withDeclaredTables(const std::string& doc, std::set<std::string>& se
     skipping_table = true;
   }
   return out;
+}
+
+// A spreadsheet's cell, not a double's last bits: findings.csv read to_us 543374.1224999999.
+TEST(ReportRows, CsvNumbersHaveTheDigitsADoubleKeeps) {
+  EXPECT_EQ(rows::csvCell(std::nextafter(543374.1225, 0.0)), "543374.1225");  // shortest in full: 543374.1224999999
+  EXPECT_EQ(rows::csvCell(0.0012345), "0.0012345");
+  EXPECT_EQ(rows::csvCell(17.0), "17");
+  EXPECT_EQ(rows::csvCell(1.0 / 3.0), "0.333333333333333");
 }
 
 TEST(ReportRows, SchemaMdHasEachDeclaredTableAsDeclared) {

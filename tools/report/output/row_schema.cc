@@ -53,9 +53,11 @@ std::string csvCell(const Value& value) {
                                [](int64_t v) { return std::to_string(v); },
                                [](uint64_t v) { return std::to_string(v); },
                                [](double v) {
+                                 // 15 significant digits, the most a double always keeps: a time
+                                 // computed in ns and divided read 543374.1224999999 in full.
                                  if (!std::isfinite(v)) return std::string();
                                  char buf[32];
-                                 return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+                                 return std::string(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 15).ptr);
                                },
                                [](const std::string& s) { return s; },
                                [](const std::vector<int>& ranks) {
