@@ -339,7 +339,10 @@ int main(int argc, char** argv) {
     std::cout << commtrace::tools::settingsMarkdown();
     return 0;
   }
-  if (*demo) return commtrace::tools::runDemo(demo_options, std::cout, std::cerr);
+  if (*demo) {
+    demo_options.program = argv[0];
+    return commtrace::tools::runDemo(demo_options, std::cout, std::cerr);
+  }
   if (*report) {
     report_options.format = kFormats.at(report_format);
     if (report->get_option("--format")->count() == 0) report_options.format = formatOfFile(report_options.out, report_options.format);

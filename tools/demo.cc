@@ -177,14 +177,15 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
     planted_colls += r.planted_colls;
     planted_p2ps += r.planted_p2ps;
   }
-  out << "\n$ commtrace report " << dir.string() << "\n\n";
+  const std::string& program = o.program;
+  out << "\n$ " << program << " report " << dir.string() << "\n\n";
   if (runReport(ReportOptions{.paths = {dir.string()}, .progress = ProgressMode::kNever}, out, err) != 0) return 1;
   out << "\nThe " << traces.size() << " trace files hold " << colls << " of " << planted_colls
       << " planted collective records (one per rank and op) and " << p2ps << " of " << planted_p2ps
       << " send/receive records.\n";
   printPlanted(scenario, out);
-  out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: commtrace report " << dir.string()
-      << " --format html --out report.html; commtrace export --perfetto " << dir.string() << "; commtrace dump "
+  out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: " << program << " report " << dir.string()
+      << " --format html --out report.html; " << program << " export --perfetto " << dir.string() << "; " << program << " dump "
       << traces.front().string() << '\n';
   if (colls != planted_colls || p2ps != planted_p2ps)
     err << "commtrace: the files hold " << colls << " collectives and " << p2ps << " sends/receives; the job made "

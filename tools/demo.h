@@ -12,6 +12,7 @@ struct DemoOptions {
   std::string scenario;                // empty: the built-in demo.json
   std::string plugin;                  // empty: ../lib/libcommtrace.so next to this binary
   int profiler_version = 0;            // 4..7: bind only ncclProfiler_v<N>
+  std::string program = "commtrace";   // as the user ran it (argv[0]): the "Next:" commands must run as printed
 };
 
 // Returns the process exit code: 0, 1 when the job or its files failed, 2 for a bad scenario.

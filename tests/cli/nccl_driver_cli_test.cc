@@ -178,6 +178,8 @@ TEST(Demo, RunsTheJobThroughLibcommtraceInSeconds) {
   };
   EXPECT_EQ(traces(), 8u);
   EXPECT_TRUE(fs::exists(demo_dir + "/ground-truth.json"));
+  // The next commands as they run: `commtrace` is not on PATH after ./dev demo.
+  EXPECT_NE(r.out.find("\nNext: " + std::string(COMMTRACE_CLI) + " report " + demo_dir + " --format html"), std::string::npos) << r.out;
 
   // Again into the same directory: the old run is replaced, not added to.
   r = run({COMMTRACE_CLI, "demo", "--dir", demo_dir, "--version", "4"}, {{"COMMTRACE_DIR", std::nullopt}}, dir);
