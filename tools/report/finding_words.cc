@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "tools/report/analyses/slow_links.h"
+#include "tools/report/analyses/stragglers.h"
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
 
@@ -58,7 +59,14 @@ std::string whenWords(const facts::LateWhen& when) {
   return out + " on the aligned timeline";
 }
 
-constexpr const char* kProxyHint = "recording NCCL's proxy steps (COMMTRACE_PROXY_EVENTS=1) times each link's sends on the wire";
+// What would tell the links apart: NCCL's proxy steps, or, where they were recorded and still
+// timed no link (it was suggested to a run that held 38,400 of them), why not.
+std::string proxyHint(uint64_t proxy_steps) {
+  if (proxy_steps == 0) return "recording NCCL's proxy steps (COMMTRACE_PROXY_EVENTS=1) times each link's sends on the wire";
+  return "the run's " + std::to_string(proxy_steps) +
+         " proxy steps timed none of these links on the wire (sends of 64 KiB or more with the time their SendWait state began, "
+         "longer than 1 us, are needed: an NCCL that reports its states at once, or small messages, give none)";
+}
 
 // " (rank 0: 11876, rank 3: 12)": the three that dropped most.
 std::string dropsWords(const std::vector<std::pair<int, uint64_t>>& drops) {
@@ -138,7 +146,7 @@ struct Words {
     return sentence("Links inside rings: the %zu inter-host links measured were crossed only by collectives that crossed the others too, "
                     "and each reached %s at best. A ring runs at the pace of its slowest link, so whether one of them is slow cannot be "
                     "told from collective times: compare %s with what these hosts' network carries (nccl-tests' busBw); %s.",
-                    f.links, gbs.c_str(), gbs.c_str(), kProxyHint);
+                    f.links, gbs.c_str(), gbs.c_str(), proxyHint(f.proxy_steps).c_str());
   }
 
   std::string operator()(const facts::SlowHost& f) const {
@@ -160,6 +168,14 @@ struct Words {
 
   std::string operator()(const facts::NoStraggler& f) const {
     const StragglerRow& top = *f.top;
+    // Last more often than chance, and still no straggler: its delays cost little. Said so,
+    // not as if the last arriver changed from op to op.
+    if (top.z >= kMinZ && top.median_wait_caused_us > 0)
+      return sentence("No straggler: rank %d created the delay in %s of its %llu synchronizations, more often than chance (%s), "
+                      "but the waiting that caused, %s, is %.1fx the typical rank's, not %.0fx: no rank's delays cost the others much.",
+                      top.rank, fmt::percent(top.late_fraction).c_str(), static_cast<ULL>(top.instances),
+                      fmt::percent(top.chance_fraction).c_str(), fmt::duration(top.wait_caused_us).c_str(),
+                      top.wait_caused_us / top.median_wait_caused_us, kMinWaitRatio);
     return sentence("No straggler: no rank or host creates the delays others wait for (the rank whose delays caused the most "
                     "waiting, rank %d, created the delay in %s of its %llu synchronizations, where chance gives %s).",
                     top.rank, fmt::percent(top.late_fraction).c_str(), static_cast<ULL>(top.instances), fmt::percent(top.chance_fraction).c_str());
@@ -183,7 +199,7 @@ struct Words {
                     "collectives crossed them, which run at the pace of their slowest link, so which of them is slow "
                     "cannot be told from their times; %s.",
                     f.links.size(), l.inter_host ? "inter-host" : "intra-host", linkPairs(f.links).c_str(), fmt::gbs(l.achieved_gbs).c_str(),
-                    fmt::gbs(l.peer_median_gbs).c_str(), kProxyHint);
+                    fmt::gbs(l.peer_median_gbs).c_str(), proxyHint(f.proxy_steps).c_str());
   }
 
   std::string operator()(const facts::Slowdown& f) const {
@@ -205,10 +221,17 @@ struct Words {
   }
 
   std::string operator()(const facts::PipelineBubble& f) const {
-    const PeerWaitRow& top = *f.rank;
-    return sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s per step, %s of its step.",
-                    top.rank, top.peer, static_cast<ULL>(top.waited), static_cast<ULL>(top.transfers), fmt::duration(top.wait_us).c_str(),
-                    fmt::duration(top.wait_per_step_us).c_str(), fmt::percent(top.step_share_pct / 100).c_str());
+    const PeerWaitRow& top = *f.ranks.front();
+    if (f.ranks.size() == 1)
+      return sentence("Pipeline bubble: rank %d waited for rank %d in %llu of %llu sends and receives, %s in all: %s per step, %s of its step.",
+                      top.rank, top.peer, static_cast<ULL>(top.waited), static_cast<ULL>(top.transfers), fmt::duration(top.wait_us).c_str(),
+                      fmt::duration(top.wait_per_step_us).c_str(), fmt::percent(top.step_share_pct / 100).c_str());
+    std::string pairs;
+    for (size_t i = 0; i < f.ranks.size(); ++i)
+      pairs += sentence("%srank %d for rank %d", i == 0 ? "" : i + 1 == f.ranks.size() ? " and " : ", ", f.ranks[i]->rank, f.ranks[i]->peer);
+    return sentence("Pipeline bubble: %zu ranks waited about as long on a peer in sends and receives, the pipeline's shape rather than "
+                    "one pair's doing (%s): up to %s per step, %s of the step.",
+                    f.ranks.size(), pairs.c_str(), fmt::duration(top.wait_per_step_us).c_str(), fmt::percent(top.step_share_pct / 100).c_str());
   }
 
   std::string operator()(const facts::CudaSync& f) const {

@@ -119,14 +119,20 @@ bool readAlike(const SlowLinkRow& a, const SlowLinkRow& b) {
 // Every inter-host link reads alike, none judged: one ring's collectives alone crossed them,
 // and a ring's collectives run at its slowest link's pace, which may be slow or not. (Inside a
 // host, NVLink and PCIe paths are not single cables a ring can be held up by.)
-void addRingNote(const StragglerReport& s, Findings& out) {
+uint64_t proxyStepsRecorded(const RunModel& run) {
+  uint64_t n = 0;
+  for (const ProcessTimeline& t : run.timelines) n += t.proxy_wire.recorded();
+  return n;
+}
+
+void addRingNote(const StragglerReport& s, uint64_t proxy_steps, Findings& out) {
   std::vector<const SlowLinkRow*> inter;
   for (const SlowLinkRow& l : s.links)
     if (l.inter_host && l.ops > 0) inter.push_back(&l);
   if (inter.size() < static_cast<size_t>(kMinLinksOfAKind) ||
       !std::all_of(inter.begin(), inter.end(), [&](const SlowLinkRow* l) { return !l->flagged && onlyModelled(*l) && readAlike(*l, *inter.front()); }))
     return;
-  out.add(FindingTier::kNote, "links_not_told_apart", "run", facts::LinksNotToldApart{inter.size(), inter.front()->achieved_gbs});
+  out.add(FindingTier::kNote, "links_not_told_apart", "run", facts::LinksNotToldApart{inter.size(), inter.front()->achieved_gbs, proxy_steps});
 }
 
 // A host whose ranks create delays together is one culprit, named as the host: its ranks
@@ -168,7 +174,7 @@ void addStragglerFindings(const StragglerReport& s, const JobSteps& steps, Findi
 // A flagged link is named on its own when its own evidence shows it (its transfers, or the
 // proxy's timing); flagged links that only the same collectives crossed are one finding: one
 // of them (or more) is slow, and the ops cannot say which.
-void addLinkFindings(const StragglerReport& s, Findings& out) {
+void addLinkFindings(const StragglerReport& s, uint64_t proxy_steps, Findings& out) {
   std::vector<const SlowLinkRow*> alike;
   for (const SlowLinkRow& l : s.links) {
     if (!l.flagged) continue;
@@ -181,7 +187,7 @@ void addLinkFindings(const StragglerReport& s, Findings& out) {
     row.confidence = l.confidence;
   }
   while (!alike.empty()) {
-    facts::SlowLinkAmong group;
+    facts::SlowLinkAmong group{{}, proxy_steps};
     std::vector<int> ranks;
     double confidence = 0;
     for (const SlowLinkRow* l : alike) {
@@ -232,8 +238,18 @@ void addPeerWaitFinding(const std::vector<PeerWaitRow>& rows, Findings& out) {
     return a.step_share_pct < b.step_share_pct;
   });
   if (top == rows.end() || top->step_share_pct < kMinStepShare) return;
-  FindingRow& row = out.add(FindingTier::kCost, "pipeline_bubble", "rank", facts::PipelineBubble{&*top}).row;
-  about(row, rankSubject(top->rank), {top->rank, top->peer}).cost_us = top->wait_us;
+  facts::PipelineBubble bubble{{&*top}};
+  for (const PeerWaitRow& r : rows)
+    if (&r != &*top && r.step_share_pct >= 0.9 * top->step_share_pct) bubble.ranks.push_back(&r);
+  std::stable_sort(bubble.ranks.begin() + 1, bubble.ranks.end(),
+                   [](const PeerWaitRow* a, const PeerWaitRow* b) { return a->step_share_pct > b->step_share_pct; });
+  std::vector<int> ranks;
+  for (const PeerWaitRow* r : bubble.ranks) ranks.insert(ranks.end(), {r->rank, r->peer});
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const std::string subject = bubble.ranks.size() == 1 ? rankSubject(top->rank) : std::to_string(bubble.ranks.size()) + " ranks";
+  FindingRow& row = out.add(FindingTier::kCost, "pipeline_bubble", "rank", std::move(bubble)).row;
+  about(row, subject, ranks).cost_us = top->wait_us;
   row.cost_per_step_us = top->wait_per_step_us;
   row.cost_share = top->step_share_pct / 100;
 }
@@ -284,9 +300,10 @@ std::vector<Finding> findFindings(const Report& report, const RunModel& run) {
   addEmptyWindowFinding(report.run, findings);
   addRunFindings(report.run, run, report.collectives_lost_to_drops, findings);
   addMismatchFinding(report, findings);
-  addRingNote(report.stragglers, findings);  // a note, said before "No straggler", which ends the list
+  const uint64_t proxy_steps = proxyStepsRecorded(run);
+  addRingNote(report.stragglers, proxy_steps, findings);  // a note, said before "No straggler", which ends the list
   addStragglerFindings(report.stragglers, steps, findings);
-  addLinkFindings(report.stragglers, findings);
+  addLinkFindings(report.stragglers, proxy_steps, findings);
   addSlowdownFinding(report.bandwidth_series, findings);
   addOverlapFinding(report.overlap, findings);
   addPeerWaitFinding(report.peer_waits, findings);

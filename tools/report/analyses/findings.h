@@ -51,18 +51,22 @@ struct RunLoss {  // left_open, still_written, missing_ranks, damaged_files, ski
   uint64_t collectives_lost = 0;
 };
 struct Mismatch { uint64_t total = 0; const MismatchRow* first = nullptr; };
-struct LinksNotToldApart { size_t links = 0; double achieved_gbs = 0; };
+// proxy_steps: NCCL's proxy steps the run recorded (COMMTRACE_PROXY_EVENTS), which time each
+// link on the wire where they carry their states' times; 0 where not recorded.
+struct LinksNotToldApart { size_t links = 0; double achieved_gbs = 0; uint64_t proxy_steps = 0; };
 // When the culprit was late: its stretches on the aligned timeline, and whether they cover the run.
 struct LateWhen { std::vector<TimeStretch> stretches; bool throughout = false; };
 struct SlowHost { const HostStragglerRow* host = nullptr; JobSteps steps; int others = 0; LateWhen when; };
 struct Straggler { const StragglerRow* rank = nullptr; JobSteps steps; LateWhen when; };
 struct NoStraggler { const StragglerRow* top = nullptr; };
 struct SlowLink { const SlowLinkRow* link = nullptr; };
-struct SlowLinkAmong { std::vector<const SlowLinkRow*> links; };
+struct SlowLinkAmong { std::vector<const SlowLinkRow*> links; uint64_t proxy_steps = 0; };
 struct Slowdown { const BandwidthSeriesRow* row = nullptr; BandwidthDrop drop; };
 struct Exposed { const OverlapRow* rank = nullptr; };
 struct OverlapUnavailable { std::string reason; };
-struct PipelineBubble { const PeerWaitRow* rank = nullptr; };
+// The rank that waited longest on a peer, and the others that waited about as long (within
+// 10 %), the longest first: four equal waits are the pipeline's shape, not one pair's doing.
+struct PipelineBubble { std::vector<const PeerWaitRow*> ranks; };
 struct CudaSync { const CudaSyncRow* most = nullptr; const CudaSyncRow* least = nullptr; uint64_t calls = 0; double step_us = 0; };
 struct LowestBandwidth { const BandwidthRow* row = nullptr; };
 }  // namespace facts

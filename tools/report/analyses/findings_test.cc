@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tools/report/finding_words.h"
@@ -92,6 +93,65 @@ TEST(Findings, NoCulpritIsANoteNamingTheCostliestRank) {
   ASSERT_EQ(kinds(found), (std::vector<std::string>{"exposed_communication", "no_straggler"}));
   EXPECT_EQ(found.back().tier, FindingTier::kNote);
   EXPECT_NE(findingWords(found.back()).find("rank 5"), std::string::npos);
+}
+
+// Last far more often than chance, yet its delays cost little: the note says that, not
+// "the last arriver changes from op to op (most often rank 1, last in 100.0%)".
+TEST(Findings, NoCulpritLastBeyondChanceSaysItsDelaysCostLittle) {
+  Report r = reportOf(false, false);
+  StragglerRow& top = r.stragglers.ranks.front();
+  top.late_fraction = 1.0;
+  top.chance_fraction = 0.125;
+  top.z = 9;
+  top.median_wait_caused_us = 35'000;  // its 70 ms is 2x the typical rank's
+  const std::string words = findingWords(findFindings(r, RunModel{}).back());
+  EXPECT_NE(words.find("rank 5 created the delay in 100.0% of its 1000 synchronizations, more often than chance (12.5%)"), std::string::npos)
+      << words;
+  EXPECT_NE(words.find("2.0x the typical rank's, not 3x"), std::string::npos) << words;
+}
+
+// Four pipeline ranks each waiting as long on its peer are the pipeline's shape: the bubble
+// names the four, not the one that came first (which was a slow link's pair).
+TEST(Findings, APipelineBubbleOfEqualWaitsNamesEveryWaitingRank) {
+  Report r = reportOf(false, false);
+  for (const auto& [rank, peer, share] : std::vector<std::tuple<int, int, double>>{{3, 7, 20.0}, {2, 6, 19.5}, {1, 5, 19.0}, {0, 4, 18.5}, {4, 0, 5.0}})
+    r.peer_waits.push_back({.rank = rank, .peer = peer, .transfers = 100, .waited = 100, .wait_us = 20'000 * share,
+                            .steps = 100, .wait_per_step_us = 200 * share, .step_share_pct = share});
+  const std::vector<Finding> found = findFindings(r, RunModel{});
+  const auto bubble = std::find_if(found.begin(), found.end(), [](const Finding& f) { return f.row.kind == "pipeline_bubble"; });
+  ASSERT_NE(bubble, found.end());
+  EXPECT_EQ(bubble->row.subject, "4 ranks");
+  EXPECT_EQ(bubble->row.ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  const std::string words = findingWords(*bubble);
+  EXPECT_NE(words.find("4 ranks waited about as long on a peer"), std::string::npos) << words;
+  EXPECT_NE(words.find("(rank 3 for rank 7, rank 2 for rank 6, rank 1 for rank 5 and rank 0 for rank 4)"), std::string::npos) << words;
+}
+
+// COMMTRACE_PROXY_EVENTS=1 is suggested only to a run that did not record proxy steps; one
+// that did is told why they timed no link (it was told to record them).
+TEST(Findings, TheProxyStepHintIsForRunsWithoutThem) {
+  Finding without{FindingTier::kNote, {}, facts::LinksNotToldApart{4, 10.0, 0}};
+  without.row.kind = "links_not_told_apart";
+  EXPECT_NE(findingWords(without).find("COMMTRACE_PROXY_EVENTS=1"), std::string::npos) << findingWords(without);
+  Finding with{FindingTier::kNote, {}, facts::LinksNotToldApart{4, 10.0, 38'400}};
+  with.row.kind = "links_not_told_apart";
+  EXPECT_EQ(findingWords(with).find("COMMTRACE_PROXY_EVENTS=1"), std::string::npos) << findingWords(with);
+  EXPECT_NE(findingWords(with).find("the run's 38400 proxy steps timed none of these links"), std::string::npos) << findingWords(with);
+
+  // Counted from the files: every ProxyStep record, whether it timed a link or not.
+  RunModel run;
+  run.timelines.resize(2);
+  run.timelines[1].proxy_wire.add(ProxyStepRecord{});
+  Report r = reportOf(false, false);
+  for (int i = 0; i < 3; ++i) {
+    SlowLinkRow l;
+    l.a = i, l.b = i + 4, l.inter_host = true, l.ops = 100, l.achieved_gbs = 10, l.peer_median_gbs = 10, l.kind_links = 3;
+    r.stragglers.links.push_back(l);
+  }
+  const std::vector<Finding> found = findFindings(r, run);
+  const auto note = std::find_if(found.begin(), found.end(), [](const Finding& f) { return f.row.kind == "links_not_told_apart"; });
+  ASSERT_NE(note, found.end()) << testing::PrintToString(kinds(found));
+  EXPECT_EQ(std::get<facts::LinksNotToldApart>(note->facts).proxy_steps, 1u);
 }
 
 TEST(Findings, LossComesBeforeCulpritsWhateverOrderTheyWereFoundIn) {

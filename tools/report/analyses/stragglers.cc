@@ -208,9 +208,14 @@ std::vector<HostStragglerRow> hostRows(const Tallies& t, const std::vector<std::
     // Per rank, the host's waiting caused against the typical rank's of the other hosts.
     const double typical_rank_wait = typical.at(host);
     const double ratio = waitRatio(sum.wait_caused_ns / static_cast<double>(row.ranks.size()), typical_rank_wait);
-    row.confidence = confidenceOf(ratio / kMinWaitRatio);
     row.flagged = row.ranks.size() >= 2 && by_host.size() >= 2 && ratio >= kMinWaitRatio && row.z >= kMinZ && sum.wait_caused_ns > 0 &&
                   spreadOverTheHost(t, row, sum.wait_caused_ns, typical_rank_wait);
+    // The confidence follows the verdict (a host shown sure and unflagged beside its flagged
+    // only rank read as a contradiction): a host of one rank, or the only host, is never the
+    // culprit (its rank is), and an unflagged one stays under the flag's 0.5.
+    double strength = row.ranks.size() >= 2 && by_host.size() >= 2 ? std::min(ratio / kMinWaitRatio, row.z / kMinZ) : 0.0;
+    if (!row.flagged) strength = std::min(strength, kUnflaggedStrength);
+    row.confidence = confidenceOf(strength);
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.wait_caused_us > b.wait_caused_us; });

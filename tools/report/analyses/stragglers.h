@@ -52,7 +52,9 @@ constexpr double kMaxRankShareOfHost = 0.6;
 double lastArrivalZ(double last, double expected_last, double var_last);
 // A judgement's confidence from its strength, the smaller of its ratios to its thresholds:
 // 0.5 at the thresholds, 1 at three times them.
+// Strength 1 is a flag's threshold (confidence 0.5); an unflagged judgement is held below it.
 double confidenceOf(double strength);
+constexpr double kUnflaggedStrength = 0.98;
 
 // Confidence: how sure the rank is a straggler (0.5 at the weaker of the two thresholds, 1 at
 // three times it), weighted half by how directly its class is shown (straggler_class.h's

@@ -168,12 +168,28 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   ASSERT_FALSE(r.hosts.empty());
   EXPECT_EQ(r.hosts.front().host, "node1");
   EXPECT_EQ(r.hosts.front().ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_FALSE(r.hosts.front().flagged) << "one slow rank is not a slow host";
+  EXPECT_LT(r.hosts.front().confidence, 0.5) << "unflagged, so not sure of it";
   const auto tp1 = std::find_if(r.comms.begin(), r.comms.end(), [](const CommStragglerRow& c) { return c.comm_name == "tp.1"; });
   ASSERT_NE(tp1, r.comms.end());
   EXPECT_EQ(tp1->worst_rank, 6);
   EXPECT_EQ(tp1->instances, 40u);
   // Its worst seat's waiting caused counts what its delays made others wait at world too.
   EXPECT_LT(tp1->total_wait_us, tp1->wait_caused_us);
+}
+
+// A host of one rank is never the culprit, its rank is: the host row was shown at confidence
+// 1.00 and unflagged beside its flagged rank.
+TEST(Stragglers, AHostOfOneRankHasNoConfidenceOfItsOwn) {
+  Simulation sim{4, 1, 40'000'000};
+  const uint32_t world = sim.comm({0, 1, 2, 3}, "world");
+  for (int s = 0; s < 40; ++s) sim.step({world}, 2000 * kUs, 100 * kUs, {{2, 1200 * kUs}}, 100 * kUs, false);
+  const StragglerReport r = rankStragglers(sim.run(), unaligned(sim.run()));
+  EXPECT_TRUE(rowOf(r, 2).flagged);
+  const auto host = std::find_if(r.hosts.begin(), r.hosts.end(), [](const HostStragglerRow& h) { return h.host == "node2"; });
+  ASSERT_NE(host, r.hosts.end());
+  EXPECT_FALSE(host->flagged);
+  EXPECT_EQ(host->confidence, 0.0);
 }
 
 TEST(Stragglers, KernelRecordsTellComputeFromHost) {

@@ -3,6 +3,7 @@
 namespace commtrace::report {
 
 void ProxyWireTally::add(const ProxyStepRecord& step) {
+  ++recorded_;
   // state_ns: GPUWait, PeerWait, Wait, in NCCL's order for a send.
   const uint64_t peer_wait = step.state_ns[1], on_wire = step.state_ns[2];
   if (step.is_send == 0 || step.trans_bytes < kMinWireStepBytes || on_wire == 0 || step.cpu_end_ns < on_wire) return;

@@ -45,9 +45,12 @@ class ProxyWireTally {
   void add(const ProxyStepRecord& step);
   // (comm_id, peer's comm rank) -> its send steps' sums
   const std::map<std::pair<uint64_t, int32_t>, WireSums>& sends() const { return sends_; }
+  // Every ProxyStep record added, left out or not: whether the run recorded them at all.
+  uint64_t recorded() const { return recorded_; }
 
  private:
   std::map<std::pair<uint64_t, int32_t>, WireSums> sends_;
+  uint64_t recorded_ = 0;
 };
 
 }  // namespace commtrace::report
