@@ -169,6 +169,25 @@ TEST_F(ReportCliOnDemo, ATimeOfDayIsTheRunsDayAndAnEmptyWindowExitsOne) {
   EXPECT_NE(empty.out.find("No op started in the --from/--to window"), std::string::npos) << "the report is still written";
 }
 
+// The demo's run agrees with itself on every clock: its span is its 20 steps of 27.6 ms, and
+// steps 5 to 10 hold 5 steps' ops (played unpaced, the span read 25 ms and the steps 80 ops).
+TEST_F(ReportCliOnDemo, TheDemoRunIsTheSameRunOnEveryClock) {
+  const ProgramResult whole = run({"report", runDir(), "--format", "json"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("\"step_source\": \"inferred\""), std::string::npos);
+  const ProgramResult text = run({"report", runDir()});
+  const size_t at = text.out.find("\n  time ");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string time_line = text.out.substr(at, text.out.find('\n', at + 1) - at);
+  const size_t open = time_line.rfind('('), ms = time_line.rfind(" ms)");
+  ASSERT_NE(ms, std::string::npos) << time_line;
+  EXPECT_GT(std::stod(time_line.substr(open + 1, ms - open - 1)), 20 * 27.0) << time_line;
+  const ProgramResult steps = run({"report", runDir(), "--format", "json", "--from", "step:5", "--to", "step:10"});
+  ASSERT_EQ(steps.exit_code, 0) << steps.err;
+  const double all_ops = nlohmann::json::parse(whole.out).at("run").at("ops");
+  EXPECT_NEAR(nlohmann::json::parse(steps.out).at("run").at("ops").get<double>(), all_ops / 4.0, all_ops / 40.0) << "5 of 20 steps";
+}
+
 // A --step-range that names no range was ignored without a word.
 TEST_F(ReportCliOnDemo, AStepRangeThatMatchesNothingIsSaid) {
   const ProgramResult r = run({"report", runDir(), "--format", "json", "--step-range", "no such step"});

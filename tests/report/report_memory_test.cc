@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <ostream>
 #include <string>
 
 #include "tests/support/driver_run.h"
@@ -50,6 +51,8 @@ struct Mode {
   testutil::DriverOptions driver;
 };
 
+void PrintTo(const Mode& mode, std::ostream* os) { *os << mode.name; }
+
 class ReportMemory : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(ReportMemory, IsFlatInTheRunsLength) {
@@ -66,10 +69,11 @@ TEST_P(ReportMemory, IsFlatInTheRunsLength) {
     ASSERT_GT(peak_mib[i], 0) << "commtrace report " << run << " failed";
   }
   // What the report holds is bounded by its queues and windows: a run four times as long
-  // may read a little more while the short one's few chunks do not fill them, not 4x. (At
+  // may read a little more while the short one's few chunks do not fill them (more on a loaded
+  // machine, whose flushers write bigger chunks and drop records), not 4x. (At
   // 5bccfd0, unpaced 10,000 and 40,000 steps read 76 and 167 MiB with kernels, 235 and 908
   // without; now 34 and 44, 29 and 47.)
-  EXPECT_LE(peak_mib[1], peak_mib[0] * 3 / 2 + 16) << mode.name << ": " << mode.steps << " steps " << peak_mib[0] << " MiB, "
+  EXPECT_LE(peak_mib[1], peak_mib[0] * 3 / 2 + 24) << mode.name << ": " << mode.steps << " steps " << peak_mib[0] << " MiB, "
                                                    << 4 * mode.steps << " steps " << peak_mib[1] << " MiB";
 }
 
@@ -79,7 +83,7 @@ testutil::DriverOptions paced() { return {.paced = true, .time_scale = 0.02}; }
 INSTANTIATE_TEST_SUITE_P(DriverRuns, ReportMemory,
                          ::testing::Values(Mode{"unpaced, kernels", 10'000, unpaced()},
                                            Mode{"unpaced, no kernels", 10'000, unpaced("COMMTRACE_CUPTI=off")},
-                                           Mode{"paced, kernels", 2'500, paced()}),
+                                           Mode{"paced, kernels", 5'000, paced()}),
                          [](const ::testing::TestParamInfo<Mode>& param) {
                            return std::string(param.index == 0 ? "UnpacedWithKernels" : param.index == 1 ? "UnpacedNoKernels" : "PacedWithKernels");
                          });
