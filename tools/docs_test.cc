@@ -53,5 +53,14 @@ TEST(Docs, NoPointersOutsideTheRepositoryOrToIssueNumbers) {
   }
 }
 
+// The line a preloaded job prints first, as the README quotes it: the library prints exactly
+// this (PreloadProcess tests hold it to it); the README quoted an older one.
+TEST(Docs, TheReadmeQuotesThePreloadLineTheLibraryPrints) {
+  const std::string readme = text(fs::path(COMMTRACE_SOURCE_DIR) / "README.md");
+  const std::string flat = std::regex_replace(readme, std::regex("\\s+"), " ");
+  EXPECT_NE(flat.find("`commtrace: set NCCL_PROFILER_PLUGIN and NVTX_INJECTION64_PATH to /opt/commtrace/lib/libcommtrace.so`"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace commtrace
