@@ -84,6 +84,9 @@ void writeSummary(const Report& r, Page& page) {
   if (!r.run.problems.empty()) out << "</ul>\n";
 }
 
+// A column's start after the timeline's: "0", then "+2.5 ms" (the first read "+0 ns").
+std::string offsetLabel(double us) { return us == 0 ? std::string("0") : "+" + fmt::duration(us); }
+
 std::vector<std::string> numberedLabels(size_t n, const std::function<std::string(size_t)>& label) {
   std::vector<std::string> out;
   for (size_t i = 0; i < n; ++i) out.push_back(label(i));
@@ -132,7 +135,7 @@ void writeLateness(const LatenessHeatmap& lh, Page& page) {
   const size_t bins = lh.mean_lateness_us.empty() ? 0 : lh.mean_lateness_us[0].size();
   h.col_labels = numberedLabels(bins, [&](size_t b) {
     const double bin = static_cast<double>(b);
-    return by_time ? "+" + fmt::duration(lh.bin_us * bin) : fmt::fixed(lh.bin_ops * bin, 0);
+    return by_time ? offsetLabel(lh.bin_us * bin) : fmt::fixed(lh.bin_ops * bin, 0);
   });
   out << svg::heatmap(h);
 }
@@ -153,7 +156,7 @@ void writeBandwidthSeries(const BandwidthSeries& s, Page& page) {
     for (double v : row.busbw_gbs) h.values.back().push_back(v >= 0 ? v : NAN);
   }
   h.col_labels = numberedLabels(s.rows.front().busbw_gbs.size(),
-                                [&](size_t b) { return "+" + fmt::duration(s.bin_us * static_cast<double>(b)); });
+                                [&](size_t b) { return offsetLabel(s.bin_us * static_cast<double>(b)); });
   out << svg::heatmap(h);
 }
 

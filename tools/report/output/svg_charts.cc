@@ -95,13 +95,20 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+constexpr double kTickCharPx = 6.5;
+
 std::string heatmap(const Heatmap& h) {
   const size_t rows = h.values.size();
   const size_t cols = rows == 0 ? 0 : h.values[0].size();
   if (rows == 0 || cols == 0) return "<p>no data</p>";
   const double cell_w = std::clamp(720.0 / static_cast<double>(cols), 3.0, 28.0);
   const double cell_h = std::clamp(720.0 / static_cast<double>(rows), 3.0, 28.0);
-  const double left = 70, top = 30, grid_w = cell_w * static_cast<double>(cols), grid_h = cell_h * static_cast<double>(rows);
+  // Row labels are right-aligned against the grid: the margin fits the longest ("dp.1
+  // ReduceScatter" was cut to "educeScatter" by a fixed 70 px), at an 11 px font's ~6.5 px a character.
+  size_t longest = 0;
+  for (const std::string& label : h.row_labels) longest = std::max(longest, label.size());
+  const double left = std::max(70.0, 12 + kTickCharPx * static_cast<double>(longest)), top = 30;
+  const double grid_w = cell_w * static_cast<double>(cols), grid_h = cell_h * static_cast<double>(rows);
   const double width = std::max(left + grid_w + 20, left + 420), height = top + grid_h + 80;
   double max_v = 0;
   for (const auto& row : h.values)

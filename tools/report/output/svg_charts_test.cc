@@ -25,6 +25,20 @@ Series series(std::string name, std::vector<double> x, std::vector<double> y) {
   return Series{.name = std::move(name), .x = x, .y = y, .tooltips = std::vector<std::string>(x.size(), "t")};
 }
 
+// Row labels are right-aligned against the grid: a long one ("dp.1 ReduceScatter") starts
+// inside the picture, not cut at its left edge (a fixed 70 px margin showed "educeScatter").
+TEST(SvgCharts, HeatmapRowLabelsFitTheirMargin) {
+  Heatmap h{.row_axis = "comm/func", .col_axis = "time", .format = [](double v) { return std::to_string(v); }};
+  h.row_labels = {"tp.1 AllReduce", "dp.1 ReduceScatter"};
+  h.col_labels = {"0", "+1 ms"};
+  h.values = {{1, 2}, {3, 4}};
+  const std::string chart = heatmap(h);
+  const std::regex label(R"re(<text x="([0-9.]+)"[^>]*text-anchor="end">dp\.1 ReduceScatter</text>)re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(chart, m, label)) << chart.substr(0, 600);
+  EXPECT_GE(std::stod(m[1]), 6.5 * 18) << "its right end must leave room for its 18 characters";
+}
+
 TEST(SvgCharts, SmallValuesGetDistinctRoundYLabels) {
   // A 4 KiB Broadcast at 0.04 GB/s: one decimal printed "0.0" on every gridline.
   EXPECT_EQ(yLabels(scatterLogX(plot({series("world", {4096}, {0.04})}))),
