@@ -76,6 +76,9 @@ void writeSummary(const Report& r, Page& page) {
   for (const std::string& f : r.findings) out << "<li>" << escape(f) << "</li>\n";
   out << "</ol>\n";
   if (r.findings.empty()) out << "<p>None: no straggler, slow link, exposed communication or bandwidth outlier stood out.</p>\n";
+  // What to do comes right after what was found, not after the kernel tables.
+  page.section("advice", "Advice");
+  writeTable(tables::advice(r.advice), out);
   page.section("run", "Run") << "<table>\n";
   for (const auto& [key, value] : tables::runFields(r)) out << "<tr><th>" << escape(key) << "</th><td>" << escape(value) << "</td></tr>\n";
   out << "</table>\n";
@@ -278,9 +281,13 @@ void writeTables(const Report& r, Page& page) {
   page.section("peer-waits", "Point-to-point waits (pipeline bubbles)");
   writeTable(tables::peerWaits(r.peer_waits), out);
   page.section("kernels", "GPU kernels");
+  out << "<h3>Kernels by GPU time, all ranks</h3>\n";
   writeTable(tables::kernels(r.kernels.top), out);
+  out << "<h3>By type (communication, memory, computation)</h3>\n";
   writeTable(tables::kernelTypes(r.kernels.types), out);
+  out << "<h3>Per rank: its kernels by GPU time</h3>\n";
   writeTable(tables::kernels(r.kernels.per_rank), out);
+  out << "<h3>Per rank: its kernels by number of launches</h3>\n";
   writeTable(tables::kernels(r.kernels.per_rank_by_count), out);
   page.section("cuda-sync", "CPU blocked in CUDA synchronisation");
   writeTable(tables::cudaSync(r.cuda_sync), out);
@@ -288,8 +295,6 @@ void writeTables(const Report& r, Page& page) {
   writeTable(tables::mismatches(r.mismatches), out);
   page.section("communicators", "Communicators");
   writeTable(tables::communicators(r.communicators), out);
-  page.section("advice", "Advice");
-  writeTable(tables::advice(r.advice), out);
   page.section("parallelism", "Parallelism");
   writeTable(tables::parallelism(r.parallelism), out);
   page.section("clocks", "Clocks") << "<p class=\"note\">" << escape(tables::clockLine(r.clocks)) << "</p>\n";

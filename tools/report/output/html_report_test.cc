@@ -81,6 +81,17 @@ TEST(HtmlReport, ABigRunsMatrixGroupsConsecutiveRanks) {
 }
 
 // busBw over time: one heatmap row per communicator and func.
+// What to do comes right after what was found (it was section 16 of 18, after the kernel
+// tables), and the four kernel tables say which is which.
+TEST(HtmlReport, AdviceFollowsTheFindingsAndKernelTablesHaveCaptions) {
+  const std::string page = html(testutil::sampleReport());
+  const size_t findings = page.find("id=\"findings\""), advice = page.find("id=\"advice\""), run = page.find("id=\"run\"");
+  ASSERT_NE(advice, std::string::npos);
+  EXPECT_LT(findings, advice);
+  EXPECT_LT(advice, run);
+  EXPECT_NE(page.find("<h3>Per rank: its kernels by number of launches</h3>"), std::string::npos);
+}
+
 TEST(HtmlReport, DrawsBandwidthOverTime) {
   Report r = testutil::sampleReport();
   r.bandwidth_series = {.axis = "aligned time", .start_us = 0, .bin_us = 2000,
