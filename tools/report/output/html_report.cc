@@ -251,7 +251,8 @@ void writeOverlapCharts(const std::vector<OverlapRow>& rows, std::ostream& out) 
   if (t.step < 0) return;
   out << svg::timelineStrip({.title = "rank " + std::to_string(worst->rank) + ", step " + std::to_string(t.step) + " (its most exposed)",
                              .start = t.start_us, .end = t.end_us, .lane_names = {"communication", "compute"},
-                             .lanes = {t.comm, t.compute}, .format = us});
+                             .lanes = {t.comm, t.compute}, .format = us,
+                             .lane_segments = {1, 2}});  // the bars' "exposed communication" and "compute alone" colours
 }
 
 void writeTables(const Report& r, Page& page) {

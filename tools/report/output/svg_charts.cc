@@ -282,7 +282,7 @@ std::string timelineStrip(const TimelineStrip& t) {
     for (const auto& [a, b] : t.lanes[l]) {
       if (b <= t.start || a >= t.end) continue;
       s << "<rect x=\"" << num(px(a)) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(0.5, px(b) - px(a))) << "\" height=\""
-        << num(lane_h) << "\" fill=\"" << segmentColour(l) << "\"><title>" << escape(t.lane_names[l] + ": " + t.format(a - t.start) + " to " + t.format(b - t.start))
+        << num(lane_h) << "\" fill=\"" << segmentColour(l < t.lane_segments.size() ? t.lane_segments[l] : l) << "\"><title>" << escape(t.lane_names[l] + ": " + t.format(a - t.start) + " to " + t.format(b - t.start))
         << "</title></rect>";
     }
     s << '\n';

@@ -52,6 +52,9 @@ struct TimelineStrip {
   std::vector<std::string> lane_names;
   std::vector<std::vector<std::pair<double, double>>> lanes;  // [lane] -> intervals within the window
   std::function<std::string(double)> format;  // a time relative to the window's start
+  // Per lane, its colour as a segment index of the stacked bars beside it (empty: lane i is
+  // segment i): a lane must mean what its colour means in the bars' legend.
+  std::vector<size_t> lane_segments;
 };
 std::string timelineStrip(const TimelineStrip& spec);
 

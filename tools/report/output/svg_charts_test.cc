@@ -39,6 +39,16 @@ TEST(SvgCharts, HeatmapRowLabelsFitTheirMargin) {
   EXPECT_GE(std::stod(m[1]), 6.5 * 18) << "its right end must leave room for its 18 characters";
 }
 
+// A strip's lane takes the colour its segment has in the bars beside it: compute drawn in the
+// colour the bars use for exposed communication read as the opposite of what it was.
+TEST(SvgCharts, TimelineLanesTakeTheirSegmentsColours) {
+  const std::string strip = timelineStrip({.title = "t", .start = 0, .end = 10, .lane_names = {"communication", "compute"},
+                                           .lanes = {{{1, 2}}, {{3, 4}}}, .format = [](double) { return std::string(); },
+                                           .lane_segments = {1, 2}});
+  EXPECT_NE(strip.find("fill=\"#d55e00\"><title>communication"), std::string::npos) << strip;
+  EXPECT_NE(strip.find("fill=\"#009e73\"><title>compute"), std::string::npos) << strip;
+}
+
 TEST(SvgCharts, SmallValuesGetDistinctRoundYLabels) {
   // A 4 KiB Broadcast at 0.04 GB/s: one decimal printed "0.0" on every gridline.
   EXPECT_EQ(yLabels(scatterLogX(plot({series("world", {4096}, {0.04})}))),
