@@ -241,10 +241,11 @@ std::string stackedBars(const StackedBars& b) {
     max_total = std::max(max_total, total);
   }
   if (b.values.empty() || max_total <= 0) return "<p>no data</p>";
-  const double left = 90, top = 40, bar_h = 14, gap = 4, w = 600;
-  const double height = top + static_cast<double>(b.values.size()) * (bar_h + gap) + 20;
+  const double left = 90, top = 40, bar_h = 14, gap = 4, w = 600, total_w = 80;
+  const double bars_end = top + static_cast<double>(b.values.size()) * (bar_h + gap);
+  const double height = bars_end + 30;
   std::ostringstream s;
-  s << "<svg class=\"chart\" width=\"" << num(left + w + 20) << "\" height=\"" << num(height) << "\" role=\"img\">\n"
+  s << "<svg class=\"chart\" width=\"" << num(left + w + total_w) << "\" height=\"" << num(height) << "\" role=\"img\">\n"
     << "<text x=\"" << num(left) << "\" y=\"14\" class=\"axis\">" << escape(b.title) << "</text>\n";
   legend(s, b.segment_names, left, 32);
   for (size_t r = 0; r < b.values.size(); ++r) {
@@ -260,9 +261,17 @@ std::string stackedBars(const StackedBars& b) {
         << "</title></rect>";
       x += width;
     }
-    s << '\n';
+    double total = 0;
+    for (double v : b.values[r]) total += std::max(0.0, v);
+    s << "<text x=\"" << num(x + 4) << "\" y=\"" << num(y + bar_h - 3) << "\" class=\"tick\">" << escape(b.format(total)) << "</text>\n";
   }
-  s << "</svg>\n";
+  // The scale: the bars had neither values nor an axis.
+  const double axis_y = bars_end + 12;
+  for (const double share : {0.0, 0.5, 1.0})
+    s << "<text x=\"" << num(left + share * w) << "\" y=\"" << num(axis_y) << "\" class=\"tick\" text-anchor=\""
+      << (share == 0 ? "start" : share == 1 ? "end" : "middle") << "\">" << escape(share == 0 ? std::string("0") : b.format(share * max_total))
+      << "</text>";
+  s << "\n</svg>\n";
   return s.str();
 }
 

@@ -41,7 +41,7 @@ struct StackedBars {
   std::vector<std::string> segment_names;  // in drawing order, left to right
   std::vector<std::string> row_labels;
   std::vector<std::vector<double>> values;  // [row][segment], >= 0
-  std::function<std::string(double)> format;  // a segment's value in its tooltip
+  std::function<std::string(double)> format;  // a value: in tooltips, each bar's total and the scale
 };
 std::string stackedBars(const StackedBars& spec);
 

@@ -49,6 +49,15 @@ TEST(SvgCharts, TimelineLanesTakeTheirSegmentsColours) {
   EXPECT_NE(strip.find("fill=\"#009e73\"><title>compute"), std::string::npos) << strip;
 }
 
+// Stacked bars carry their totals and a scale (they had neither).
+TEST(SvgCharts, StackedBarsShowTheirTotalsAndAScale) {
+  const std::string bars = stackedBars({.title = "GPU time", .segment_names = {"a", "b"}, .row_labels = {"rank 0", "rank 1"},
+                                        .values = {{1, 2}, {4, 4}}, .format = [](double v) { return std::to_string(static_cast<int>(v)) + " us"; }});
+  EXPECT_NE(bars.find(">3 us</text>"), std::string::npos) << "rank 0's total";
+  EXPECT_NE(bars.find(">8 us</text>"), std::string::npos) << "rank 1's total, and the scale's end";
+  EXPECT_NE(bars.find("text-anchor=\"middle\">4 us</text>"), std::string::npos) << "the scale's middle";
+}
+
 TEST(SvgCharts, SmallValuesGetDistinctRoundYLabels) {
   // A 4 KiB Broadcast at 0.04 GB/s: one decimal printed "0.0" on every gridline.
   EXPECT_EQ(yLabels(scatterLogX(plot({series("world", {4096}, {0.04})}))),
