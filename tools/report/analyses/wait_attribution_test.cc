@@ -257,6 +257,16 @@ TEST(WaitAttribution, TheOpBeforeAStartIsTheOneThatEndedLastWhateverOrderTheyCam
   EXPECT_EQ(c.wait_ns.count(0), 0u) << "process 0 only passed the delay on";
 }
 
+// Processes 0 and 1 synchronizing long after everything else, process 1 with `gap` before it
+// measured from an op of its that never comes.
+Sync stuckFarLater(uint64_t gap) {
+  Job later;
+  Sync stuck = later.sync(0, {{0, 5000}, {1, 5000}});
+  for (SyncMember& m : stuck.members) m.gpu_start_ns += 1'000'000'000'000, m.gpu_end_ns += 1'000'000'000'000;
+  stuck.members[1].gap_ns = gap;
+  return stuck;
+}
+
 // An instance whose predecessor never joins waits at the front of its process's queue for
 // the whole run; the instances queued behind it that have since proceeded are dropped as the
 // queue doubles, so what is held stays bounded by what waits, not the run's length.
@@ -265,10 +275,8 @@ TEST(WaitAttribution, AnOpWaitingForTheWholeRunDoesNotHoldTheQueuesBehindIt) {
   WaitAttribution w = attributionInto(c);
   // Process 1's op that waits for an op of its that never comes (ended 1 us before it
   // started), long after the others (so none of them is measured from it).
-  Job job, later;
-  Sync stuck = later.sync(0, {{0, 5000}, {1, 5000}});
-  for (SyncMember& m : stuck.members) m.gpu_start_ns += 1'000'000'000'000, m.gpu_end_ns += 1'000'000'000'000;
-  stuck.members[1].gap_ns = 1000;
+  Job job;
+  const Sync stuck = stuckFarLater(1000);
   w.add(stuck.comm, true, stuck.members, stuck.total_wait_ns);
   double total_wait_ns = static_cast<double>(stuck.total_wait_ns);
   // Then 5,000 pairs of ops handed in the wrong order: each second one waits for the first.
@@ -291,10 +299,8 @@ TEST(WaitAttribution, AnOpWaitingForTheWholeRunDoesNotHoldTheQueuesBehindIt) {
 TEST(WaitAttribution, AnOpWokenAgainAndAgainIsQueuedOnce) {
   Charged c;
   WaitAttribution w = attributionInto(c);
-  Job job, later;
-  Sync stuck = later.sync(0, {{0, 5000}, {1, 5000}});
-  for (SyncMember& m : stuck.members) m.gpu_start_ns += 1'000'000'000'000, m.gpu_end_ns += 1'000'000'000'000;
-  stuck.members[1].gap_ns = 0;  // "an op still ran at its start": none ever does
+  Job job;
+  const Sync stuck = stuckFarLater(0);  // "an op still ran at its start": none ever does
   w.add(stuck.comm, true, stuck.members, stuck.total_wait_ns);
   for (int i = 0; i < 5000; ++i) {
     const Sync s = job.sync(1, {{1, 5000}, {2, 7000}});
