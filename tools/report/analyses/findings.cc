@@ -116,15 +116,16 @@ bool readAlike(const SlowLinkRow& a, const SlowLinkRow& b) {
   return a.inter_host == b.inter_host && std::abs(a.achieved_gbs - b.achieved_gbs) <= 0.02 * std::max(a.achieved_gbs, b.achieved_gbs);
 }
 
-// Every inter-host link reads alike, none judged: one ring's collectives alone crossed them,
-// and a ring's collectives run at its slowest link's pace, which may be slow or not. (Inside a
-// host, NVLink and PCIe paths are not single cables a ring can be held up by.)
+// NCCL's proxy steps the run recorded, timing a link or not: whether to suggest recording them.
 uint64_t proxyStepsRecorded(const RunModel& run) {
   uint64_t n = 0;
   for (const ProcessTimeline& t : run.timelines) n += t.proxy_wire.recorded();
   return n;
 }
 
+// Every inter-host link reads alike, none judged: one ring's collectives alone crossed them,
+// and a ring's collectives run at its slowest link's pace, which may be slow or not. (Inside a
+// host, NVLink and PCIe paths are not single cables a ring can be held up by.)
 void addRingNote(const StragglerReport& s, uint64_t proxy_steps, Findings& out) {
   std::vector<const SlowLinkRow*> inter;
   for (const SlowLinkRow& l : s.links)

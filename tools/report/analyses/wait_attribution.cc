@@ -15,10 +15,12 @@ namespace {
 // Lateness closer than this is a tie, not a delay (lateness.h's kTieNs).
 constexpr double kTieLatenessNs = static_cast<double>(kTieNs);
 
-// What a member with a gap of 0 waits for: any op of its process (one still running when it started).
-constexpr uint64_t kStillRunning = UINT64_MAX;
-
-uint64_t awaitedEnd(const SyncMember& m) { return m.gap_ns == 0 ? kStillRunning : m.gpu_start_ns - m.gap_ns; }
+// Whether an op of a process is the one a gap of `gap` before `start` is measured from: it
+// started earlier and ended `gap` before, or, for a gap of 0, was still running then. The
+// ledger's lookup and the waiters' wake both ask it.
+bool measuredFrom(uint64_t op_start, uint64_t op_end, uint64_t start, uint64_t gap) {
+  return op_start < start && (gap == 0 ? op_end >= start : op_end + gap == start);
+}
 
 // A waiting instance this small keeps its slot's member storage for the next tenant; a
 // larger one returns it (what slots hold stays bounded by what waits).
@@ -112,7 +114,7 @@ std::optional<size_t> WaitAttribution::Ledger::before(uint64_t start) const {
 bool WaitAttribution::Ledger::has(uint64_t start, uint64_t gap) const {
   for (size_t n = 0, i = next; n < size; ++n) {
     i = (i + kLedger - 1) % kLedger;
-    if (starts[i] < start && (gap == 0 ? ends[i] >= start : ends[i] + gap == start)) return true;
+    if (measuredFrom(starts[i], ends[i], start, gap)) return true;
   }
   return false;
 }
@@ -140,9 +142,9 @@ std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
   for (; p.ready_members < p.members.size(); ++p.ready_members) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
-    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, awaitedEnd(m), 0, m.gpu_start_ns};
+    if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, m.gpu_start_ns, m.gap_ns};
     if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
-      return Wait{m.process, 0, m.role};
+      return Wait{m.process, 0, 0, m.role};
   }
   return std::nullopt;
 }
@@ -184,7 +186,7 @@ void WaitAttribution::wait(Handle handle, const Wait& w) {
     role_waiters_[w.role].push_back(handle);
   } else {
     if (waiters_.size() <= static_cast<size_t>(w.process)) waiters_.resize(static_cast<size_t>(w.process) + 1);
-    waiters_[static_cast<size_t>(w.process)].push_back({w.awaited_end, handle, w.start});
+    waiters_[static_cast<size_t>(w.process)].push_back({w.start, w.gap, handle});
   }
   // One woken by each op of its process that is not the one it waits for (a gap of 0 waits
   // for any op still running) waits there again: its patience counts from the first time.
@@ -214,15 +216,13 @@ size_t WaitAttribution::queued() const {
   return n;
 }
 
-// What waited for this member's op (it ended then, or was still running) may go on. Only
-// that: an op still running at a waiter's start ended at or after it, and waking a waiter
-// for each op of its process made a run whose ops waited long quadratic in them.
+// What waited for this member's op (its gap is measured from it) may go on. Only that: waking
+// a gap-0 waiter for each op of its process made a run whose ops waited long quadratic in them.
 void WaitAttribution::wake(const SyncMember& m) {
   if (waiters_.size() <= static_cast<size_t>(m.process)) return;
   std::vector<Waiter>& waiters = waiters_[static_cast<size_t>(m.process)];
   std::erase_if(waiters, [&](const Waiter& w) {
-    const bool awaited = w.awaited_end == kStillRunning ? m.gpu_start_ns < w.start && m.gpu_end_ns >= w.start : w.awaited_end == m.gpu_end_ns;
-    if (!awaited) return false;
+    if (!measuredFrom(m.gpu_start_ns, m.gpu_end_ns, w.start, w.gap)) return false;
     ready_.push_back(w.handle);
     return true;
   });

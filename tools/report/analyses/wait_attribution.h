@@ -284,11 +284,10 @@ class WaitAttribution {
     uint32_t generation = 0;
     bool live = false;
   };
-  // What waits for a process's op (the one that ended at `awaited_end`, or any still running).
+  // What waits for a process's op: the one its member's gap before `start` is measured from.
   struct Waiter {
-    uint64_t awaited_end = 0;
+    uint64_t start = 0, gap = 0;
     Handle handle = 0;
-    uint64_t start = 0;  // the waiting member's: an op still running then ended at or after it
   };
   struct Replay {
     std::vector<int32_t> processes;  // sorted (more than one: a group, whose delays sibling seats also measure)
@@ -308,12 +307,12 @@ class WaitAttribution {
   static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
   Ledger& ledgerOf(int32_t process);
   // What a pending instance waits for: the process of its first member not ready, and either
-  // that member's previous op (its end, or kStillRunning) or, for a role's peers, the role.
+  // that member's previous op (the one its gap before its GPU start is measured from) or, for
+  // a role's peers, the role.
   struct Wait {
     int32_t process = -1;
-    uint64_t awaited_end = 0;
+    uint64_t start = 0, gap = 0;
     RoleGaps::Id role = 0;  // 0: the process's op
-    uint64_t start = 0;     // the waiting member's GPU start
   };
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();

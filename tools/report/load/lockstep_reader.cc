@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -128,19 +129,20 @@ class FileSchedule {
   static constexpr uint64_t kLeadLimit = 4096;
   std::set<std::pair<uint64_t, int>>::iterator choose() {
     if (leads_ == nullptr) return ready_.begin();
+    // One reading of the scanned leads (the joining thread moves them meanwhile).
+    std::array<uint64_t, kScanned> leads{};
     uint64_t least_ready = UINT64_MAX, least_read = UINT64_MAX;
     auto least = ready_.begin();
-    size_t n = 0;
-    for (auto it = ready_.begin(); it != ready_.end() && n < kScanned; ++it, ++n) {
-      const uint64_t lead = leads_->of(it->second);
-      if (lead < least_ready) least_ready = lead, least = it;
+    size_t scanned = 0;
+    for (auto it = ready_.begin(); it != ready_.end() && scanned < kScanned; ++it, ++scanned) {
+      leads[scanned] = leads_->of(it->second);
+      if (leads[scanned] < least_ready) least_ready = leads[scanned], least = it;
     }
     for (const int file : being_read_) least_read = std::min(least_read, leads_->of(file));
     const uint64_t least_lead = std::min(least_ready, least_read);
-    const auto held_back = [&](uint64_t lead) { return lead > least_lead + kLeadLimit; };
-    n = 0;
-    for (auto it = ready_.begin(); it != ready_.end() && n < kScanned; ++it, ++n)
-      if (!held_back(leads_->of(it->second))) return it;
+    auto it = ready_.begin();
+    for (size_t n = 0; n < scanned; ++n, ++it)
+      if (leads[n] <= least_lead + kLeadLimit) return it;  // not held back
     return least_read < least_ready ? ready_.end() : least;
   }
 
