@@ -22,8 +22,6 @@ constexpr double kIntermittentShare = 0.5;
 
 double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
-bool heavierHash(const StragglerEvidence::LateArrival& a, const StragglerEvidence::LateArrival& b) { return a.hash < b.hash; }
-
 // What the ops a rank arrived last at say about its gaps, in microseconds.
 struct GapEvidence {
   SignedQuantileSketch excess_us;
@@ -144,8 +142,13 @@ void StragglerEvidence::add(const Attributed& a) {
     p.lateness_us.add(m.arrival_ns / 1e3);
     // The op by its process and start: the same sample whatever order the ops came in.
     const uint64_t hash = instanceHash(0, static_cast<uint64_t>(m.process), m.gpu_start_ns);
-    if (p.sample.size() >= kSampled && hash >= p.sample.front().hash) continue;
-    LateArrival late{hash, m.gpu_start_ns, m.gap_ns, m.cpu_start_ns, peer_gap, {}};
+    if (!p.keeps(hash)) continue;
+    LateArrival& late = p.seatFor(hash);
+    late.gpu_start_ns = m.gpu_start_ns;
+    late.gap_ns = m.gap_ns;
+    late.cpu_start_ns = m.cpu_start_ns;
+    late.peer_gap_us = peer_gap;
+    late.peers.clear();
     if (a.transfer) {
       // Its role's other players' latest ops (the same stage of another pipeline copy).
       const std::vector<RolePeer>& peers = a.role_peers[i];
@@ -162,7 +165,6 @@ void StragglerEvidence::add(const Attributed& a) {
         if (k++ % stride == 0) late.peers.push_back({o.process, o.gpu_start_ns, o.gap_ns});
       }
     }
-    keep(p, std::move(late));
   }
 }
 
@@ -171,15 +173,23 @@ void StragglerEvidence::resize(size_t processes) {
   syncs_.resize(processes);
 }
 
-void StragglerEvidence::keep(Process& p, LateArrival&& late) {
-  if (p.sample.size() < kSampled) {
-    p.sample.push_back(std::move(late));
-    std::push_heap(p.sample.begin(), p.sample.end(), heavierHash);
-  } else if (late.hash < p.sample.front().hash) {
-    std::pop_heap(p.sample.begin(), p.sample.end(), heavierHash);
-    p.sample.back() = std::move(late);
-    std::push_heap(p.sample.begin(), p.sample.end(), heavierHash);
+bool StragglerEvidence::Process::keeps(uint64_t hash) const { return sample.size() < kSampled || hash < heaviest_.front().first; }
+
+// The heaviest kept arrival's seat is taken over, its peers' storage with it: a long run
+// replaces a process's sample hundreds of times.
+StragglerEvidence::LateArrival& StragglerEvidence::Process::seatFor(uint64_t hash) {
+  uint32_t seat = static_cast<uint32_t>(sample.size());
+  if (sample.size() < kSampled) {
+    sample.emplace_back();
+  } else {
+    std::pop_heap(heaviest_.begin(), heaviest_.end());
+    seat = heaviest_.back().second;
+    heaviest_.pop_back();
   }
+  heaviest_.emplace_back(hash, seat);
+  std::push_heap(heaviest_.begin(), heaviest_.end());
+  sample[seat].hash = hash;
+  return sample[seat];
 }
 
 void StragglerEvidence::Process::merge(const Process& other) {
@@ -195,7 +205,8 @@ void StragglerEvidence::merge(const StragglerEvidence& other) {
   for (size_t p = 0; p < other.processes_.size(); ++p) {
     syncs_[p] += other.syncs_[p];
     processes_[p].merge(other.processes_[p]);
-    for (const LateArrival& late : other.processes_[p].sample) keep(processes_[p], LateArrival(late));
+    for (const LateArrival& late : other.processes_[p].sample)
+      if (processes_[p].keeps(late.hash)) processes_[p].seatFor(late.hash) = late;
   }
 }
 

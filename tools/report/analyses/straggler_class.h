@@ -65,8 +65,15 @@ class StragglerEvidence {
     QuantileSketch gap_us, peer_gap_us, lateness_us;
     SignedQuantileSketch excess_us;
     uint64_t delays = 0;  // synchronizations at which it created a delay of kMinGapSpreadUs or more
-    std::vector<LateArrival> sample;  // a max-heap by hash, up to kSampled
+    std::vector<LateArrival> sample;  // up to kSampled, the smallest hashes, in no order
+    // Whether an arrival of this hash is kept; its seat, a new one or the heaviest's (its
+    // fields then to fill, but for the hash).
+    bool keeps(uint64_t hash) const;
+    LateArrival& seatFor(uint64_t hash);
     void merge(const Process& other);
+
+   private:
+    std::vector<std::pair<uint64_t, uint32_t>> heaviest_;  // a max-heap of (hash, index in sample)
   };
   const std::vector<Process>& processes() const { return processes_; }
   // Per process (as processes()), the synchronizations it was in: apart from the rest, as
@@ -74,7 +81,6 @@ class StragglerEvidence {
   const std::vector<uint64_t>& syncs() const { return syncs_; }
 
  private:
-  void keep(Process& p, LateArrival&& late);
   void resize(size_t processes);  // processes_ and syncs_ alike
 
   std::vector<Process> processes_;

@@ -143,7 +143,8 @@ std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
     if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, m.gpu_start_ns, m.gap_ns};
-    if (m.role != 0 && !role_gaps_.othersIn(m.role, m.process) && role_gaps_.played(m.role, m.process) <= kRoleWait)
+    if (m.role == 0) continue;
+    if (const std::optional<uint64_t> plays = role_gaps_.soloPlays(m.role, m.process); plays && *plays <= kRoleWait)
       return Wait{m.process, 0, 0, m.role};
   }
   return std::nullopt;
@@ -198,6 +199,13 @@ void WaitAttribution::wait(Handle handle, const Wait& w) {
   if (blocked_limits_.size() <= process) blocked_limits_.resize(process + 1, kMinCompaction);
   blocked_[process].emplace_back(handle, arrived_[process]);
   compactWhenDoubled(blocked_[process], blocked_limits_[process], [&](const auto& b) { return find(b.first) == nullptr; });
+  refreshPatience(process);
+}
+
+void WaitAttribution::refreshPatience(size_t process) {
+  if (patience_due_.size() <= process) patience_due_.resize(process + 1, kNeverDue);
+  const auto& blocked = blocked_[process];
+  patience_due_[process] = blocked.empty() ? kNeverDue : blocked.front().second + kPatience;
 }
 
 // Drops what has proceeded from a queue of waiting instances once the queue has doubled
@@ -276,13 +284,16 @@ void WaitAttribution::submit(Pending header) {
 
 // A pending op blocked on a process that has since had kPatience more ops arrive waits for
 // a predecessor that is not coming (an op outside the --from/--to window, one never joined).
+// Checked for every member of every op, so it reads two flat counters; what has proceeded
+// stays queued until its patience runs out or the queue compacts (what queued behind it
+// came later: it cannot run out first).
 void WaitAttribution::expirePatience(int32_t process) {
-  if (blocked_.size() <= static_cast<size_t>(process)) return;
-  std::deque<std::pair<Handle, uint64_t>>& blocked = blocked_[static_cast<size_t>(process)];
-  const uint64_t arrived = arrived_[static_cast<size_t>(process)];
-  while (!blocked.empty() && (find(blocked.front().first) == nullptr || blocked.front().second + kPatience <= arrived)) {
-    const Handle handle = blocked.front().first;
-    blocked.pop_front();
+  const size_t p = static_cast<size_t>(process);
+  if (patience_due_.size() <= p) return;
+  while (patience_due_[p] <= arrived_[p]) {
+    const Handle handle = blocked_[p].front().first;
+    blocked_[p].pop_front();
+    refreshPatience(p);
     force(handle);
   }
 }
@@ -318,6 +329,7 @@ void WaitAttribution::flush() {
   waiters_.clear();
   role_waiters_.clear();
   blocked_.clear();
+  patience_due_.clear();
 }
 
 void WaitAttribution::flushBefore(uint64_t tag) {
@@ -429,7 +441,7 @@ void WaitAttribution::process(Pending& p) {
   // A role's typical gap is read where it is used: by a last arriver's split, and by the
   // replays of the process.
   for (SyncMember& m : p.members) {
-    const bool replayed = replayMask(m.process) != 0;
+    const bool replayed = replays_.maskOf(m.process) != 0;
     if (m.role != 0 && (m.last_share > 0 || replayed)) m.peer_gap_ns = role_gaps_.typicalNs(m.role, m.process);
     if (m.sibling_role != 0 && replayed) m.sibling_gap_ns = role_gaps_.typicalNs(m.sibling_role, m.process, /*own_past=*/false);
   }
@@ -481,10 +493,7 @@ void WaitAttribution::process(Pending& p) {
     if (p.synchronizing) ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, exit, exit_held);
     else ledgerOf(m.process).push(m.gpu_start_ns, m.gpu_end_ns, carries_[i], held_[i]);
   }
-  for (size_t r = 0; r < replays_.size(); ++r) {
-    const uint8_t bit = static_cast<uint8_t>(1u << r);
-    replays_[r].sync(p.synchronizing, p.members, replay_masks_, bit);
-  }
+  replays_.sync(p.synchronizing, p.members);
   if (p.synchronizing) {
     // A transfer's later side's role peers (only sends and receives have roles).
     const size_t peered = p.transfer ? n : 0;
@@ -546,10 +555,15 @@ bool WaitAttribution::withinOneHost(std::span<const SyncMember> members) const {
 
 void WaitAttribution::noteSiblingSeats(const CollInstance& c, std::vector<SyncMember>& members) {
   const int size = static_cast<int>(c.n_members);
+  if (sibling_seats_.size() <= c.comm) sibling_seats_.resize(c.comm + 1);
+  SiblingSeats& seats = sibling_seats_[c.comm];
+  if (seats.bytes != c.bytes || seats.func != c.func || seats.roles.size() != c.n_members) seats = {c.bytes, c.func, std::vector<RoleGaps::Id>(c.n_members, 0)};
   for (SyncMember& m : members) {
-    if (m.process < 0) continue;
-    m.sibling_role = role_gaps_.idOf(RoleGaps::keyOf({false, c.bytes, size, m.comm_rank, -2 - static_cast<int32_t>(c.func)}));
-    role_gaps_.noteLatest(m.sibling_role, m.process, m.gpu_start_ns, m.gap_ns);
+    if (m.process < 0 || m.comm_rank < 0 || m.comm_rank >= size) continue;
+    RoleGaps::Id& role = seats.roles[static_cast<size_t>(m.comm_rank)];
+    if (role == 0) role = role_gaps_.idOf(RoleGaps::keyOf({false, c.bytes, size, m.comm_rank, -2 - static_cast<int32_t>(c.func)}));
+    m.sibling_role = role;
+    role_gaps_.noteLatest(role, m.process, m.gpu_start_ns, m.gap_ns);
   }
 }
 
@@ -599,59 +613,67 @@ void WaitAttribution::copyStateFrom(const WaitAttribution& other) {
 
 void WaitAttribution::addCandidate(std::vector<int32_t> processes) {
   std::sort(processes.begin(), processes.end());
-  if (replays_.size() >= kMaxCandidates || isCandidate(processes)) return;
-  for (const int32_t p : processes) {
-    if (p < 0) continue;
-    if (replay_masks_.size() <= static_cast<size_t>(p)) replay_masks_.resize(static_cast<size_t>(p) + 1, 0);
-    replay_masks_[static_cast<size_t>(p)] |= static_cast<uint8_t>(1u << replays_.size());
-  }
-  replays_.push_back(Replay{std::move(processes), {}, {}, 0});
-}
-
-uint8_t WaitAttribution::replayMask(int32_t process) const {
-  return process >= 0 && static_cast<size_t>(process) < replay_masks_.size() ? replay_masks_[static_cast<size_t>(process)] : 0;
+  if (replays_.candidates.size() >= kMaxCandidates || isCandidate(processes)) return;
+  for (const int32_t p : processes)
+    if (p >= 0) replays_.of(p).mask |= static_cast<uint8_t>(1u << replays_.candidates.size());
+  replays_.candidates.push_back({std::move(processes), 0});
 }
 
 bool WaitAttribution::isCandidate(std::span<const int32_t> processes) const {
-  return std::any_of(replays_.begin(), replays_.end(), [&](const Replay& r) { return std::ranges::equal(r.processes, processes); });
+  return std::any_of(replays_.candidates.begin(), replays_.candidates.end(),
+                     [&](const Replays::Candidate& c) { return std::ranges::equal(c.processes, processes); });
 }
 
-// Each member arrives earlier by what it was ahead before and, for the candidate's members,
-// by the delay they created; a synchronization's members all leave at the last virtual
-// arrival, so each is then ahead by the last actual arrival less that.
-void WaitAttribution::Replay::sync(bool synchronizing, std::span<const SyncMember> members, std::span<const uint8_t> masks, uint8_t bit) {
-  const auto fixed = [&](const SyncMember& m) {
-    if (static_cast<size_t>(m.process) >= masks.size() || (masks[static_cast<size_t>(m.process)] & bit) == 0) return 0.0;
-    return processes.size() > 1 ? groupCreatedDelayNs(m) : createdDelayNs(m);
-  };
-  double last = -INFINITY, last_virtual = -INFINITY;
+WaitAttribution::Replays::Process& WaitAttribution::Replays::of(int32_t process) {
+  if (processes.size() <= static_cast<size_t>(process)) processes.resize(static_cast<size_t>(process) + 1);
+  return processes[static_cast<size_t>(process)];
+}
+
+uint8_t WaitAttribution::Replays::maskOf(int32_t process) const {
+  return process >= 0 && static_cast<size_t>(process) < processes.size() ? processes[static_cast<size_t>(process)].mask : 0;
+}
+
+// Each member arrives earlier by what it was ahead before and, for a candidate's members, by
+// the delay they created; a synchronization's members all leave at the last virtual arrival,
+// so each is then ahead by the last actual arrival less that.
+void WaitAttribution::Replays::sync(bool synchronizing, std::span<const SyncMember> members) {
+  const size_t n = candidates.size();
+  if (n == 0) return;
+  std::array<double, kMaxCandidates> last_virtual;
+  last_virtual.fill(-INFINITY);
+  double last = -INFINITY;
   for (const SyncMember& m : members) {
     if (m.process < 0) continue;
-    const size_t p = static_cast<size_t>(m.process);
-    if (advance.size() <= p) advance.resize(p + 1, 0), span.resize(p + 1, {0, 0});
-    const double ahead = advance[p] + fixed(m);
+    Process& p = of(m.process);
+    const double own = p.mask != 0 ? createdDelayNs(m) : 0.0, group = p.mask != 0 ? groupCreatedDelayNs(m) : 0.0;
     last = std::max(last, m.arrival_ns);
-    last_virtual = std::max(last_virtual, m.arrival_ns - ahead);
-    if (!synchronizing) advance[p] = ahead;
-    if (span[p].first == 0) span[p].first = m.gpu_start_ns;
-    span[p].second = std::max(span[p].second, m.gpu_end_ns);
+    for (size_t r = 0; r < n; ++r) {
+      const double fixed = (p.mask >> r & 1u) == 0 ? 0.0 : (candidates[r].processes.size() > 1 ? group : own);
+      const double ahead = p.advance[r] + fixed;
+      last_virtual[r] = std::max(last_virtual[r], m.arrival_ns - ahead);
+      if (!synchronizing) p.advance[r] = ahead;
+      if (p.first[r] == 0) p.first[r] = m.gpu_start_ns;
+      p.last[r] = std::max(p.last[r], m.gpu_end_ns);
+    }
   }
   if (synchronizing && last > -INFINITY) {
-    for (const SyncMember& m : members)
-      if (m.process >= 0) advance[static_cast<size_t>(m.process)] = std::max(0.0, last - last_virtual);
+    for (const SyncMember& m : members) {
+      if (m.process < 0) continue;
+      Process& p = processes[static_cast<size_t>(m.process)];
+      for (size_t r = 0; r < n; ++r) p.advance[r] = std::max(0.0, last - last_virtual[r]);
+    }
   }
-  ++syncs;
+  for (Candidate& c : candidates) ++c.syncs;
 }
 
 std::vector<ImpactEstimate> WaitAttribution::impacts() const {
   std::vector<ImpactEstimate> out;
-  for (const Replay& r : replays_) {
+  for (size_t r = 0; r < replays_.candidates.size(); ++r) {
     std::vector<double> shares;
-    for (size_t p = 0; p < r.span.size(); ++p) {
-      const auto [start, end] = r.span[p];
-      if (start != 0 && end > start) shares.push_back(r.advance[p] / static_cast<double>(end - start));
-    }
-    out.push_back({r.processes, shares.empty() ? 0.0 : median(std::move(shares)), r.syncs});
+    for (const Replays::Process& p : replays_.processes)
+      if (p.first[r] != 0 && p.last[r] > p.first[r]) shares.push_back(p.advance[r] / static_cast<double>(p.last[r] - p.first[r]));
+    const Replays::Candidate& c = replays_.candidates[r];
+    out.push_back({c.processes, shares.empty() ? 0.0 : median(std::move(shares)), c.syncs});
   }
   return out;
 }
@@ -694,8 +716,9 @@ void RoleGaps::noteLatest(Id id, int32_t process, uint64_t gpu_start_ns, uint64_
   if (player == end) {
     if (role.size < kPlayers) ++role.size;
     else player = role.players.begin() + static_cast<std::ptrdiff_t>(role.replaced++ % kPlayers);
-    *player = Player{process, {}, 0, 0};
+    *player = Player{process, {}, {}};
   }
+  ++player->plays;
   player->gaps[player->next] = gap_ns;
   player->starts[player->next] = gpu_start_ns;
   player->next = static_cast<uint8_t>((player->next + 1) % kKept);
@@ -703,17 +726,16 @@ void RoleGaps::noteLatest(Id id, int32_t process, uint64_t gpu_start_ns, uint64_
 }
 
 // The latest players hold every process that played it up to kPlayers, and kPlayers of them
-// past that: another is among them whenever there is one.
-bool RoleGaps::othersIn(Id id, int32_t process) const {
+// past that: another is among them whenever there is one. Without another, the process is
+// the only player there is (none is replaced below kPlayers), and its count all it played.
+std::optional<uint64_t> RoleGaps::soloPlays(Id id, int32_t process) const {
   const Latest& role = roleOf(id).latest;
-  return std::any_of(role.players.begin(), role.players.begin() + static_cast<std::ptrdiff_t>(role.size),
-                     [&](const Player& p) { return p.process != process; });
-}
-
-double RoleGaps::played(Id id, int32_t process) const {
-  const auto& sums = roleOf(id).sums;
-  const auto it = sums.find(process);
-  return it == sums.end() ? 0 : it->second.n;
+  uint64_t plays = 0;
+  for (size_t i = 0; i < role.size; ++i) {
+    if (role.players[i].process != process) return std::nullopt;
+    plays = role.players[i].plays;
+  }
+  return plays;
 }
 
 double RoleGaps::typicalNs(Id id, int32_t process, bool own_past) {

@@ -152,9 +152,8 @@ class RoleGaps {
   Id idOf(uint64_t key);
   // Adds the process's gap in the role (kNoGap: none) before its op that started then.
   void note(Id role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
-  // Whether another process has played the role yet; how often this one has.
-  bool othersIn(Id role, int32_t process) const;
-  double played(Id role, int32_t process) const;
+  // How often the process has played the role while no other has; none once another has.
+  std::optional<uint64_t> soloPlays(Id role, int32_t process) const;
   // Only the latest gaps, for typicalNs: a collective's seat in sibling communicators.
   void noteLatest(Id role, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns);
   // The other processes' latest ops in the role.
@@ -183,6 +182,7 @@ class RoleGaps {
     int32_t process = -1;
     std::array<uint64_t, kKept> gaps{};
     std::array<uint64_t, kKept> starts{};  // the GPU start of the op each gap came before
+    uint64_t plays = 0;                    // gaps noted, all of them
     uint8_t next = 0, size = 0;
   };
   struct Latest {
@@ -289,13 +289,23 @@ class WaitAttribution {
     uint64_t start = 0, gap = 0;
     Handle handle = 0;
   };
-  struct Replay {
-    std::vector<int32_t> processes;  // sorted (more than one: a group, whose delays sibling seats also measure)
-    std::vector<double> advance;                        // per process: how much earlier it would be
-    std::vector<std::pair<uint64_t, uint64_t>> span;    // per process: GPU start and end seen since (0: none)
-    uint64_t syncs = 0;
-    // masks: per process, bit `bit` set for this replay's candidate processes.
-    void sync(bool synchronizing, std::span<const SyncMember> members, std::span<const uint8_t> masks, uint8_t bit);
+  // The candidates replayed side by side: a process's figures for every candidate lie in one
+  // record, so a member's sync reads one place (a pass per candidate read eight).
+  struct Replays {
+    struct Candidate {
+      std::vector<int32_t> processes;  // sorted (more than one: a group, whose delays sibling seats also measure)
+      uint64_t syncs = 0;
+    };
+    struct Process {
+      std::array<double, kMaxCandidates> advance{};           // per candidate: how much earlier it would be
+      std::array<uint64_t, kMaxCandidates> first{}, last{};   // per candidate: GPU start and end seen since (0: none)
+      uint8_t mask = 0;                                        // bit r set where it is candidate r's
+    };
+    std::vector<Candidate> candidates;
+    std::vector<Process> processes;  // per process
+    Process& of(int32_t process);
+    uint8_t maskOf(int32_t process) const;
+    void sync(bool synchronizing, std::span<const SyncMember> members);
   };
 
   struct LatenessSplit {  // shares of the lateness (the rest: the job's shape, charged to nobody)
@@ -320,7 +330,6 @@ class WaitAttribution {
   template <class Queue, class Settled>
   void compactWhenDoubled(Queue& queue, size_t& limit, Settled settled);
   bool isCandidate(std::span<const int32_t> processes) const;
-  uint8_t replayMask(int32_t process) const;
   void drain();
   Handle store(Pending& p);
   Pending* find(Handle handle);
@@ -347,6 +356,8 @@ class WaitAttribution {
     std::vector<Handle> ready_;       // the earliest of every process in it
   };
   void expirePatience(int32_t process);
+  static constexpr uint64_t kNeverDue = UINT64_MAX;
+  void refreshPatience(size_t process);  // patience_due_ from blocked_'s front
   void submit(Pending header);
   void process(Pending& p);
   double waiterGap(const Pending& p);
@@ -364,10 +375,18 @@ class WaitAttribution {
   std::vector<uint64_t> arrived_;                                 // per process: its ops added so far
   std::vector<std::deque<std::pair<Handle, uint64_t>>> blocked_;  // per process: (what waits, its arrivals then)
   std::vector<size_t> blocked_limits_;                            // per process: its size that compacts it
+  std::vector<uint64_t> patience_due_;                            // per process: its arrivals when blocked_'s front gives up
   size_t pending_order_limit_ = kMinCompaction;
-  std::vector<Replay> replays_;
-  std::vector<uint8_t> replay_masks_;  // per process: bit r set where it is replay r's candidate
+  Replays replays_;
   const RunModel* run_ = nullptr;  // the processes' hosts, once known
+  // Per communicator inside one host: its seats' roles in sibling communicators, for the
+  // bytes and op it had last (an interned key per member was a hash lookup each).
+  struct SiblingSeats {
+    uint64_t bytes = 0;
+    NameId func = 0;
+    std::vector<RoleGaps::Id> roles;  // per comm rank; 0: not yet interned
+  };
+  std::vector<SiblingSeats> sibling_seats_;
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.
   Pending scratch_pending_;

@@ -292,6 +292,32 @@ TEST(WaitAttribution, AnOpWaitingForTheWholeRunDoesNotHoldTheQueuesBehindIt) {
   EXPECT_DOUBLE_EQ(c.total_wait_ns, total_wait_ns) << "every instance attributed, the stuck one at the end";
 }
 
+// An op whose predecessor never joins proceeds once its process has had kPatience more ops,
+// not at the stream's end; one that waited and proceeded before it, still at the front of
+// its process's queue, neither holds it up nor proceeds twice.
+TEST(WaitAttribution, AnOpWhosePredecessorNeverComesProceedsAfterItsPatience) {
+  size_t attributed = 0;
+  WaitAttribution w([&](const Attributed&) { ++attributed; });
+  Job job;
+  const Sync first = job.sync(1, {{1, 5000}, {2, 7000}});
+  const Sync second = job.sync(1, {{1, 5000}, {2, 7000}});
+  w.add(second.comm, true, second.members, second.total_wait_ns);
+  w.add(first.comm, true, first.members, first.total_wait_ns);
+  ASSERT_EQ(attributed, 2u) << "the second waited for the first, then went";
+  const Sync stuck = stuckFarLater(1000);  // process 1's third op
+  w.add(stuck.comm, true, stuck.members, stuck.total_wait_ns);
+  for (uint64_t i = 0; i + 1 < WaitAttribution::kPatience; ++i) {
+    const Sync s = job.sync(1, {{1, 5000}, {2, 7000}});
+    w.add(s.comm, true, s.members, s.total_wait_ns);
+  }
+  EXPECT_EQ(attributed, 2 + WaitAttribution::kPatience - 1) << "the stuck op still waits";
+  const Sync s = job.sync(1, {{1, 5000}, {2, 7000}});
+  w.add(s.comm, true, s.members, s.total_wait_ns);
+  EXPECT_EQ(attributed, 2 + WaitAttribution::kPatience + 1) << "kPatience ops of its process later, it proceeded";
+  w.flush();
+  EXPECT_EQ(attributed, 2 + WaitAttribution::kPatience + 1) << "once";
+}
+
 // An op whose gap is 0 waits for any op of its process still running at its start; each op
 // of that process that ends wakes it, and it waits again. It was queued once more each time,
 // so one such op that never found its predecessor held an entry per later op of its process
@@ -315,10 +341,12 @@ TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   RoleGaps roles;
   const RoleGaps::Id send = roles.idOf(RoleGaps::keyOf({true, 1024, 8, 2, 3}));
   for (uint64_t g = 1; g <= 5; ++g) roles.note(send, 1, 0, g * 1000);
-  EXPECT_FALSE(roles.othersIn(send, 1));
+  EXPECT_EQ(roles.soloPlays(send, 1), 5u) << "its five plays, alone in the role";
+  EXPECT_EQ(roles.soloPlays(send, 2), std::nullopt) << "for a process that has not played it, process 1 is another";
+  EXPECT_EQ(roles.soloPlays(roles.idOf(RoleGaps::keyOf({true, 1024, 8, 5, 6})), 2), 0u) << "a role nobody played";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 3000) << "no other plays it: its own past";
   roles.note(send, 2, 0, 9000);
-  EXPECT_TRUE(roles.othersIn(send, 1));
+  EXPECT_EQ(roles.soloPlays(send, 1), std::nullopt) << "process 2 plays it too";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 2), 3000) << "process 1's gaps, not its own";
   EXPECT_DOUBLE_EQ(roles.typicalNs(send, 1), 9000) << "process 2's";
   EXPECT_EQ(roles.typicalNs(roles.idOf(RoleGaps::keyOf({false, 1024, 8, 3, 2})), 1), -1) << "a receive is another role";

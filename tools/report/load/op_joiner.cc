@@ -27,6 +27,14 @@ void fillMissing(P2pTransfer& t, const P2pRow& r) {
   if (t.n_channels == 0) t.n_channels = r.n_channels;
 }
 
+InstanceIndex::Key instanceKey(const CollRow& row, uint32_t comm) {
+  return row.graph_captured ? InstanceIndex::Key{comm, InstanceIndex::kByOpIndex, row.op_index} : InstanceIndex::Key{comm, row.func, row.seq};
+}
+
+// Rows ahead of the one being joined whose seats are fetched meanwhile: thousands of
+// instances are open, and writing a row's seat missed the cache on most rows.
+constexpr size_t kSeatsAhead = 8;
+
 }  // namespace
 
 OpJoiner::OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, JoinedOpSink& sink)
@@ -51,8 +59,20 @@ int OpJoiner::addProcess(ProcessIdentity identity) {
 
 void OpJoiner::add(const RecordBatch& batch) {
   for (const CommInfoRow& info : batch.comm_infos) addCommInfo(batch.process, info);
-  for (const CollRow& row : batch.colls) {
-    if (!addColl(row)) waiting_colls_.push_back(row);
+  // Two rows' lengths ahead, the open instance's record; one ahead, the seat it points to.
+  const auto fetch = [&](const CollRow& row, bool seat) {
+    const Place* place = placeOf(row.view.process, row.comm_id);
+    if (place == nullptr) return;
+    const uint32_t open = instances_.find(instanceKey(row, place->comm));
+    if (open >= open_colls_.size()) return;  // none open (kNone), or closed
+    if (!seat) return __builtin_prefetch(&open_colls_[open]);
+    const std::vector<MemberView>& seats = open_colls_[open].seats;
+    if (static_cast<size_t>(place->rank) < seats.size()) __builtin_prefetch(&seats[static_cast<size_t>(place->rank)], 1);
+  };
+  for (size_t i = 0; i < batch.colls.size(); ++i) {
+    if (i + 2 * kSeatsAhead < batch.colls.size()) fetch(batch.colls[i + 2 * kSeatsAhead], false);
+    if (i + kSeatsAhead < batch.colls.size()) fetch(batch.colls[i + kSeatsAhead], true);
+    if (!addColl(batch.colls[i])) waiting_colls_.push_back(batch.colls[i]);
   }
   for (const P2pRow& row : batch.p2ps) {
     if (!addP2p(row)) waiting_p2ps_.push_back(row);
@@ -169,8 +189,7 @@ void OpJoiner::handOn(uint32_t open) {
 bool OpJoiner::addColl(const CollRow& row) {
   const Place* place = placeOf(row.view.process, row.comm_id);
   if (place == nullptr) return false;
-  const InstanceIndex::Key key = row.graph_captured ? InstanceIndex::Key{place->comm, InstanceIndex::kByOpIndex, row.op_index}
-                                                    : InstanceIndex::Key{place->comm, row.func, row.seq};
+  const InstanceIndex::Key key = instanceKey(row, place->comm);
   uint32_t open = instances_.find(key);
   if (open == InstanceIndex::kClosed) {
     ++duplicates_[static_cast<size_t>(row.view.process)];

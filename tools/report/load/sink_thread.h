@@ -23,7 +23,7 @@ class SinkThread : public JoinedOpSink {
   // A batch is handed over at this many members (56 bytes each; a transfer is two), and at
   // most kInFlight wait for the thread: past that, the joiner waits (what is held stays bounded).
   static constexpr size_t kBatchMembers = 1 << 13;
-  static constexpr size_t kInFlight = 4;
+  static constexpr size_t kInFlight = 8;
 
   explicit SinkThread(JoinedOpSink& inner) : inner_(inner) {}
   ~SinkThread() override;
