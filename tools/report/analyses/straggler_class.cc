@@ -24,8 +24,7 @@ double us(uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 // What the ops a rank arrived last at say about its gaps, in microseconds.
 struct GapEvidence {
-  SignedQuantileSketch excess_us;
-  QuantileSketch gap_us, peer_gap_us, lateness_us;
+  StragglerEvidence::Gaps gaps;
   uint64_t syncs = 0, delays = 0;  // StragglerEvidence::Process's
   size_t sampled = 0;              // late arrivals kept for the two below
   // Of its gap's excess over its peers', the part that was compute kernels (its compute busy
@@ -90,8 +89,8 @@ StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLi
   using B = StragglerBasis;
   // The evidence is of the delays it created (the attribution has split off what earlier ops
   // passed on and the job's shape), so its gap excess is what there is to explain.
-  const bool measured = e.gap_us.count() != 0;
-  const double excess = measured ? e.excess_us.quantile(0.5) : 0;
+  const bool measured = e.gaps.gap_us.count() != 0;
+  const double excess = measured ? e.gaps.excess_us.quantile(0.5) : 0;
   StragglerClass first = classFromGaps(measured, excess, excess, endsASlowLink(rank, links));
   if (first.basis != B::kInferred) return first;
   if (!e.extra_compute_share.empty()) {
@@ -109,13 +108,13 @@ StragglerClass decideFromGaps(int rank, GapEvidence& e, const std::vector<SlowLi
 StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& links) {
   StragglerClass c = decideFromGaps(rank, e, links);
   GapFigures& f = c.figures;
-  f.ops = e.gap_us.count();
+  f.ops = e.gaps.gap_us.count();
   f.sampled = e.sampled;
   if (f.ops != 0) {
-    f.gap_us = e.gap_us.quantile(0.5);
-    f.peer_gap_us = e.peer_gap_us.quantile(0.5);
-    f.excess_us = e.excess_us.quantile(0.5);
-    f.lateness_us = e.lateness_us.quantile(0.5);
+    f.gap_us = e.gaps.gap_us.quantile(0.5);
+    f.peer_gap_us = e.gaps.peer_gap_us.quantile(0.5);
+    f.excess_us = e.gaps.excess_us.quantile(0.5);
+    f.lateness_us = e.gaps.lateness_us.quantile(0.5);
   }
   if (e.syncs != 0) f.delay_fraction = static_cast<double>(e.delays) / static_cast<double>(e.syncs);
   if (c.cls == "host" && e.syncs != 0 && f.delay_fraction < kIntermittentShare) c.cls = "input";
@@ -136,10 +135,7 @@ void StragglerEvidence::add(const Attributed& a) {
     Process& p = processes_[static_cast<size_t>(m.process)];
     const double peer_gap = m.peer_gap_ns / 1e3;
     if (us(m.gap_ns) - peer_gap >= kMinGapSpreadUs) ++p.delays;
-    p.gap_us.add(us(m.gap_ns));
-    p.peer_gap_us.add(peer_gap);
-    p.excess_us.add(us(m.gap_ns) - peer_gap);
-    p.lateness_us.add(m.arrival_ns / 1e3);
+    p.addGaps(us(m.gap_ns), peer_gap, m.arrival_ns / 1e3);
     // The op by its process and start: the same sample whatever order the ops came in.
     const uint64_t hash = instanceHash(0, static_cast<uint64_t>(m.process), m.gpu_start_ns);
     if (!p.keeps(hash)) continue;
@@ -192,12 +188,39 @@ StragglerEvidence::LateArrival& StragglerEvidence::Process::seatFor(uint64_t has
   return sample[seat];
 }
 
-void StragglerEvidence::Process::merge(const Process& other) {
-  delays += other.delays;
+void StragglerEvidence::Gaps::add(double gap, double peer_gap, double lateness) {
+  gap_us.add(gap);
+  peer_gap_us.add(peer_gap);
+  excess_us.add(gap - peer_gap);
+  lateness_us.add(lateness);
+}
+
+void StragglerEvidence::Gaps::merge(const Gaps& other) {
   gap_us.merge(other.gap_us);
   peer_gap_us.merge(other.peer_gap_us);
   excess_us.merge(other.excess_us);
   lateness_us.merge(other.lateness_us);
+}
+
+void StragglerEvidence::Process::addGaps(double gap_us, double peer_gap_us, double lateness_us) {
+  staged_[staged_size_++] = {gap_us, peer_gap_us, lateness_us};
+  if (staged_size_ < kStaged) return;
+  unstage(gaps_);
+  staged_size_ = 0;
+}
+
+void StragglerEvidence::Process::unstage(Gaps& into) const {
+  for (size_t i = 0; i < staged_size_; ++i) into.add(staged_[i][0], staged_[i][1], staged_[i][2]);
+}
+
+void StragglerEvidence::Process::mergeGapsInto(Gaps& into) const {
+  into.merge(gaps_);
+  unstage(into);
+}
+
+void StragglerEvidence::Process::merge(const Process& other) {
+  delays += other.delays;
+  other.mergeGapsInto(gaps_);
 }
 
 void StragglerEvidence::merge(const StragglerEvidence& other) {
@@ -221,10 +244,7 @@ std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const Stra
     for (size_t p = 0; p < evidence.processes().size() && p < run.processes.size(); ++p) {
       if (run.processes[p].rank != rank) continue;
       const StragglerEvidence::Process& process = evidence.processes()[p];
-      e.gap_us.merge(process.gap_us);
-      e.peer_gap_us.merge(process.peer_gap_us);
-      e.excess_us.merge(process.excess_us);
-      e.lateness_us.merge(process.lateness_us);
+      process.mergeGapsInto(e.gaps);
       e.syncs += evidence.syncs()[p];
       e.delays += process.delays;
       for (const StragglerEvidence::LateArrival& late : process.sample) measures.add(p, late, e);

@@ -23,6 +23,7 @@
 // time in those gaps by overlap's pass over each process's kernels (gap_busy_time.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -61,19 +62,34 @@ class StragglerEvidence {
     double peer_gap_us = 0;     // the median over every peer, not only those kept
     std::vector<PeerGap> peers;
   };
-  struct Process {
+  // A process's gaps where it created a delay, its peers' typical gap, the excess of its
+  // over theirs and its lateness (us).
+  struct Gaps {
     QuantileSketch gap_us, peer_gap_us, lateness_us;
     SignedQuantileSketch excess_us;
+    void add(double gap_us, double peer_gap_us, double lateness_us);
+    void merge(const Gaps& other);
+  };
+  struct Process {
     uint64_t delays = 0;  // synchronizations at which it created a delay of kMinGapSpreadUs or more
     std::vector<LateArrival> sample;  // up to kSampled, the smallest hashes, in no order
     // Whether an arrival of this hash is kept; its seat, a new one or the heaviest's (its
     // fields then to fill, but for the hash).
     bool keeps(uint64_t hash) const;
     LateArrival& seatFor(uint64_t hash);
+    // Its gaps are staged a few at a time, in one place, before going into the four sketches
+    // (one cache miss per delay, not one per sketch); read them whole with mergeGapsInto.
+    void addGaps(double gap_us, double peer_gap_us, double lateness_us);
+    void mergeGapsInto(Gaps& into) const;
     void merge(const Process& other);
 
    private:
+    static constexpr size_t kStaged = 8;
+    void unstage(Gaps& into) const;
     std::vector<std::pair<uint64_t, uint32_t>> heaviest_;  // a max-heap of (hash, index in sample)
+    Gaps gaps_;
+    std::array<std::array<double, 3>, kStaged> staged_{};  // (gap, peer gap, lateness)
+    size_t staged_size_ = 0;
   };
   const std::vector<Process>& processes() const { return processes_; }
   // Per process (as processes()), the synchronizations it was in: apart from the rest, as

@@ -1,0 +1,92 @@
+#include "tools/report/analyses/straggler_class.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "tools/report/load/op_stream.h"
+
+namespace commtrace::report {
+namespace {
+
+// Process 1 arrives last at a two-member synchronization starting at `start_ns`, having
+// created its delay: its gap `gap_us` against its peer's `peer_gap_us`.
+void addDelay(StragglerEvidence& evidence, uint64_t start_ns, double gap_us, double peer_gap_us) {
+  std::vector<SyncMember> members(2);
+  members[0].process = 0;
+  members[0].gap_ns = static_cast<uint64_t>(peer_gap_us * 1e3);
+  members[1].process = 1;
+  members[1].gpu_start_ns = start_ns;
+  members[1].gap_ns = static_cast<uint64_t>(gap_us * 1e3);
+  members[1].peer_gap_ns = peer_gap_us * 1e3;
+  members[1].arrival_ns = (gap_us - peer_gap_us) * 1e3;
+  members[1].last_share = 1;
+  const std::vector<double> created = {0, 1};
+  Attributed a;
+  a.members = members;
+  a.created = created;
+  evidence.add(a);
+}
+
+StragglerEvidence::Gaps gapsOf(const StragglerEvidence& evidence, size_t process) {
+  StragglerEvidence::Gaps gaps;
+  evidence.processes()[process].mergeGapsInto(gaps);
+  return gaps;
+}
+
+// Gaps go into the sketches a few at a time: whatever is still staged counts when they are
+// read, and when one process's evidence is merged into another's.
+TEST(StragglerEvidence, EveryDelayCountsWhetherItsGapsAreStagedOrNot) {
+  StragglerEvidence one, two;
+  for (int i = 1; i <= 11; ++i) addDelay(one, 1000 * i, 100 + i, 100);  // 8 moved on, 3 staged
+  for (int i = 12; i <= 13; ++i) addDelay(two, 1000 * i, 100 + i, 100);
+  const StragglerEvidence::Gaps gaps = gapsOf(one, 1);
+  EXPECT_EQ(gaps.gap_us.count(), 11u);
+  EXPECT_DOUBLE_EQ(gaps.gap_us.quantile(1.0), 111) << "the last, staged, among them";
+  EXPECT_DOUBLE_EQ(gaps.excess_us.quantile(0.5), 6);
+  EXPECT_DOUBLE_EQ(gaps.peer_gap_us.quantile(0.5), 100);
+  EXPECT_EQ(gapsOf(one, 0).gap_us.count(), 0u) << "process 0 only waited";
+  one.merge(two);
+  const StragglerEvidence::Gaps merged = gapsOf(one, 1);
+  EXPECT_EQ(merged.gap_us.count(), 13u);
+  EXPECT_DOUBLE_EQ(merged.lateness_us.quantile(1.0), 13) << "two's staged delays merged";
+  EXPECT_EQ(one.syncs()[1], 13u);
+}
+
+std::vector<uint64_t> sampledHashes(const StragglerEvidence& evidence) {
+  std::vector<uint64_t> out;
+  for (const StragglerEvidence::LateArrival& late : evidence.processes()[1].sample) out.push_back(late.hash);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The sample is the kSampled late arrivals with the smallest hashes, whatever order they came
+// in and however the evidence was split and merged, and each keeps its own fields.
+TEST(StragglerEvidence, TheSampleIsTheSmallestHashesWhateverTheOrder) {
+  constexpr int kArrivals = 3000;
+  StragglerEvidence forward, backward, first_half, second_half;
+  for (int i = 0; i < kArrivals; ++i) {
+    addDelay(forward, 1000 * static_cast<uint64_t>(i + 1), 200 + i % 50, 100);
+    addDelay(backward, 1000 * static_cast<uint64_t>(kArrivals - i), 200 + (kArrivals - 1 - i) % 50, 100);
+    addDelay(i % 2 == 0 ? first_half : second_half, 1000 * static_cast<uint64_t>(i + 1), 200 + i % 50, 100);
+  }
+  first_half.merge(second_half);
+  std::vector<uint64_t> smallest;
+  for (int i = 0; i < kArrivals; ++i) smallest.push_back(instanceHash(0, 1, 1000 * static_cast<uint64_t>(i + 1)));
+  std::sort(smallest.begin(), smallest.end());
+  smallest.resize(StragglerEvidence::kSampled);
+  EXPECT_EQ(sampledHashes(forward), smallest);
+  EXPECT_EQ(sampledHashes(backward), smallest);
+  EXPECT_EQ(sampledHashes(first_half), smallest);
+  for (const StragglerEvidence::LateArrival& late : forward.processes()[1].sample) {
+    EXPECT_EQ(late.hash, instanceHash(0, 1, late.gpu_start_ns)) << "a seat taken over keeps no field of its old tenant";
+    const uint64_t i = late.gpu_start_ns / 1000 - 1;
+    EXPECT_EQ(late.gap_ns, (200 + i % 50) * 1000);
+    ASSERT_EQ(late.peers.size(), 1u);
+    EXPECT_EQ(late.peers[0].process, 0);
+  }
+}
+
+}  // namespace
+}  // namespace commtrace::report
