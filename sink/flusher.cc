@@ -20,6 +20,7 @@
 #include "sink/chunk_encoder.h"
 #include "sink/frame.h"
 #include "sink/process_metrics.h"
+#include "sink/schema.h"
 
 namespace commtrace {
 namespace {
@@ -61,15 +62,8 @@ bool createFileWithoutSigxfsz(TraceFile& file, const std::string& dir, const Fil
 }  // namespace
 
 bool isLiveKind(RecordKind kind) {
-  switch (kind) {
-    case RecordKind::kColl:
-    case RecordKind::kP2p:
-    case RecordKind::kCommInfo:
-    case RecordKind::kInFlight:
-    case RecordKind::kDropSummary:
-    case RecordKind::kClockSample: return true;
-    default: return false;
-  }
+  const schema::Table* table = schema::tableFor(kind);
+  return table != nullptr && table->live;
 }
 
 uint64_t FlusherStats::sinkFailedTotal() const {

@@ -42,7 +42,7 @@ struct FlusherOptions {
   bool exit_unseen = false;  // FileHeader.exit_unseen: _exit bypasses this process's recorder
 };
 
-// What the collector's analyses read: ops, communicators, ops in flight, drops, clocks.
+// What the collector's analyses read (schema::Table::live).
 bool isLiveKind(RecordKind kind);
 
 struct FlusherStats {

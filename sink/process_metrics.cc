@@ -56,7 +56,14 @@ void ProcessMetrics::add(const RecordSlot& slot) {
       if (d.sink_failed != 0) sink_failed_[d.dropped_kind] = d.sink_failed;
       break;
     }
-    default: break;
+    // The process's metrics are its ops, communicators, ops in flight and drops.
+    case RecordKind::kKernelCh:
+    case RecordKind::kProxyStep:
+    case RecordKind::kApiSpan:
+    case RecordKind::kKernelActivity:
+    case RecordKind::kPhaseRange:
+    case RecordKind::kClockSample:
+      break;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "sink/commtrace.pb.h"
+#include "sink/flusher.h"
 #include "tests/support/sink_test_support.h"
 
 namespace commtrace {
@@ -75,6 +76,23 @@ TEST(ProtoConformance, ChunkHoldsEveryTableUnderItsName) {
   ASSERT_NE(version, nullptr);
   EXPECT_EQ(version->number(), 1);
   EXPECT_EQ(version->type(), pb::FieldDescriptor::TYPE_UINT32);
+}
+
+// Every record kind has its table, and the table says whether the live collector reads it:
+// what a process sends in its digests is read from there, not from a list of its own.
+TEST(ProtoConformance, EveryRecordKindHasATableThatSaysWhetherItIsLive) {
+  std::set<RecordKind> live;
+  for (int k = 1; k < kRecordKindCount; ++k) {
+    const RecordKind kind = static_cast<RecordKind>(k);
+    const schema::Table* table = schema::tableFor(kind);
+    ASSERT_NE(table, nullptr) << "kind " << k;
+    EXPECT_EQ(table->kind, kind);
+    EXPECT_EQ(isLiveKind(kind), table->live) << table->name;
+    if (isLiveKind(kind)) live.insert(kind);
+  }
+  EXPECT_EQ(live, (std::set<RecordKind>{RecordKind::kColl, RecordKind::kP2p, RecordKind::kCommInfo, RecordKind::kInFlight,
+                                        RecordKind::kDropSummary, RecordKind::kClockSample}))
+      << "ops, communicators, ops in flight, drops and clocks";
 }
 
 TEST(ProtoConformance, EveryColumnMatchesItsProtoField) {

@@ -189,17 +189,17 @@ constexpr Column kInFlight[] = {
 };
 
 constexpr Table kTables[] = {
-    {RecordKind::kColl, "coll", "CollTable", 10, kColl},
-    {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p},
-    {RecordKind::kKernelCh, "kernel_ch", "KernelChTable", 12, kKernelCh},
-    {RecordKind::kProxyStep, "proxy_step", "ProxyStepTable", 13, kProxyStep},
-    {RecordKind::kApiSpan, "api_span", "ApiSpanTable", 14, kApiSpan},
-    {RecordKind::kKernelActivity, "kernel_activity", "KernelActivityTable", 15, kKernelActivity},
-    {RecordKind::kPhaseRange, "phase_range", "PhaseRangeTable", 16, kPhaseRange},
-    {RecordKind::kClockSample, "clock_sample", "ClockSampleTable", 17, kClockSample},
-    {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo},
-    {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary},
-    {RecordKind::kInFlight, "in_flight", "InFlightTable", 20, kInFlight},
+    {RecordKind::kColl, "coll", "CollTable", 10, kColl, true},
+    {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p, true},
+    {RecordKind::kKernelCh, "kernel_ch", "KernelChTable", 12, kKernelCh, false},
+    {RecordKind::kProxyStep, "proxy_step", "ProxyStepTable", 13, kProxyStep, false},
+    {RecordKind::kApiSpan, "api_span", "ApiSpanTable", 14, kApiSpan, false},
+    {RecordKind::kKernelActivity, "kernel_activity", "KernelActivityTable", 15, kKernelActivity, false},
+    {RecordKind::kPhaseRange, "phase_range", "PhaseRangeTable", 16, kPhaseRange, false},
+    {RecordKind::kClockSample, "clock_sample", "ClockSampleTable", 17, kClockSample, true},
+    {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo, true},
+    {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary, true},
+    {RecordKind::kInFlight, "in_flight", "InFlightTable", 20, kInFlight, true},
 };
 static_assert(std::size(kTables) == kRecordKindCount - 1);
 static_assert(std::size(kColl) <= kMaxColumns && std::size(kP2p) <= kMaxColumns && std::size(kKernelCh) <= kMaxColumns &&

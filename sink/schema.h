@@ -49,6 +49,7 @@ struct Table {
   const char* message;     // the proto message: "CollTable", ...
   uint32_t chunk_field;    // field number of this table in Chunk
   std::span<const Column> columns;
+  bool live;               // the live collector reads it (ops, communicators, ops in flight, drops, clocks): sent in digests
   bool has_shape() const;
 };
 

@@ -156,7 +156,8 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       if (window_.contains(utcOf(step.cpu_start_ns))) proxy_wire_.add(step);
       break;
     }
-    default:  // KernelCh: per-channel detail no analysis joins yet; drops: the tally
+    case RecordKind::kKernelCh:     // per-channel detail no analysis joins yet
+    case RecordKind::kDropSummary:  // read by the run's tally (trace_tally.h), not per op
       break;
   }
 }
