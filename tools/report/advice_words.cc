@@ -1,4 +1,4 @@
-#include "tools/report/analyses/advice.h"
+#include "tools/report/advice_words.h"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
 // adviceFor: each line only where the report's numbers call for it, and with them.
-#include "tools/report/analyses/advice.h"
+#include "tools/report/advice_words.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include "tools/report/build_report.h"
 
-#include "tools/report/analyses/advice.h"
+#include "tools/report/advice_words.h"
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/cuda_sync.h"

@@ -128,7 +128,7 @@ struct ParallelismRow {
   std::string evidence;  // what each ran per step (or in all): funcs, counts, sizes
 };
 
-// What to try, and the measured numbers behind it (analyses/advice.h).
+// What to try, and the measured numbers behind it (advice_words.h).
 struct AdviceRow {
   std::string kind;      // "nccl_algo", "bucket_size", "overlap", "drain_host", "check_link", "straggler_compute", "straggler_host"
   std::string subject;   // what it is about: a communicator, a host, a link, a rank
