@@ -59,7 +59,8 @@ int OpJoiner::addProcess(ProcessIdentity identity) {
 
 void OpJoiner::add(const RecordBatch& batch) {
   for (const CommInfoRow& info : batch.comm_infos) addCommInfo(batch.process, info);
-  // Two rows' lengths ahead, the open instance's record; one ahead, the seat it points to.
+  // 2 x kSeatsAhead rows ahead, a row's open instance is fetched; kSeatsAhead ahead, its seat
+  // there (the instance's record is in the cache by then). Lookups only: the row is joined in turn.
   const auto fetch = [&](const CollRow& row, bool seat) {
     const Place* place = placeOf(row.view.process, row.comm_id);
     if (place == nullptr) return;
