@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "tools/cli_command.h"
 #include "tools/collect_server.h"
 #include "tools/metrics_endpoint.h"
 
@@ -91,6 +92,37 @@ int runCollect(const CollectOptions& options, std::ostream& err) {
                 }};
   if (endpoint.port() != 0) loop.publish = [&](std::string text) { endpoint.publish(std::move(text)); };  // made only when served
   return followLive(live, loop, err, err);
+}
+
+
+Command addCollectCommand(CLI::App& app) {
+  struct Flags {
+    CollectOptions options;
+    LiveFlags live;
+  };
+  const auto f = std::make_shared<Flags>();
+  CLI::App* collect = app.add_subcommand(
+      "collect", "Take the job's live digests over TCP and print straggler and hang alerts into the job's log (rank 0 starts it)");
+  collect->footer(
+      "The job's processes send, once a second, a signed digest of what they recorded (their collectives, transfers, ops in "
+      "flight); this runs `commtrace watch`'s engine on them. Global rank 0's libcommtrace.so starts it on its host unless "
+      "COMMTRACE_LIVE=0; run standalone, it needs the job's COMMTRACE_TOKEN. Stops when every process has ended, on SIGTERM, "
+      "or after --timeout.");
+  CollectOptions& o = f->options;
+  collect->add_option("--listen", o.listen, "HOST:PORT to listen on (the processes reach MASTER_ADDR:COMMTRACE_COLLECT_PORT)")
+      ->capture_default_str();
+  collect->add_option("--spool", o.spool_dir,
+                      "also keep the digests as trace files here, one per process (`commtrace report` reads them); default: none, "
+                      "they are read in memory");
+  collect->add_option("--key-fd", o.key_fd, "read the job's key from this descriptor (how rank 0 hands it over)");
+  collect->add_option("--parent-pid", o.parent_pid, "stop when this process is gone");
+  collect->add_option("--metrics", o.metrics, "serve the live metrics for Prometheus at http://HOST:PORT/metrics (read-only; default: none)");
+  o.live.interval_s = 0.5;  // its streams are in memory: looking twice a second costs little, and a HANG line comes up to half a second sooner
+  addLiveOptions(collect, o.live, f->live, "SPOOL/alerts.jsonl with --spool, else none");
+  return {collect, [f] {
+            f->live.applyTo(f->options.live);
+            return runCollect(f->options, std::cerr);
+          }};
 }
 
 }  // namespace commtrace::tools

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <vector>
 
 #include "sink/reader.h"
+#include "tools/cli_command.h"
 #include "tools/nccl-driver/demo_scenario.h"
 #include "tools/nccl-driver/ground_truth.h"
 #include "tools/nccl-driver/scenario.h"
@@ -194,6 +196,23 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
     err << "commtrace: the files hold " << colls << " collectives and " << p2ps << " sends/receives; the job made "
         << planted_colls << " and " << planted_p2ps << '\n';
   return 0;
+}
+
+
+Command addDemoCommand(CLI::App& app, std::string program) {
+  const auto options = std::make_shared<DemoOptions>();
+  options->program = std::move(program);
+  CLI::App* demo = app.add_subcommand(
+      "demo", "Play a simulated 8-rank, 2-node training job (one planted straggler, a slow link, skewed GPU clocks) through "
+              "libcommtrace.so as NCCL's profiler plugin, then report on the run and list what was planted");
+  demo->add_option("--dir", options->dir, "run directory; an existing one is emptied only if it holds nothing but demo files")
+      ->capture_default_str();
+  demo->add_option("--scenario", options->scenario, "scenario file to play instead of the built-in demo.json")->check(CLI::ExistingFile);
+  demo->add_option("--version", options->profiler_version,
+                   "bind only ncclProfiler_v<N> (4: NCCL 2.27, 5: 2.28, 6: 2.29-2.30, 7: 2.31); default: the newest")
+      ->check(CLI::Range(4, 7));
+  demo->add_option("--plugin", options->plugin, "profiler plugin to load instead of ../lib/libcommtrace.so next to this binary");
+  return {demo, [options] { return runDemo(*options, std::cout, std::cerr); }};
 }
 
 }  // namespace commtrace::tools

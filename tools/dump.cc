@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "sink/reader.h"
+#include "tools/cli_command.h"
 #include "sink/schema.h"
 #include "tools/report/format.h"
 #include "tools/trace_tally.h"
@@ -140,6 +142,24 @@ int dump(const std::vector<std::string>& paths, DumpFormat format, std::ostream&
     for (const std::string& file : files) status = std::max(status, dumpFile(file, format, out, err));
   }
   return status;
+}
+
+
+Command addDumpCommand(CLI::App& app) {
+  struct Flags {
+    std::vector<std::string> paths;
+    std::string format = "text";
+  };
+  const auto f = std::make_shared<Flags>();
+  CLI::App* dump_cmd = app.add_subcommand("dump", "Print every record of trace files (.ctrace), each after its header");
+  dump_cmd->footer("Exit status: 0 when every file was read (damage is reported on stderr), 1 when a path names nothing or a "
+                   "file is not a trace, 2 for usage errors.");
+  dump_cmd->add_option("paths", f->paths, "trace files written by libcommtrace.so, or directories to read every *.ctrace below")
+      ->required();
+  dump_cmd->add_option("--format", f->format, "text (one line per record) or json (JSON lines)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  return {dump_cmd, [f] { return dump(f->paths, f->format == "json" ? DumpFormat::kJson : DumpFormat::kText, std::cout, std::cerr); }};
 }
 
 }  // namespace commtrace::tools

@@ -3,8 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+
+#include "tools/cli_command.h"
+#include "tools/cli_values.h"
 
 #include "tools/report/build_report.h"
 #include "tools/report/load/clock_align.h"
@@ -146,6 +151,139 @@ std::string perfettoPathFor(const std::string& dir, const report::PerfettoOption
   if (p.filename().empty()) p = p.parent_path();  // "runs/job7/" names "job7"
   return p.string() + (options.encoding == report::TraceEncoding::kProtobuf ? ".perfetto-trace" : ".perfetto.json") +
          (options.gzip ? ".gz" : "");
+}
+
+
+namespace {
+
+const std::map<std::string, ReportFormat> kFormats = {
+    {"text", ReportFormat::kText}, {"json", ReportFormat::kJson}, {"csv", ReportFormat::kCsv}, {"html", ReportFormat::kHtml}};
+
+const std::map<std::string, report::TraceEncoding> kTraceEncodings = {{"protobuf", report::TraceEncoding::kProtobuf},
+                                                                      {"json", report::TraceEncoding::kJson}};
+
+// `report --out r.html` without --format: the page, not text in a file named .html.
+ReportFormat formatOfFile(const std::string& out, ReportFormat otherwise) {
+  std::string ext = std::filesystem::path(out).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".html" || ext == ".htm") return ReportFormat::kHtml;
+  if (ext == ".json") return ReportFormat::kJson;
+  return otherwise;
+}
+
+// An option's time ("" where not given leaves it unset); false, with the reason, for a text
+// that is not a time.
+bool timePointFrom(const char* flag, const std::string& text, report::TimePoint& point) {
+  if (text.empty()) return true;
+  std::string error;
+  const auto parsed = parseTimePoint(text, error);
+  if (!parsed) {
+    std::cerr << "commtrace: " << flag << " " << error << "\nRun 'commtrace report --help' for usage.\n";
+    return false;
+  }
+  point = *parsed;
+  return true;
+}
+
+// export's filters from their option texts ("" where not given); false, with the reason on
+// stderr, for a text that is not a value.
+bool parseExportFilter(const std::string& ranks, const std::string& steps, const std::string& from, const std::string& to,
+                       report::ExportFilter& filter) {
+  std::string error;
+  bool ok = true;
+  if (!ranks.empty()) ok = ok && (filter.ranks = parseRankList(ranks, error).value_or(std::vector<int>{})).size() > 0;
+  if (ok && !steps.empty()) ok = (filter.steps = parseStepRange(steps, error)).has_value();
+  if (ok && !from.empty()) ok = (filter.from_ns = parseDuration(from, error)).has_value();
+  if (ok && !to.empty()) ok = (filter.to_ns = parseDuration(to, error)).has_value();
+  if (ok && filter.from_ns && filter.to_ns && *filter.to_ns <= *filter.from_ns) {
+    error = "--to " + to + " is not after --from " + from;
+    ok = false;
+  }
+  if (!ok) std::cerr << "commtrace: " << error << "\nRun 'commtrace export --help' for usage.\n";
+  return ok;
+}
+
+}  // namespace
+
+Command addReportCommand(CLI::App& app) {
+  struct Flags {
+    ReportOptions options;
+    std::string format = "text", progress = "auto", step_range, from, to;
+  };
+  const auto f = std::make_shared<Flags>();
+  CLI::App* report = app.add_subcommand(
+      "report", "Analyse a run (every rank's trace files, from directories and files): findings, bandwidth, matrix, stragglers, mismatches, overlap");
+  report->footer(
+      "The text report starts with the top findings (straggler, slow link, exposed communication, lowest bandwidth), then the "
+      "run's summary (files, damaged files, missing ranks, dropped records, clock alignment), communicators, the bandwidth table "
+      "(nccl-tests algBw/busBw), stragglers, links, the heaviest rank pairs of the communication matrix, mismatches and hangs, and "
+      "compute/communication overlap. Long tables are cut; json, csv and html hold every row.\n"
+      "Exit status: 0 when the run was analysed (damaged or missing files are reported in it), 1 when nothing could be analysed "
+      "or the output could not be written, 2 for usage errors.");
+  addRunOptions(report, f->options.paths, f->options.job, f->progress, f->step_range);
+  addNamedOption(report, "--format", f->format, kFormats,
+                 "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
+                 "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
+  report->add_option("--out", f->options.out,
+                     "write to this file (text, json, html) or directory (csv) instead of stdout; without --format, a file "
+                     "named .html, .htm or .json is written in that format");
+  report->add_option("--from", f->from,
+                     "only the ops that started at or after this time: how long after the run's first process started "
+                     "recording (90s, 2min), a UTC time (2026-11-27 06:31:02, as the report's 'time' line prints it), a "
+                     "UTC time of day (06:31:02, on the day nearest the run's start), or where a step begins (step:100: the lowest rank's steps counted from 0 "
+                     "as the overlap table counts them, its NVTX step ranges or else as its op sequence repeats). Kernel "
+                     "totals still cover the whole run. A window that holds no op is said so, with exit status 1");
+  report->add_option("--to", f->to, "only the ops that started before this time (as --from; --to step:N ends before step N)");
+  return {report, [f, report] {
+            ReportOptions& o = f->options;
+            o.format = kFormats.at(f->format);
+            if (report->get_option("--format")->count() == 0) o.format = formatOfFile(o.out, o.format);
+            o.progress = kProgressModes.at(f->progress);
+            if (!stepRuleFrom(f->step_range, o.step_rule)) return 2;
+            if (!timePointFrom("--from", f->from, o.window.from) || !timePointFrom("--to", f->to, o.window.to)) return 2;
+            return runReport(o, std::cout, std::cerr);
+          }};
+}
+
+Command addExportCommand(CLI::App& app) {
+  struct Flags {
+    ExportOptions options;
+    std::string progress = "auto", format = "protobuf", compress = "gzip", step_range, ranks, steps, from, to;
+    bool perfetto = false;  // the only export target so far, hence required
+  };
+  const auto f = std::make_shared<Flags>();
+  CLI::App* export_cmd = app.add_subcommand("export", "Write a run in another tool's format");
+  export_cmd
+      ->add_flag("--perfetto", f->perfetto,
+                 "a trace for the Perfetto UI (ui.perfetto.dev), trace_processor or chrome://tracing: a process per rank, a "
+                 "track per CUDA stream, every op a slice with its fields as args, one collective's slices on all ranks joined "
+                 "by flow arrows, on the aligned timeline")
+      ->required();
+  addRunOptions(export_cmd, f->options.paths, f->options.job, f->progress, f->step_range);
+  addNamedOption(export_cmd, "--format", f->format, kTraceEncodings,
+                 "protobuf: Perfetto's own format (compact, with flow arrows); json: Chrome trace-event JSON (about 10x "
+                 "larger, no flows; chrome://tracing reads it)");
+  export_cmd->add_option("--compress", f->compress, "gzip (about 5x smaller; every viewer opens it) or none")
+      ->check(CLI::IsMember({"gzip", "none"}))
+      ->capture_default_str();
+  export_cmd->add_option("--out", f->options.out,
+                         "file to write (default: PATH.perfetto-trace.gz, or PATH.perfetto.json.gz, next to the first path; "
+                         "without .gz for --compress none)");
+  export_cmd->add_option("--ranks", f->ranks, "only these global ranks, like 0-3,8");
+  export_cmd->add_option("--steps", f->steps,
+                         "only these steps of each rank, like 5 or 10-12 (from 0, as the report's overlap table numbers them: "
+                         "its repeating top-level NVTX range, else its repeating op sequence)");
+  export_cmd->add_option("--from", f->from, "only slices ending after this time on the trace's timeline, like 1.5s or 250ms");
+  export_cmd->add_option("--to", f->to, "only slices starting before this time on the trace's timeline");
+  return {export_cmd, [f] {
+            ExportOptions& o = f->options;
+            o.progress = kProgressModes.at(f->progress);
+            o.perfetto.encoding = kTraceEncodings.at(f->format);
+            o.perfetto.gzip = f->compress == "gzip";
+            if (!parseExportFilter(f->ranks, f->steps, f->from, f->to, o.perfetto.filter)) return 2;
+            if (!stepRuleFrom(f->step_range, o.perfetto.filter.step_rule)) return 2;
+            return runExport(o, std::cout, std::cerr);
+          }};
 }
 
 }  // namespace commtrace::tools

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/cli_command.h"
+
 #include "core/clock.h"
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
@@ -169,6 +171,62 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
 int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) {
   if (!waitForDirectory(options, Clock::now(), err)) return 1;
   return followLive(options, {}, out, err);
+}
+
+
+void LiveFlags::applyTo(WatchOptions& o) const {
+  o.rules.window_ns = static_cast<uint64_t>(window_s * 1e9);
+  o.hang_rules.hang_after_ns = static_cast<uint64_t>(hang_after_s * 1e9);
+}
+
+void addLiveOptions(CLI::App* cmd, WatchOptions& o, LiveFlags& flags, const std::string& alerts_default) {
+  cmd->add_option("--interval", o.interval_s, "seconds between looks at what the processes wrote (their files; the collector: their streams)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--window", flags.window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--min-slowdown", o.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  cmd->add_option("--persist", o.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--hang-after", flags.hang_after_s, "seconds a member waits in an op before its communicator is a HANG")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_option("--alerts", o.alerts_path, "append alerts as JSON lines here (default " + alerts_default + ")");
+  if (const char* prom = std::getenv("COMMTRACE_PROM_DIR")) o.prom_dir = prom;
+  cmd->add_option("--prom-dir", o.prom_dir,
+                  "rewrite DIR/commtrace.prom after every look, in Prometheus' text format for node-exporter's textfile "
+                  "collector: collectives and busBw per communicator and func, last arrivals and waiting caused per rank, "
+                  "stragglers and hangs now (default: $COMMTRACE_PROM_DIR)");
+  cmd->add_option("--gone-after", o.gone_after_s,
+                  "seconds without a heartbeat (a live process writes one every second) after which a process that never "
+                  "said it ended (closed its file or stream) is taken as gone: once every process has ended or is gone, this stops")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o.timeout_s, "stop after this many seconds even if files are still open (0: never)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
+Command addWatchCommand(CLI::App& app) {
+  struct Flags {
+    WatchOptions options;
+    LiveFlags live;
+  };
+  const auto f = std::make_shared<Flags>();
+  CLI::App* watch = app.add_subcommand(
+      "watch", "Follow a run directory while its job writes it and print straggler and hang alerts as they arise (also to RUN_DIR/alerts.jsonl)");
+  watch->footer(
+      "Reads the trace files as they grow (a shared file system; no network), joins each collective once every member has "
+      "written it, and judges windows of the run once every file has passed them: a rank last far more often than chance "
+      "(z >= 4) whose lateness cost the others at least --min-slowdown of their time, in --persist windows in a row, is "
+      "named (STRAGGLER), and again when it no longer is (RECOVERED). A communicator on which a member has waited "
+      "--hang-after seconds in an op (each process reports, once a second, the ops it has had in flight for a second or more) "
+      "is a HANG: the line names the op, who waits, and where every other member was last seen; RECOVERED when the op goes "
+      "on. Stops when every file is closed (the job ended) or after --timeout.");
+  watch->add_option("run_dir", f->options.dir, "the run directory (COMMTRACE_DIR of the job)")->required();
+  addLiveOptions(watch, f->options, f->live, "RUN_DIR/alerts.jsonl");
+  return {watch, [f] {
+            f->live.applyTo(f->options);
+            return runWatch(f->options, std::cout, std::cerr);
+          }};
 }
 
 }  // namespace commtrace::tools
