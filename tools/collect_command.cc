@@ -94,7 +94,6 @@ int runCollect(const CollectOptions& options, std::ostream& err) {
   return followLive(live, loop, err, err);
 }
 
-
 Command addCollectCommand(CLI::App& app) {
   struct Flags {
     CollectOptions options;
