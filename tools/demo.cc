@@ -7,14 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "sink/reader.h"
 #include "tools/cli_command.h"
 #include "tools/nccl-driver/demo_scenario.h"
-#include "tools/nccl-driver/ground_truth.h"
-#include "tools/nccl-driver/scenario.h"
-#include "tools/nccl-driver/timing_model.h"
+#include "tools/nccl-driver/ground_truth_file.h"
 #include "tools/report/format.h"
 #include "tools/report_command.h"
 #include "tools/trace_tally.h"
@@ -25,7 +24,7 @@ namespace commtrace::tools {
 namespace {
 
 namespace fs = std::filesystem;
-using driver::Scenario;
+using Json = nlohmann::json;
 
 constexpr const char* kScenarioCopy = "scenario.json";
 
@@ -85,24 +84,44 @@ int runDriver(const std::vector<std::string>& args, const fs::path& dir, std::os
 // Spelt as the report spells durations, so that the planted truth reads like the findings.
 std::string duration(uint64_t ns) { return report::fmt::duration(static_cast<double>(ns) / 1e3); }
 
-void printPlanted(const Scenario& s, std::ostream& out) {
-  out << "Planted in '" << s.name << "' (" << s.ranks() << " ranks on " << s.nodes << " nodes, " << s.steps << " steps):\n";
-  for (const driver::Straggler& st : s.stragglers) {
-    out << "  straggler: rank " << st.rank << " (node " << s.nodeOf(st.rank) << ")";
-    if (st.extra_compute_ns != 0) out << " computes " << duration(st.extra_compute_ns) << " longer";
-    if (st.extra_compute_ns != 0 && st.extra_host_ns != 0) out << " and";
-    if (st.extra_host_ns != 0) out << " launches " << duration(st.extra_host_ns) << " late (its GPU idles)";
-    out << " in every compute phase of steps " << st.first_step << ".." << st.last_step << '\n';
+// What the driver planted, as its ground truth (tools/nccl-driver/README.md) says it.
+void printPlanted(const Json& truth, std::ostream& out) {
+  const Json& planted = truth.at("planted");
+  out << "Planted in '" << truth.at("scenario").get<std::string>() << "' (" << truth.at("ranks").get<int>() << " ranks on "
+      << truth.at("nodes").get<int>() << " nodes, " << truth.at("steps").get<int>() << " steps):\n";
+  for (const Json& st : planted.at("stragglers")) {
+    const uint64_t compute_ns = st.at("extra_compute_ns").get<uint64_t>(), host_ns = st.at("extra_host_ns").get<uint64_t>();
+    out << "  straggler: rank " << st.at("rank").get<int>() << " (node " << st.at("node").get<int>() << ")";
+    if (compute_ns != 0) out << " computes " << duration(compute_ns) << " longer";
+    if (compute_ns != 0 && host_ns != 0) out << " and";
+    if (host_ns != 0) out << " launches " << duration(host_ns) << " late (its GPU idles)";
+    out << " in every compute phase of steps " << st.at("steps").at(0).get<int>() << ".." << st.at("steps").at(1).get<int>() << '\n';
   }
-  for (const driver::SlowLink& l : s.slow_links)
-    out << "  slow link: " << (l.between_nodes ? "nodes " : "ranks ") << l.a << " <-> " << l.b << " at " << l.gbps
-        << " GB/s (between nodes otherwise " << s.inter_node_gbps << " GB/s)\n";
+  for (const Json& l : planted.at("slow_links")) {
+    const bool between_nodes = l.contains("nodes");
+    const Json& ends = l.at(between_nodes ? "nodes" : "ranks");
+    out << "  slow link: " << (between_nodes ? "nodes " : "ranks ") << ends.at(0).get<int>() << " <-> " << ends.at(1).get<int>() << " at "
+        << l.at("gbps").get<double>() << " GB/s (between nodes otherwise " << planted.at("inter_node_gbps").get<double>() << " GB/s)\n";
+  }
   out << "  GPU clocks:";
-  for (int n = 0; n < s.nodes; ++n) {
-    out << (n ? ", " : " ") << "node " << n << ' ' << std::showpos << s.node_offsets_ns[n] << std::noshowpos << " ns";
-    if (s.node_drift_ppm[n] != 0) out << " (" << std::showpos << s.node_drift_ppm[n] << std::noshowpos << " ppm)";
+  const Json& offsets = planted.at("clock_offsets_ns");
+  const Json& drifts = planted.at("clock_drift_ppm");
+  for (size_t n = 0; n < offsets.size(); ++n) {
+    out << (n ? ", " : " ") << "node " << n << ' ' << std::showpos << offsets[n].get<int64_t>() << std::noshowpos << " ns";
+    if (const double ppm = drifts.at(n).get<double>(); ppm != 0) out << " (" << std::showpos << ppm << std::noshowpos << " ppm)";
   }
   out << '\n';
+}
+
+// The driver's ground truth, parsed; an error line and null where it cannot be read.
+Json readGroundTruth(const fs::path& path, std::ostream& err) {
+  std::ifstream in(path, std::ios::binary);
+  Json truth = Json::parse(in, nullptr, false);
+  if (truth.is_discarded() || !truth.contains("planted")) {
+    err << "commtrace: " << path.string() << ": the driver's ground truth cannot be read\n";
+    return nullptr;
+  }
+  return truth;
 }
 
 }  // namespace
@@ -127,13 +146,9 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       return 2;
     }
     scenario_text.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  Scenario scenario;
-  try {
-    scenario = driver::parseScenario(scenario_text, o.scenario.empty() ? "built-in demo.json" : o.scenario);
-  } catch (const driver::ScenarioError& e) {
-    err << e.what() << '\n';
-    return 2;
+    // Before anything is created: the driver says what is wrong with a scenario it cannot play.
+    const int checked = runDriver({driver_path.string(), "--scenario", o.scenario, "--check"}, {}, out);
+    if (checked != 0) return checked == 2 ? 2 : 1;
   }
 
   const fs::path dir = fs::absolute(o.dir);
@@ -176,11 +191,12 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
     err << "commtrace: " << plugin.string() << " wrote no trace file into " << dir.string() << "\n";
     return 1;
   }
-  const driver::Timeline timeline = driver::buildTimeline(scenario);
+  const Json truth = readGroundTruth(dir / driver::kGroundTruthFile, err);
+  if (truth.is_null()) return 1;
   uint64_t planted_colls = 0, planted_p2ps = 0;
-  for (const driver::RankProgram& r : timeline.ranks) {
-    planted_colls += r.planted_colls;
-    planted_p2ps += r.planted_p2ps;
+  for (const Json& r : truth.at("planted_ops_per_rank")) {
+    planted_colls += r.at("colls").get<uint64_t>();
+    planted_p2ps += r.at("p2ps").get<uint64_t>();
   }
   const std::string& program = o.program;
   out << "\n$ " << program << " report " << dir.string() << "\n\n";
@@ -188,7 +204,7 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   out << "\nThe " << traces.size() << " trace files hold " << colls << " of " << planted_colls
       << " planted collective records (one per rank and op) and " << p2ps << " of " << planted_p2ps
       << " send/receive records.\n";
-  printPlanted(scenario, out);
+  printPlanted(truth, out);
   out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: " << program << " report " << dir.string()
       << " --format html --out report.html; " << program << " export --perfetto " << dir.string() << "; " << program << " dump "
       << traces.front().string() << '\n';

@@ -150,6 +150,20 @@ TEST(DriverCli, BadScenarioOrUsageExits2) {
   EXPECT_NE(r.err.find("--preload needs --plugin"), std::string::npos) << r.err;
 }
 
+// --check reads the scenario and plays nothing: no rank, no ground truth.
+TEST(DriverCli, CheckSaysWhetherAScenarioCanBePlayedAndPlaysNothing) {
+  TempDir dir;
+  Result r = runTiny(dir, {"--check"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out + r.err, "");
+  EXPECT_FALSE(fs::exists(dir.path() + "/run"));
+  EXPECT_TRUE(testutil::fakeLogFiles(dir.path()).empty());
+  std::ofstream(dir.path() + "/bad.json") << R"({"name": "bad", "nodes": 1})";
+  r = run({COMMTRACE_DRIVER, "--scenario", dir.path() + "/bad.json", "--check"}, {}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "commtrace: " + dir.path() + "/bad.json: 'ranks_per_node' is missing\n");
+}
+
 // ---------------------------------------------------------------- commtrace demo
 
 TEST(Demo, RunsTheJobThroughLibcommtraceInSeconds) {
@@ -248,6 +262,20 @@ TEST(Demo, ABadScenarioExits2) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("commtrace: " + dir.path() + "/bad.json: not valid JSON", 0), 0u) << r.err;
   EXPECT_FALSE(fs::exists(dir.path() + "/d")) << "nothing is created for a scenario that cannot run";
+}
+
+// A scenario that is JSON but cannot be played is refused before the directory is touched:
+// an earlier demo's files stay.
+TEST(Demo, AScenarioThatCannotBePlayedLeavesTheDirectoryAlone) {
+  TempDir dir;
+  const std::string demo_dir = dir.path() + "/d";
+  fs::create_directories(demo_dir);
+  std::ofstream(demo_dir + "/scenario.json") << "an earlier demo's";
+  std::ofstream(dir.path() + "/bad.json") << R"({"name": "bad", "nodes": 1})";
+  const Result r = run({COMMTRACE_CLI, "demo", "--dir", demo_dir, "--scenario", dir.path() + "/bad.json"}, {}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "commtrace: " + dir.path() + "/bad.json: 'ranks_per_node' is missing\n");
+  EXPECT_EQ(testutil::readText(demo_dir + "/scenario.json"), "an earlier demo's");
 }
 
 }  // namespace

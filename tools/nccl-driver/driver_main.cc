@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   std::string scenario_path, out_dir = "commtrace-run", plugin;
   int version = 0;
   std::vector<int> ranks_only;
-  bool preload = false, verbose = false;
+  bool preload = false, verbose = false, check = false;
   int rank_process = -1, nccl_version = -1;
   std::string v7_descriptor = "v7";
   std::string launcher = "torchrun";
@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
                  "the v7 name, as some NCCL-derived builds pass it)")
       ->check(CLI::IsMember({"v7", "v6"}))
       ->capture_default_str();
+  app.add_flag("--check", check, "read the scenario and exit: 0 if it can be played, 2 with what is wrong (commtrace demo asks first)");
   app.add_option("--rank-process", rank_process, "internal: play this rank")->group("");
   try {
     app.parse(argc, argv);
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
       if (r < 0 || r >= scenario.ranks())
         throw ScenarioError("commtrace: --ranks-only " + std::to_string(r) + ": scenario '" + scenario.name + "' has ranks 0.." +
                             std::to_string(scenario.ranks() - 1));
+    if (check) return 0;
     const Timeline timeline = buildTimeline(scenario, rank_process);
     if (rank_process >= 0) {
       const int status =

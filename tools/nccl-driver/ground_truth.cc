@@ -81,6 +81,7 @@ ordered_json plantedJson(const Scenario& s) {
   for (const SlowLink& l : s.slow_links) links.push_back({{l.between_nodes ? "nodes" : "ranks", {l.a, l.b}}, {"gbps", l.gbps}});
   return {{"stragglers", stragglers},
           {"slow_links", links},
+          {"inter_node_gbps", s.inter_node_gbps},
           {"clock_offsets_ns", s.node_offsets_ns},
           {"clock_drift_ppm", s.node_drift_ppm}};
 }

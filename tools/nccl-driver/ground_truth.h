@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "tools/nccl-driver/ground_truth_file.h"
 #include "tools/nccl-driver/timing_model.h"
 
 namespace commtrace::driver {
@@ -19,7 +20,5 @@ nlohmann::ordered_json groundTruthJson(const Scenario& scenario, const Timeline&
 
 // Writes DIR/ground-truth.json; false with a "commtrace:" message in error.
 bool writeGroundTruth(const Scenario& scenario, const Timeline& timeline, const std::string& dir, std::string& error);
-
-inline constexpr const char* kGroundTruthFile = "ground-truth.json";
 
 }  // namespace commtrace::driver
