@@ -53,12 +53,12 @@ inline report::Report sampleReport() {
                             {"cudaDeviceSynchronize", {1, 0, 100, 100, 100}, {}}}},
                  {.rank = 1, .host = "node0", .blocked_us = 40,
                   .calls = {{"cudaStreamSynchronize", {1, 0, 40, 40, 40}, {{0, {1, 0, 40, 40, 40}}}}}}};
-  r.stragglers.ranks = {
-      {1, "node0", 100, 50, 0.1, 2, "none", 0.2, false},
+  r.stragglers.ranks = {  // as the analysis orders them: by wait caused, most first
       {.rank = 2, .host = "node1", .instances = 100, .wait_caused_us = 12000.5, .late_fraction = 0.9, .mean_lateness_us = 1200,
        .cls = "compute", .confidence = 0.95, .flagged = true, .basis = StragglerBasis::kComputeKernels, .chance_fraction = 0.25,
        .z = 14.9, .median_wait_caused_us = 55, .gap_ops = 90, .gap_sampled = 90, .gap_us_p50 = 2400, .peer_gap_us_p50 = 1200,
        .gap_excess_us_p50 = 1200, .late_lateness_us_p50 = 1250, .compute_share = 0.92},
+      {1, "node0", 100, 50, 0.1, 2, "none", 0.2, false},
       {0, "node0", 100, 10, 0.05, 1, "none", 0.1, false}};
   r.stragglers.hosts = {{"node1", {2, 3}, 12000.5, 0.45}, {"node0", {0, 1}, 60, 0.075}};
   r.stragglers.comms = {{0x1234abcd5678ef00ull, "world", 2, 12000.5, 12100, 100}};

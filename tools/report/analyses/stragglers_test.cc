@@ -164,6 +164,8 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   EXPECT_GT(top.confidence, 0.2);
   EXPECT_LT(top.confidence, 0.9) << "no kernel records: less sure";
   for (size_t i = 1; i < r.ranks.size(); ++i) EXPECT_FALSE(r.ranks[i].flagged) << evidenceWords(r.ranks[i]);
+  // The rows come in the order every format prints them: by wait caused, most first.
+  for (size_t i = 1; i < r.ranks.size(); ++i) EXPECT_GE(r.ranks[i - 1].wait_caused_us, r.ranks[i].wait_caused_us) << i;
 
   ASSERT_FALSE(r.hosts.empty());
   EXPECT_EQ(r.hosts.front().host, "node1");

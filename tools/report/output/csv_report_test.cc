@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/support/run_program.h"
 #include "tests/support/sample_report.h"
 #include "tests/support/temp_dir.h"
+#include "tools/report/output/json_report.h"
 
 namespace commtrace::report {
 namespace {
@@ -90,8 +92,28 @@ TEST_F(CsvReport, BandwidthAndStragglerRowsHoldTheNumbers) {
   const Rows s = readCsv(dir(), "stragglers.csv");
   ASSERT_EQ(s.size(), 4u);
   EXPECT_EQ(s[0][3], "wait_caused_us");
-  EXPECT_DOUBLE_EQ(std::stod(s[2][3]), 12000.5);
-  EXPECT_EQ(s[2][6], "compute");
+  EXPECT_DOUBLE_EQ(std::stod(s[1][3]), 12000.5);
+  EXPECT_EQ(s[1][6], "compute");
+}
+
+// stragglers.csv was once in the analysis' order while the JSON, text and HTML tables
+// sorted their own copies: every format now prints the Report's order, whatever it is.
+TEST_F(CsvReport, StragglersInTheReportsOrderAsTheJsonHasThem) {
+  Report r = testutil::sampleReport();
+  std::swap(r.stragglers.ranks.front(), r.stragglers.ranks.back());
+  testutil::TempDir dir;
+  std::ostringstream err;
+  ASSERT_TRUE(writeCsv(r, dir.path(), err)) << err.str();
+  std::ostringstream json;
+  writeJson(r, json);
+  const nlohmann::json from_json = nlohmann::json::parse(json.str()).at("stragglers");
+  const Rows csv = readCsv(dir.path(), "stragglers.csv");
+  ASSERT_EQ(csv.size(), r.stragglers.ranks.size() + 1);
+  ASSERT_EQ(from_json.size(), r.stragglers.ranks.size());
+  for (size_t i = 0; i < r.stragglers.ranks.size(); ++i) {
+    EXPECT_EQ(csv[i + 1][0], std::to_string(r.stragglers.ranks[i].rank)) << i;
+    EXPECT_EQ(from_json[i].at("rank"), r.stragglers.ranks[i].rank) << i;
+  }
 }
 
 TEST_F(CsvReport, MatrixIsASenderByReceiverGrid) {

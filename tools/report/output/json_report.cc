@@ -226,9 +226,6 @@ class PrettyObject {
 }  // namespace
 
 void writeJson(const Report& r, std::ostream& out) {
-  std::vector<StragglerRow> stragglers = r.stragglers.ranks;
-  std::stable_sort(stragglers.begin(), stragglers.end(),
-                   [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
   const auto self = [](const auto& value) { return Json(value); };
   const auto element = [](const auto& fields) { return [&fields](const auto& row) { return rowJson(fields, row); }; };
   PrettyObject doc(out, 0);
@@ -265,7 +262,7 @@ void writeJson(const Report& r, std::ostream& out) {
   doc.array("peer_waits", r.peer_waits, element(rows::peerWaitFields()));
   doc.field("kernels", kernelsJson(r.kernels));
   doc.array("cuda_sync", r.cuda_sync, cudaSyncRowJson);
-  doc.array("stragglers", stragglers, element(rows::stragglerFields()));
+  doc.array("stragglers", r.stragglers.ranks, element(rows::stragglerFields()));
   doc.array("straggler_hosts", r.stragglers.hosts, element(rows::hostStragglerFields()));
   doc.array("straggler_comms", r.stragglers.comms, element(rows::commStragglerFields()));
   doc.array("links", r.stragglers.links, element(rows::linkFields()));

@@ -98,10 +98,7 @@ std::vector<std::string> bandwidthNotes(const std::vector<BandwidthRow>& rows) {
   return notes;
 }
 
-Table stragglers(std::vector<StragglerRow> list) {
-  std::stable_sort(list.begin(), list.end(), [](const StragglerRow& a, const StragglerRow& b) { return a.wait_caused_us > b.wait_caused_us; });
-  return rows::peopleTable(rows::stragglerFields(), list);
-}
+Table stragglers(const std::vector<StragglerRow>& list) { return rows::peopleTable(rows::stragglerFields(), list); }
 
 Table stragglerHosts(const std::vector<HostStragglerRow>& list) { return rows::peopleTable(rows::hostStragglerFields(), list); }
 

@@ -22,7 +22,7 @@ Table advice(const std::vector<AdviceRow>& rows);
 // what each mark means, each distinct reason once.
 Table bandwidth(const std::vector<BandwidthRow>& rows);
 std::vector<std::string> bandwidthNotes(const std::vector<BandwidthRow>& rows);
-Table stragglers(std::vector<StragglerRow> rows);  // by wait caused, most first
+Table stragglers(const std::vector<StragglerRow>& rows);  // in the Report's order: by wait caused, most first
 Table stragglerHosts(const std::vector<HostStragglerRow>& rows);
 Table stragglerComms(const std::vector<CommStragglerRow>& rows);
 Table links(const std::vector<SlowLinkRow>& rows);
