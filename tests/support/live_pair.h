@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tools/report/analyses/live_stragglers.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::testutil {
 

@@ -15,7 +15,7 @@
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/sink_thread.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

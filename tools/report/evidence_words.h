@@ -7,7 +7,7 @@
 #include "tools/report/analyses/live_hangs.h"
 #include "tools/report/analyses/live_stragglers.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

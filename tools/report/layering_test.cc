@@ -1,7 +1,7 @@
-// The report's layers, read from the sources: the loader knows nothing of the analyses or
-// the output, and the analyses hold no prose (the words that say findings, evidence and
-// advice to people sit above them, in tools/report/*_words.*). A file that reaches the wrong
-// way fails here, by name.
+// The report's layers, read from the sources: the loader knows nothing of the analyses,
+// the report's rows or the output, and the analyses hold no prose (the words that say
+// findings, evidence and advice to people sit above them, in tools/report/*_words.*). A
+// file that reaches the wrong way fails here, by name.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -48,11 +48,13 @@ std::vector<std::string> reachesOf(const fs::path& dir, bool (*forbidden)(const 
   return out;
 }
 
-TEST(ReportLayers, TheLoaderIncludesNeitherAnalysesNorOutputNorProse) {
+// What the loader produces (the RunModel, the run summary, the clock fits) is declared in
+// load/; the rest of the report reads it and never the other way round. The one header
+// above it the loader may use is how numbers are spelt (format.h), for its own messages.
+TEST(ReportLayers, TheLoaderIncludesNothingOfTheReportAboveIt) {
   ASSERT_GT(sourcesIn(kReport / "load").size(), 10u) << "the loader's sources are where this test looks: " << kReport;
   const auto above = [](const std::string& include) {
-    return include.starts_with("tools/report/analyses/") || include.starts_with("tools/report/output/") || isProse(include) ||
-           include == "tools/report/build_report.h";
+    return include.starts_with("tools/report/") && !include.starts_with("tools/report/load/") && include != "tools/report/format.h";
   };
   EXPECT_EQ(reachesOf(kReport / "load", above), std::vector<std::string>{});
 }
@@ -63,6 +65,13 @@ TEST(ReportLayers, AnalysesHoldNoProseAndDoNotReachTheOutput) {
   EXPECT_EQ(reachesOf(kReport / "analyses", above), std::vector<std::string>{});
 }
 
+// The words read the data the loader produces (names of communicators and ranks in the
+// RunModel), never its machinery (readers, the joiner, the clock fit).
+bool isLoaderData(const std::string& include) {
+  return include == "tools/report/load/run_model.h" || include == "tools/report/load/run_summary_rows.h" ||
+         include == "tools/report/load/clock_summary.h";
+}
+
 TEST(ReportLayers, ProseDoesNotReachIntoTheLoader) {
   std::vector<std::string> out;
   size_t words = 0;
@@ -70,7 +79,7 @@ TEST(ReportLayers, ProseDoesNotReachIntoTheLoader) {
     if (file.filename().string().find("_words.") == std::string::npos) continue;
     ++words;
     for (const std::string& include : includesOf(file))
-      if (include.starts_with("tools/report/load/")) out.push_back(file.filename().string() + ": " + include);
+      if (include.starts_with("tools/report/load/") && !isLoaderData(include)) out.push_back(file.filename().string() + ": " + include);
   }
   ASSERT_GE(words, 6u) << "evidence, finding and advice words, each a header and a source";
   EXPECT_EQ(out, std::vector<std::string>{});

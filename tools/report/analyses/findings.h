@@ -15,7 +15,7 @@
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/bandwidth_series.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

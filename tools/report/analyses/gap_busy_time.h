@@ -12,7 +12,7 @@
 
 #include "tools/report/analyses/interval_union.h"
 #include "tools/report/analyses/straggler_class.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

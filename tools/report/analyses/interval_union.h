@@ -16,7 +16,7 @@
 
 #include "tools/report/load/reorder_buffer.h"
 #include "tools/report/load/step_pattern.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

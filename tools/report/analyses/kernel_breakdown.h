@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "tools/report/load/process_reader.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

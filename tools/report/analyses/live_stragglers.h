@@ -24,7 +24,7 @@
 #include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

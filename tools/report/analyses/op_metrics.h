@@ -10,7 +10,7 @@
 
 #include "core/nccl_vocab.h"
 #include "tools/report/analyses/p2p_calls.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

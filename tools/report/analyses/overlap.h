@@ -15,7 +15,7 @@
 #include "tools/report/analyses/overlap_sweep.h"
 #include "tools/report/load/progress_line.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

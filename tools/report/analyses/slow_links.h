@@ -8,7 +8,7 @@
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -15,7 +15,7 @@
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -11,7 +11,7 @@
 
 #include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "tools/report/analyses/lateness.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

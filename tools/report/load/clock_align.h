@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/clock_summary.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

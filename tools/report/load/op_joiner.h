@@ -18,7 +18,7 @@
 #include "tools/report/load/instance_index.h"
 #include "tools/report/load/lockstep_reader.h"
 #include "tools/report/load/process_reader.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

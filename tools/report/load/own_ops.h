@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "core/record.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -18,7 +18,7 @@
 #include "tools/report/load/gpu_gaps.h"
 #include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/phase_keeper.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 #include "tools/trace_tally.h"
 
 namespace commtrace::report {

@@ -15,7 +15,7 @@
 
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/process_reader.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

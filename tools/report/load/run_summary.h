@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "tools/report/report.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
+#include "tools/report/load/run_summary_rows.h"
 
 namespace commtrace::report {
 

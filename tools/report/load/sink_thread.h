@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

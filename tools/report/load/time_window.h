@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

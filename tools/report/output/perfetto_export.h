@@ -18,7 +18,7 @@
 #include "tools/report/load/clock_align.h"
 #include "tools/report/output/trace_format.h"
 #include "tools/report/analyses/overlap.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 

@@ -13,7 +13,7 @@
 
 #include "tools/report/analyses/live_hangs.h"
 #include "tools/report/analyses/live_stragglers.h"
-#include "tools/report/run_model.h"
+#include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
 
