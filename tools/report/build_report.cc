@@ -1,5 +1,7 @@
 #include "tools/report/build_report.h"
 
+#include <array>
+
 #include "tools/report/advice_words.h"
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/comm_matrix.h"
@@ -17,19 +19,53 @@
 
 namespace commtrace::report {
 
+namespace {
+
+using Registered = StreamedAnalyses::Registered;
+
+// An analysis the joiner feeds itself, merged member by member.
+template <auto kMember>
+constexpr Registered fedAndMerged() {
+  return {[](StreamedAnalyses& s) -> JoinedOpSink* { return &(s.*kMember); },
+          [](StreamedAnalyses& into, const StreamedAnalyses& from) { (into.*kMember).merge(from.*kMember); }};
+}
+
+// The root-cause walk: fed through its thread, read once the thread has taken every op.
+constexpr Registered kArrivals{[](StreamedAnalyses& s) -> JoinedOpSink* { return &s.arrivals_thread; },
+                               [](StreamedAnalyses& into, const StreamedAnalyses& from) {
+                                 into.arrivals_thread.settle();
+                                 from.arrivals_thread.settle();
+                                 into.arrivals.merge(from.arrivals);
+                               }};
+
+// The call joiner comes first: its finish() hands the last calls to the tallies before
+// theirs renumbers the communicators.
+constexpr Registered kCalls{[](StreamedAnalyses& s) -> JoinedOpSink* { return &s.calls; }, nullptr};
+
+using S = StreamedAnalyses;
+constexpr std::array kRegistry{kCalls,
+                               fedAndMerged<&S::bandwidth>(),
+                               fedAndMerged<&S::bandwidth_series>(),
+                               kArrivals,
+                               fedAndMerged<&S::shapes>(),
+                               fedAndMerged<&S::transfer_cells>(),
+                               fedAndMerged<&S::gaps>(),
+                               fedAndMerged<&S::transfer_gaps>(),
+                               fedAndMerged<&S::peer_waits>(),
+                               fedAndMerged<&S::anchors>(),
+                               fedAndMerged<&S::lateness>()};
+
+}  // namespace
+
+std::vector<JoinedOpSink*> StreamedAnalyses::fedSinks(StreamedAnalyses& analyses) {
+  std::vector<JoinedOpSink*> sinks;
+  for (const Registered& a : kRegistry) sinks.push_back(a.fed(analyses));
+  return sinks;
+}
+
 void StreamedAnalyses::merge(const StreamedAnalyses& other) {
-  arrivals_thread.settle();
-  other.arrivals_thread.settle();
-  bandwidth.merge(other.bandwidth);
-  bandwidth_series.merge(other.bandwidth_series);
-  arrivals.merge(other.arrivals);
-  shapes.merge(other.shapes);
-  transfer_cells.merge(other.transfer_cells);
-  gaps.merge(other.gaps);
-  transfer_gaps.merge(other.transfer_gaps);
-  peer_waits.merge(other.peer_waits);
-  anchors.merge(other.anchors);
-  lateness.merge(other.lateness);
+  for (const Registered& a : kRegistry)
+    if (a.merge != nullptr) a.merge(*this, other);
 }
 
 std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/bandwidth_series.h"
@@ -23,11 +24,7 @@ namespace commtrace::report {
 // (LoadOptions::stream) to be fed while the files are read.
 class StreamedAnalyses : public OpFanout {
  public:
-  // The call joiner comes first: its finish() hands the last calls to the tallies before
-  // theirs renumbers the communicators.
-  StreamedAnalyses()
-      : OpFanout({&calls, &bandwidth, &bandwidth_series, &arrivals_thread, &shapes, &transfer_cells, &gaps, &transfer_gaps,
-                  &peer_waits, &anchors, &lateness}) {}
+  StreamedAnalyses() : OpFanout(fedSinks(*this)) {}
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
@@ -55,6 +52,17 @@ class StreamedAnalyses : public OpFanout {
   PeerWaitTally peer_waits;
   AnchorSample anchors;  // for alignClocks(run, anchors)
   LatenessBins lateness;
+
+  // Each streamed analysis, registered once (kRegistry, build_report.cc): the sink the
+  // joiner feeds for it, and how a shard's state adds in (none: the call joiner, as a shard
+  // holds every piece of the calls it holds). A new analysis is a member above and a line there.
+  struct Registered {
+    JoinedOpSink* (*fed)(StreamedAnalyses&);
+    void (*merge)(StreamedAnalyses& into, const StreamedAnalyses& from);
+  };
+
+ private:
+  static std::vector<JoinedOpSink*> fedSinks(StreamedAnalyses& analyses);
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.
