@@ -6,6 +6,8 @@
 #   mixed-1024x10k 1,024 ranks, world + per-node tp + cross-node dp communicators, sends
 #   mixed-64x100k 64 ranks of that shape, 100,000 collectives each (320k sends/receives)
 #   mixed-64x1M   the same, 10x longer (peak RSS should not grow with the sends either)
+#   mixed-4x400k  4 ranks of that shape, 400,000 collectives each: a small job's long run,
+#                 where the root-cause walk has thousands of ops waiting per process at once
 #   cupti-8x50k   8 DDP ranks with CUPTI: 16 compute kernels per collective (6.4 M kernels)
 #   cupti-8x200k  the same, 4x longer (peak RSS should not grow with the kernels)
 # Runs are written by `commtrace-synth --run-dir` in chunks as the library's flusher cuts
@@ -24,7 +26,7 @@ source "$(dirname "$0")/report_timing.sh"
 build=${1:-build}
 work=${2:-/tmp/commtrace-report-targets}
 flush_ms=${FLUSH_MS:-200}
-only=${ONLY:-"ddp-64x100k ddp-64x1M mixed-1024x10k mixed-64x100k mixed-64x1M cupti-8x50k cupti-8x200k"}
+only=${ONLY:-"ddp-64x100k ddp-64x1M mixed-1024x10k mixed-64x100k mixed-64x1M mixed-4x400k cupti-8x50k cupti-8x200k"}
 
 for tool in "$build/bin/commtrace-synth" "$build/bin/commtrace" /usr/bin/time; do
   [[ -x $tool ]] || { echo "commtrace: $tool not found; build it first (make -C $build commtrace_synth commtrace_cli)" >&2; exit 2; }
@@ -36,6 +38,7 @@ declare -A args=(
   [mixed-1024x10k]="--shape mixed --ranks 1024 --collectives 10000"
   [mixed-64x100k]="--shape mixed --ranks 64 --collectives 100000"
   [mixed-64x1M]="--shape mixed --ranks 64 --collectives 1000000"
+  [mixed-4x400k]="--shape mixed --ranks 4 --collectives 400000"
   [cupti-8x50k]="--shape ddp --ranks 8 --collectives 50000 --kernels 16"
   [cupti-8x200k]="--shape ddp --ranks 8 --collectives 200000 --kernels 16"
 )

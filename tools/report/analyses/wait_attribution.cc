@@ -182,12 +182,40 @@ void WaitAttribution::release(Handle handle) {
   free_slots_.push_back(static_cast<uint32_t>(handle));
 }
 
+void WaitAttribution::ProcessWaiters::add(const Waiter& waiter) {
+  by_key_.emplace(waiter.gap == 0 ? waiter.start : waiter.start - waiter.gap, Filed{added_++, waiter});
+}
+
+void WaitAttribution::ProcessWaiters::wake(uint64_t op_start, uint64_t op_end, std::vector<Handle>& woken) {
+  woken_.clear();
+  for (auto it = by_key_.lower_bound(op_start); it != by_key_.end() && it->first <= op_end;) {
+    const Waiter& w = it->second.waiter;
+    if (!measuredFrom(op_start, op_end, w.start, w.gap)) {
+      ++it;
+      continue;
+    }
+    woken_.push_back(it->second);
+    it = by_key_.erase(it);
+  }
+  std::sort(woken_.begin(), woken_.end(), [](const Filed& a, const Filed& b) { return a.order < b.order; });
+  for (const Filed& f : woken_) woken.push_back(f.waiter.handle);
+}
+
+template <class Gone>
+void WaitAttribution::ProcessWaiters::compactWhenDoubled(Gone gone) {
+  if (by_key_.size() < limit_) return;
+  std::erase_if(by_key_, [&](const auto& filed) { return gone(filed.second.waiter.handle); });
+  limit_ = std::max(kMinCompaction, 2 * by_key_.size());
+}
+
 void WaitAttribution::wait(Handle handle, const Wait& w) {
   if (w.role != 0) {
     role_waiters_[w.role].push_back(handle);
   } else {
     if (waiters_.size() <= static_cast<size_t>(w.process)) waiters_.resize(static_cast<size_t>(w.process) + 1);
-    waiters_[static_cast<size_t>(w.process)].push_back({w.start, w.gap, handle});
+    ProcessWaiters& waiters = waiters_[static_cast<size_t>(w.process)];
+    waiters.add({w.start, w.gap, handle});
+    waiters.compactWhenDoubled([&](Handle h) { return find(h) == nullptr; });
   }
   // One woken by each op of its process that is not the one it waits for (a gap of 0 waits
   // for any op still running) waits there again: its patience counts from the first time.
@@ -227,13 +255,7 @@ size_t WaitAttribution::queued() const {
 // What waited for this member's op (its gap is measured from it) may go on. Only that: waking
 // a gap-0 waiter for each op of its process made a run whose ops waited long quadratic in them.
 void WaitAttribution::wake(const SyncMember& m) {
-  if (waiters_.size() <= static_cast<size_t>(m.process)) return;
-  std::vector<Waiter>& waiters = waiters_[static_cast<size_t>(m.process)];
-  std::erase_if(waiters, [&](const Waiter& w) {
-    if (!measuredFrom(m.gpu_start_ns, m.gpu_end_ns, w.start, w.gap)) return false;
-    ready_.push_back(w.handle);
-    return true;
-  });
+  if (waiters_.size() > static_cast<size_t>(m.process)) waiters_[static_cast<size_t>(m.process)].wake(m.gpu_start_ns, m.gpu_end_ns, ready_);
 }
 
 // pending_order_ keeps instances that have proceeded until they reach its front.

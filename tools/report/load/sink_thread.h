@@ -21,9 +21,11 @@ namespace commtrace::report {
 class SinkThread : public JoinedOpSink {
  public:
   // A batch is handed over at this many members (56 bytes each; a transfer is two), and at
-  // most kInFlight wait for the thread: past that, the joiner waits (what is held stays bounded).
+  // most kInFlight wait for the thread: past that, the joiner waits (what is held stays
+  // bounded, 15 MB). At 8 the joiner and the readers stalled behind the walk often enough
+  // that one of two cores idled for a sixth of the loading (1,024 ranks x 10,000 ops).
   static constexpr size_t kBatchMembers = 1 << 13;
-  static constexpr size_t kInFlight = 8;
+  static constexpr size_t kInFlight = 32;
 
   explicit SinkThread(JoinedOpSink& inner) : inner_(inner) {}
   ~SinkThread() override;
