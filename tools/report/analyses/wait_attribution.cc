@@ -183,14 +183,29 @@ void WaitAttribution::release(Handle handle) {
 }
 
 void WaitAttribution::ProcessWaiters::add(const Waiter& waiter) {
-  by_key_.emplace(waiter.gap == 0 ? waiter.start : waiter.start - waiter.gap, Filed{added_++, waiter});
+  const Filed filed{added_++, waiter};
+  if (by_key_.empty() && few_.size() < kFew) {
+    few_.push_back(filed);
+    return;
+  }
+  for (const Filed& f : few_) by_key_.emplace(keyOf(f.waiter), f);
+  few_.clear();
+  by_key_.emplace(keyOf(waiter), filed);
 }
 
 void WaitAttribution::ProcessWaiters::wake(uint64_t op_start, uint64_t op_end, std::vector<Handle>& woken) {
+  const auto measured = [&](const Filed& f) { return measuredFrom(op_start, op_end, f.waiter.start, f.waiter.gap); };
+  if (by_key_.empty()) {
+    std::erase_if(few_, [&](const Filed& f) {
+      if (!measured(f)) return false;
+      woken.push_back(f.waiter.handle);
+      return true;
+    });
+    return;
+  }
   woken_.clear();
   for (auto it = by_key_.lower_bound(op_start); it != by_key_.end() && it->first <= op_end;) {
-    const Waiter& w = it->second.waiter;
-    if (!measuredFrom(op_start, op_end, w.start, w.gap)) {
+    if (!measured(it->second)) {
       ++it;
       continue;
     }
@@ -203,9 +218,10 @@ void WaitAttribution::ProcessWaiters::wake(uint64_t op_start, uint64_t op_end, s
 
 template <class Gone>
 void WaitAttribution::ProcessWaiters::compactWhenDoubled(Gone gone) {
-  if (by_key_.size() < limit_) return;
+  if (size() < limit_) return;
+  std::erase_if(few_, [&](const Filed& f) { return gone(f.waiter.handle); });
   std::erase_if(by_key_, [&](const auto& filed) { return gone(filed.second.waiter.handle); });
-  limit_ = std::max(kMinCompaction, 2 * by_key_.size());
+  limit_ = std::max(kMinCompaction, 2 * size());
 }
 
 void WaitAttribution::wait(Handle handle, const Wait& w) {

@@ -291,11 +291,12 @@ class WaitAttribution {
     uint64_t start = 0, gap = 0;
     Handle handle = 0;
   };
-  // A process's waiters, filed by the op each waits for: a gap before `start` is measured
-  // from the op that ended at start - gap (for a gap of 0, one still running at start), so
-  // an op [start, end] wakes those filed in [start, end]. (A pass over all of them per op
-  // was most of a report of 4 ranks x 400,000 ops read 16,384 a chunk: thousands wait at
-  // once, and it took 10x the time of the report before the walk.)
+  // A process's waiters. Few, they are scanned whole per op of the process; past kFew,
+  // they are filed by the op each waits for: a gap before `start` is measured from the op
+  // that ended at start - gap (for a gap of 0, one still running at start), so an op
+  // [start, end] wakes those filed in [start, end]. (Scanning all per op was most of a
+  // report of 4 ranks x 400,000 ops: thousands wait at once, 20x the time of the report
+  // before the walk; filing every one cost the 1,024-rank run, whose processes have a few.)
   class ProcessWaiters {
    public:
     void add(const Waiter& waiter);
@@ -307,11 +308,15 @@ class WaitAttribution {
     void compactWhenDoubled(Gone gone);
 
    private:
+    static constexpr size_t kFew = 64;
     struct Filed {
       uint64_t order = 0;  // when it came
       Waiter waiter;
     };
-    std::multimap<uint64_t, Filed> by_key_;  // by the end (gap 0: the start) of the op each waits for
+    static uint64_t keyOf(const Waiter& w) { return w.gap == 0 ? w.start : w.start - w.gap; }
+    size_t size() const { return few_.size() + by_key_.size(); }
+    std::vector<Filed> few_;                 // while no more than kFew wait: in the order they came
+    std::multimap<uint64_t, Filed> by_key_;  // past that, all of them: by the end (gap 0: the start) of the op each waits for
     std::vector<Filed> woken_;               // scratch: one op's, put back in the order they came
     uint64_t added_ = 0;
     size_t limit_ = kMinCompaction;
