@@ -8,7 +8,7 @@ GapBusyTime::GapBusyTime(const RunModel& run, const StragglerEvidence& evidence,
     : queries_(run.processes.size()), longest_(run.processes.size()), followed_(run.processes.size()) {
   for (size_t p = 0; p < evidence.processes().size() && p < run.processes.size(); ++p) {
     if (std::find(ranks.begin(), ranks.end(), run.processes[p].rank) == ranks.end()) continue;
-    for (const StragglerEvidence::LateArrival& late : evidence.processes()[p].sample) {
+    for (const StragglerEvidence::LateArrival& late : evidence.processes()[p].sample.items()) {
       if (late.gap_ns == 0) continue;  // straggler_class measures no busy time then
       ask(p, late.gpu_start_ns, late.gap_ns);
       for (const StragglerEvidence::PeerGap& peer : late.peers) ask(static_cast<size_t>(peer.process), peer.gpu_start_ns, peer.gap_ns);

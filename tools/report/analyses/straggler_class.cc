@@ -138,8 +138,9 @@ void StragglerEvidence::add(const Attributed& a) {
     p.addGaps(us(m.gap_ns), peer_gap, m.arrival_ns / 1e3);
     // The op by its process and start: the same sample whatever order the ops came in.
     const uint64_t hash = instanceHash(0, static_cast<uint64_t>(m.process), m.gpu_start_ns);
-    if (!p.keeps(hash)) continue;
-    LateArrival& late = p.seatFor(hash);
+    if (!p.sample.keeps(hash, kSampled)) continue;
+    LateArrival& late = p.sample.seatFor(hash, kSampled);
+    late.hash = hash;
     late.gpu_start_ns = m.gpu_start_ns;
     late.gap_ns = m.gap_ns;
     late.cpu_start_ns = m.cpu_start_ns;
@@ -167,25 +168,6 @@ void StragglerEvidence::add(const Attributed& a) {
 void StragglerEvidence::resize(size_t processes) {
   processes_.resize(processes);
   syncs_.resize(processes);
-}
-
-bool StragglerEvidence::Process::keeps(uint64_t hash) const { return sample.size() < kSampled || hash < heaviest_.front().first; }
-
-// The heaviest kept arrival's seat is taken over, its peers' storage with it: a long run
-// replaces a process's sample hundreds of times.
-StragglerEvidence::LateArrival& StragglerEvidence::Process::seatFor(uint64_t hash) {
-  uint32_t seat = static_cast<uint32_t>(sample.size());
-  if (sample.size() < kSampled) {
-    sample.emplace_back();
-  } else {
-    std::pop_heap(heaviest_.begin(), heaviest_.end());
-    seat = heaviest_.back().second;
-    heaviest_.pop_back();
-  }
-  heaviest_.emplace_back(hash, seat);
-  std::push_heap(heaviest_.begin(), heaviest_.end());
-  sample[seat].hash = hash;
-  return sample[seat];
 }
 
 void StragglerEvidence::Gaps::add(double gap, double peer_gap, double lateness) {
@@ -228,8 +210,8 @@ void StragglerEvidence::merge(const StragglerEvidence& other) {
   for (size_t p = 0; p < other.processes_.size(); ++p) {
     syncs_[p] += other.syncs_[p];
     processes_[p].merge(other.processes_[p]);
-    for (const LateArrival& late : other.processes_[p].sample)
-      if (processes_[p].keeps(late.hash)) processes_[p].seatFor(late.hash) = late;
+    for (const LateArrival& late : other.processes_[p].sample.items())
+      if (processes_[p].sample.keeps(late.hash, kSampled)) processes_[p].sample.seatFor(late.hash, kSampled) = late;
   }
 }
 
@@ -247,7 +229,7 @@ std::map<int, StragglerClass> classifyStragglers(const RunModel& run, const Stra
       process.mergeGapsInto(e.gaps);
       e.syncs += evidence.syncs()[p];
       e.delays += process.delays;
-      for (const StragglerEvidence::LateArrival& late : process.sample) measures.add(p, late, e);
+      for (const StragglerEvidence::LateArrival& late : process.sample.items()) measures.add(p, late, e);
     }
     out[rank] = decide(rank, e, links);
   }

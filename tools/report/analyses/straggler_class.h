@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tools/report/analyses/wait_attribution.h"
+#include "tools/report/load/bottom_k.h"
 #include "tools/report/load/quantile_sketch.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/report.h"
@@ -72,11 +73,7 @@ class StragglerEvidence {
   };
   struct Process {
     uint64_t delays = 0;  // synchronizations at which it created a delay of kMinGapSpreadUs or more
-    std::vector<LateArrival> sample;  // up to kSampled, the smallest hashes, in no order
-    // Whether an arrival of this hash is kept; its seat, a new one or the heaviest's (its
-    // fields then to fill, but for the hash).
-    bool keeps(uint64_t hash) const;
-    LateArrival& seatFor(uint64_t hash);
+    BottomK<LateArrival> sample;  // up to kSampled, the smallest hashes
     // Its gaps are staged a few at a time, in one place, before going into the four sketches
     // (one cache miss per delay, not one per sketch); read them whole with mergeGapsInto.
     void addGaps(double gap_us, double peer_gap_us, double lateness_us);
@@ -86,7 +83,6 @@ class StragglerEvidence {
    private:
     static constexpr size_t kStaged = 8;
     void unstage(Gaps& into) const;
-    std::vector<std::pair<uint64_t, uint32_t>> heaviest_;  // a max-heap of (hash, index in sample)
     Gaps gaps_;
     std::array<std::array<double, 3>, kStaged> staged_{};  // (gap, peer gap, lateness)
     size_t staged_size_ = 0;

@@ -56,7 +56,7 @@ TEST(StragglerEvidence, EveryDelayCountsWhetherItsGapsAreStagedOrNot) {
 
 std::vector<uint64_t> sampledHashes(const StragglerEvidence& evidence) {
   std::vector<uint64_t> out;
-  for (const StragglerEvidence::LateArrival& late : evidence.processes()[1].sample) out.push_back(late.hash);
+  for (const StragglerEvidence::LateArrival& late : evidence.processes()[1].sample.items()) out.push_back(late.hash);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -79,7 +79,7 @@ TEST(StragglerEvidence, TheSampleIsTheSmallestHashesWhateverTheOrder) {
   EXPECT_EQ(sampledHashes(forward), smallest);
   EXPECT_EQ(sampledHashes(backward), smallest);
   EXPECT_EQ(sampledHashes(first_half), smallest);
-  for (const StragglerEvidence::LateArrival& late : forward.processes()[1].sample) {
+  for (const StragglerEvidence::LateArrival& late : forward.processes()[1].sample.items()) {
     EXPECT_EQ(late.hash, instanceHash(0, 1, late.gpu_start_ns)) << "a seat taken over keeps no field of its old tenant";
     const uint64_t i = late.gpu_start_ns / 1000 - 1;
     EXPECT_EQ(late.gap_ns, (200 + i % 50) * 1000);

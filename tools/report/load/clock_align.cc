@@ -217,8 +217,6 @@ size_t anchorInstancesFor(size_t members) {
   return std::clamp(kMostEnds / std::max<size_t>(members, 1), kFewestInstances, kMostInstances);
 }
 
-bool heavierHash(const AnchorSample::Instance& a, const AnchorSample::Instance& b) { return a.hash < b.hash; }
-
 }  // namespace
 
 ClockAlignment alignClocks(const RunModel& run, const AnchorSample& anchors) { return ClockAligner(run, anchors).align(); }
@@ -234,30 +232,23 @@ void AnchorSample::collective(const CollInstance& c, std::span<const MemberView>
   if (c.n_members < 2 || func == nullptr || !func->synchronizing) return;
   Instance instance{c.comm, c.func, c.seq, c.op_index, instanceHash(c.func, c.seq, c.op_index), c.n_members, {}};
   if (kept_.size() <= c.comm) kept_.resize(c.comm + 1);
-  const std::vector<Instance>& heap = kept_[c.comm];
-  if (heap.size() >= anchorInstancesFor(c.n_members) && instance.hash >= heap.front().hash) return;
+  if (!kept_[c.comm].keeps(instance.hash, anchorInstancesFor(c.n_members))) return;
   for (const MemberView& m : members)
     if (m.process >= 0 && m.gpu_end_ns != 0) instance.ends.emplace_back(m.process, m.gpu_end_ns);
   keep(std::move(instance));
 }
 
 void AnchorSample::keep(Instance instance) {
-  std::vector<Instance>& heap = kept_[instance.comm];
-  if (heap.size() < anchorInstancesFor(instance.members)) {
-    heap.push_back(std::move(instance));
-    std::push_heap(heap.begin(), heap.end(), heavierHash);
-  } else if (instance.hash < heap.front().hash) {
-    std::pop_heap(heap.begin(), heap.end(), heavierHash);
-    heap.back() = std::move(instance);
-    std::push_heap(heap.begin(), heap.end(), heavierHash);
-  }
+  BottomK<Instance>& kept = kept_[instance.comm];
+  const size_t k = anchorInstancesFor(instance.members);
+  if (kept.keeps(instance.hash, k)) kept.seatFor(instance.hash, k) = std::move(instance);
 }
 
 void AnchorSample::finish(std::span<const uint32_t> new_index) {
-  std::vector<std::vector<Instance>> renumbered_kept(kept_.size());
+  std::vector<BottomK<Instance>> renumbered_kept(kept_.size());
   for (size_t c = 0; c < kept_.size(); ++c) {
     const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
-    for (Instance& instance : kept_[c]) instance.comm = to;
+    for (Instance& instance : kept_[c].items()) instance.comm = to;
     if (renumbered_kept.size() <= to) renumbered_kept.resize(to + 1);
     renumbered_kept[to] = std::move(kept_[c]);
   }
@@ -266,14 +257,14 @@ void AnchorSample::finish(std::span<const uint32_t> new_index) {
 
 void AnchorSample::merge(const AnchorSample& other) {
   if (kept_.size() < other.kept_.size()) kept_.resize(other.kept_.size());
-  for (const std::vector<Instance>& heap : other.kept_)
-    for (const Instance& instance : heap) keep(instance);
+  for (const BottomK<Instance>& kept : other.kept_)
+    for (const Instance& instance : kept.items()) keep(instance);
 }
 
 std::vector<const AnchorSample::Instance*> AnchorSample::instances(const NamePool& names) const {
   std::vector<const Instance*> out;
-  for (const std::vector<Instance>& heap : kept_)
-    for (const Instance& instance : heap) out.push_back(&instance);
+  for (const BottomK<Instance>& kept : kept_)
+    for (const Instance& instance : kept.items()) out.push_back(&instance);
   std::sort(out.begin(), out.end(), [&](const Instance* a, const Instance* b) {
     if (std::tie(a->comm, a->op_index, a->seq) != std::tie(b->comm, b->op_index, b->seq))
       return std::tie(a->comm, a->op_index, a->seq) < std::tie(b->comm, b->op_index, b->seq);

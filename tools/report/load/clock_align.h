@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/report/load/bottom_k.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/clock_summary.h"
 #include "tools/report/load/run_model.h"
@@ -53,7 +54,7 @@ class AnchorSample : public JoinedOpSink {
  private:
   void keep(Instance instance);
 
-  std::vector<std::vector<Instance>> kept_;  // per communicator: a max-heap on hash
+  std::vector<BottomK<Instance>> kept_;  // per communicator
 };
 
 struct ClockAlignment {
