@@ -216,14 +216,6 @@ void WaitAttribution::ProcessWaiters::wake(uint64_t op_start, uint64_t op_end, s
   for (const Filed& f : woken_) woken.push_back(f.waiter.handle);
 }
 
-template <class Gone>
-void WaitAttribution::ProcessWaiters::compactWhenDoubled(Gone gone) {
-  if (size() < limit_) return;
-  std::erase_if(few_, [&](const Filed& f) { return gone(f.waiter.handle); });
-  std::erase_if(by_key_, [&](const auto& filed) { return gone(filed.second.waiter.handle); });
-  limit_ = std::max(kMinCompaction, 2 * size());
-}
-
 void WaitAttribution::wait(Handle handle, const Wait& w) {
   if (w.role != 0) {
     role_waiters_[w.role].push_back(handle);
@@ -260,6 +252,12 @@ void WaitAttribution::compactWhenDoubled(Queue& queue, size_t& limit, Settled se
   if (queue.size() < limit) return;
   std::erase_if(queue, settled);
   limit = std::max(kMinCompaction, 2 * queue.size());
+}
+
+template <class Gone>
+void WaitAttribution::ProcessWaiters::compactWhenDoubled(Gone gone) {
+  if (by_key_.empty()) WaitAttribution::compactWhenDoubled(few_, limit_, [&](const Filed& f) { return gone(f.waiter.handle); });
+  else WaitAttribution::compactWhenDoubled(by_key_, limit_, [&](const auto& filed) { return gone(filed.second.waiter.handle); });
 }
 
 size_t WaitAttribution::queued() const {

@@ -314,9 +314,9 @@ class WaitAttribution {
       Waiter waiter;
     };
     static uint64_t keyOf(const Waiter& w) { return w.gap == 0 ? w.start : w.start - w.gap; }
-    size_t size() const { return few_.size() + by_key_.size(); }
+    // One of the two holds them all: few_ while by_key_ is empty, by_key_ from the kFew + 1st on.
     std::vector<Filed> few_;                 // while no more than kFew wait: in the order they came
-    std::multimap<uint64_t, Filed> by_key_;  // past that, all of them: by the end (gap 0: the start) of the op each waits for
+    std::multimap<uint64_t, Filed> by_key_;  // past that: by the end (gap 0: the start) of the op each waits for
     std::vector<Filed> woken_;               // scratch: one op's, put back in the order they came
     uint64_t added_ = 0;
     size_t limit_ = kMinCompaction;
@@ -359,7 +359,7 @@ class WaitAttribution {
   std::optional<Wait> blocking(Pending& p);
   void dropSettledFront();
   template <class Queue, class Settled>
-  void compactWhenDoubled(Queue& queue, size_t& limit, Settled settled);
+  static void compactWhenDoubled(Queue& queue, size_t& limit, Settled settled);
   bool isCandidate(std::span<const int32_t> processes) const;
   void drain();
   Handle store(Pending& p);
