@@ -210,8 +210,7 @@ void StragglerEvidence::merge(const StragglerEvidence& other) {
   for (size_t p = 0; p < other.processes_.size(); ++p) {
     syncs_[p] += other.syncs_[p];
     processes_[p].merge(other.processes_[p]);
-    for (const LateArrival& late : other.processes_[p].sample.items())
-      if (processes_[p].sample.keeps(late.hash, kSampled)) processes_[p].sample.seatFor(late.hash, kSampled) = late;
+    for (const LateArrival& late : other.processes_[p].sample.items()) processes_[p].sample.offer(late.hash, kSampled, late);
   }
 }
 

@@ -32,6 +32,10 @@ class BottomK {
     std::push_heap(heaviest_.begin(), heaviest_.end());
     return items_[seat];
   }
+  // Keeps the item (a shard's, merged in) if its hash is among the k smallest.
+  void offer(uint64_t hash, size_t k, Item item) {
+    if (keeps(hash, k)) seatFor(hash, k) = std::move(item);
+  }
   // The kept items, in no order.
   const std::vector<Item>& items() const { return items_; }
   std::vector<Item>& items() { return items_; }

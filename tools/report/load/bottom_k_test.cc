@@ -22,10 +22,6 @@ std::vector<uint64_t> keptHashes(const BottomK<Item>& sample) {
   return out;
 }
 
-void offer(BottomK<Item>& sample, uint64_t hash, size_t k) {
-  if (sample.keeps(hash, k)) sample.seatFor(hash, k) = Item{hash, {}};
-}
-
 TEST(BottomK, KeepsTheSmallestHashesWhateverTheOrder) {
   std::vector<uint64_t> hashes(1000);
   std::iota(hashes.begin(), hashes.end(), uint64_t{100});
@@ -33,11 +29,11 @@ TEST(BottomK, KeepsTheSmallestHashesWhateverTheOrder) {
   for (uint64_t seed : {1, 2, 3}) {
     std::shuffle(hashes.begin(), hashes.end(), std::mt19937_64(seed));
     BottomK<Item> sample;
-    for (uint64_t h : hashes) offer(sample, h, smallest.size());
+    for (uint64_t h : hashes) sample.offer(h, smallest.size(), Item{h, {}});
     EXPECT_EQ(keptHashes(sample), smallest) << "seed " << seed;
   }
   BottomK<Item> descending;
-  for (auto h = hashes.size() + 100; h-- > 100;) offer(descending, h, smallest.size());
+  for (auto h = hashes.size() + 100; h-- > 100;) descending.offer(h, smallest.size(), Item{h, {}});
   EXPECT_EQ(keptHashes(descending), smallest);
 }
 
@@ -48,10 +44,10 @@ TEST(BottomK, ShardsMergedKeepWhatTheWholeKeeps) {
   constexpr size_t k = 64;
   BottomK<Item> whole, first, second;
   for (size_t i = 0; i < hashes.size(); ++i) {
-    offer(whole, hashes[i], k);
-    offer(i % 3 == 0 ? first : second, hashes[i], k);
+    whole.offer(hashes[i], k, Item{hashes[i], {}});
+    (i % 3 == 0 ? first : second).offer(hashes[i], k, Item{hashes[i], {}});
   }
-  for (const Item& item : second.items()) offer(first, item.hash, k);
+  for (const Item& item : second.items()) first.offer(item.hash, k, item);
   EXPECT_EQ(keptHashes(first), keptHashes(whole));
   EXPECT_EQ(whole.items().size(), k);
 }

@@ -239,9 +239,9 @@ void AnchorSample::collective(const CollInstance& c, std::span<const MemberView>
 }
 
 void AnchorSample::keep(Instance instance) {
-  BottomK<Instance>& kept = kept_[instance.comm];
+  const uint64_t hash = instance.hash;
   const size_t k = anchorInstancesFor(instance.members);
-  if (kept.keeps(instance.hash, k)) kept.seatFor(instance.hash, k) = std::move(instance);
+  kept_[instance.comm].offer(hash, k, std::move(instance));
 }
 
 void AnchorSample::finish(std::span<const uint32_t> new_index) {
