@@ -45,7 +45,6 @@ bool stepRuleFrom(const std::string& text, report::StepRule& rule) {
   return true;
 }
 
-
 Command addSettingsCommand(CLI::App& app) {
   CLI::App* settings = app.add_subcommand(
       "settings", "List every COMMTRACE_* environment variable libcommtrace.so reads: default, values, what it changes");

@@ -214,7 +214,6 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-
 Command addDemoCommand(CLI::App& app, std::string program) {
   const auto options = std::make_shared<DemoOptions>();
   options->program = std::move(program);

@@ -36,7 +36,6 @@ int runDiff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-
 Command addDiffCommand(CLI::App& app) {
   struct Flags {
     DiffOptions options;

@@ -144,7 +144,6 @@ int dump(const std::vector<std::string>& paths, DumpFormat format, std::ostream&
   return status;
 }
 
-
 Command addDumpCommand(CLI::App& app) {
   struct Flags {
     std::vector<std::string> paths;

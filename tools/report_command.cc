@@ -153,7 +153,6 @@ std::string perfettoPathFor(const std::string& dir, const report::PerfettoOption
          (options.gzip ? ".gz" : "");
 }
 
-
 namespace {
 
 const std::map<std::string, ReportFormat> kFormats = {

@@ -24,7 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a, const std::string& line) {
   const report::Communicator& comm = run.comms[a.comm];
   const report::ProcessInfo* p = a.process >= 0 ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
@@ -172,7 +171,6 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
   if (!waitForDirectory(options, Clock::now(), err)) return 1;
   return followLive(options, {}, out, err);
 }
-
 
 void LiveFlags::applyTo(WatchOptions& o) const {
   o.rules.window_ns = static_cast<uint64_t>(window_s * 1e9);
