@@ -15,175 +15,184 @@
 namespace commtrace::report {
 namespace {
 
-// Per reader thread, what may wait to be joined: so many batches, and so many rows of them
-// (a chunk holds up to 16,384: 8 such were 40 MB queued on a 4-rank run).
-constexpr size_t kBatchesInFlight = 8;
-constexpr size_t kRowsInFlight = 32'768;
+// What the threads may decode ahead of the joiner: so many batches of each file, and so many
+// rows in all per thread (a chunk holds up to 16,384) beyond the batch the joiner waits for.
+constexpr size_t kBatchesAhead = 2;
+constexpr size_t kRowsAhead = 32'768;
 
-// Reader threads push, the joining thread takes what has piled up; pushing waits while the
-// queue is full (in batches or in rows), so a slow join holds the readers back instead of
-// piling up decoded rows.
-// The joining thread is woken once half the queue has filled (or the readers are done), not
-// for every chunk: one wake per 200 ms chunk of every process was tens of thousands of
-// context switches a second.
-class MessageQueue {
+int64_t rowsOf(const LoadMessage& message) {
+  const auto* batch = std::get_if<RecordBatch>(&message);
+  return batch == nullptr ? 0 : static_cast<int64_t>(batch->colls.size() + batch->p2ps.size());
+}
+
+// The files and what the threads have decoded of each ahead of the joiner, and two choices:
+// which file's batch the joiner takes next, the open file furthest behind in time unless it
+// has run far ahead of another in ops (FileLeads), made from what it has taken alone; and
+// which file a thread decodes next: the one the joiner waits for, else the one decoded least
+// far. (Chosen by the threads as they finished, the order changed from one report of the
+// same files to the next, and the root-cause walk's figures with it.)
+class LockstepFiles {
  public:
-  MessageQueue(size_t capacity, size_t row_capacity, int producers)
-      : capacity_(capacity), row_capacity_(row_capacity), wake_at_(std::max<size_t>(1, capacity / 2)), producers_(producers) {}
+  LockstepFiles(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, size_t max_open,
+                FileLeads* leads, unsigned threads)
+      : paths_(paths), names_(names), options_(options), leads_(leads), rows_budget_(kRowsAhead * threads), files_(paths.size()) {
+    for (size_t f = 0; f < std::max<size_t>(1, max_open) && f < files_.size(); ++f) admitNext();
+  }
 
-  // `rows`: what the message holds (one batch alone is let in, whatever its size).
-  void push(LoadMessage message, size_t rows) {
+  // The joining thread: the next file's next batch (or its end); false once every file is delivered.
+  bool take(LoadMessage& message) {
     std::unique_lock lock(mutex_);
-    not_full_.wait(lock, [&] { return messages_.empty() || (messages_.size() < capacity_ && rows_ + rows <= row_capacity_); });
-    const bool was_worth_taking = worthTaking();
-    rows_ += rows;
-    messages_.push_back(std::move(message));
-    if (!was_worth_taking && worthTaking()) not_empty_.notify_one();
-  }
-  void producerDone() {
-    std::lock_guard lock(mutex_);
-    --producers_;
-    not_empty_.notify_one();
-  }
-  // Moves what is queued into `out`; false once every producer is done and nothing is left.
-  bool takeAll(std::deque<LoadMessage>& out) {
-    std::unique_lock lock(mutex_);
-    not_empty_.wait(lock, [&] { return worthTaking() || producers_ == 0; });
-    if (messages_.empty()) return false;
-    out.swap(messages_);
-    rows_ = 0;
-    not_full_.notify_all();
+    const int f = chooseNext();
+    if (f < 0) return false;
+    File& file = files_[static_cast<size_t>(f)];
+    if (file.ahead.empty()) {
+      wanted_ = f;
+      if (idle_decoders_ > 0) work_.notify_all();
+      decoded_.wait(lock, [&] { return !file.ahead.empty(); });
+      wanted_ = -1;
+    }
+    message = std::move(file.ahead.front());
+    file.ahead.pop_front();
+    const bool was_over_budget = rows_ahead_ >= rows_budget_;
+    rows_ahead_ -= static_cast<size_t>(rowsOf(message));
+    taken_.erase({file.taken_ns, f});
+    bool more_work = was_over_budget;
+    if (const auto* batch = std::get_if<RecordBatch>(&message)) {
+      file.taken_ns = std::max(file.taken_ns, batch->position_ns);
+      taken_.emplace(file.taken_ns, f);
+    } else if (next_unadmitted_ < files_.size()) {
+      admitNext();
+      more_work = true;
+    }
+    if (file.ahead.size() + 1 == kBatchesAhead) decodable(f), more_work = true;
+    // A decoder is woken only when there is work for it: one for each chunk taken was tens
+    // of thousands of context switches a second.
+    if (idle_decoders_ > 0 && more_work) work_.notify_one();
     return true;
   }
 
- private:
-  bool worthTaking() const { return messages_.size() >= wake_at_ || rows_ >= row_capacity_ / 2; }
-
-  const size_t capacity_;
-  const size_t row_capacity_;
-  const size_t wake_at_;
-  size_t rows_ = 0;
-  int producers_;
-  std::mutex mutex_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<LoadMessage> messages_;
-};
-
-// Which file to read next: the open file furthest behind in time that no thread is reading,
-// unless it has run far ahead of another file in ops (FileLeads): then that other one, or,
-// while a thread reads it, nothing until it comes back.
-class FileSchedule {
- public:
-  FileSchedule(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, size_t max_open,
-               FileLeads* leads)
-      : paths_(paths), names_(names), options_(options), max_open_(std::max<size_t>(1, max_open)), readers_(paths.size()), leads_(leads) {
-    while (next_unopened_ < paths_.size() && next_unopened_ < max_open_) admitNext();
-  }
-
-  // The next file to read, or -1 once every file is read or taken.
-  int take() {
+  // A decoding thread: decodes chunks until every file is read (or stop()).
+  void decode() {
+    DecodedChunk scratch;
     std::unique_lock lock(mutex_);
-    std::set<std::pair<uint64_t, int>>::iterator chosen;
-    ready_changed_.wait(lock, [&] {
-      if (ready_.empty()) return reading_ == 0;
-      chosen = choose();
-      return chosen != ready_.end();
-    });
-    if (ready_.empty()) return -1;
-    const int file = chosen->second;
-    ready_.erase(chosen);
-    being_read_.push_back(file);
-    ++reading_;
-    return file;
-  }
-  FileLeads* leads() const { return leads_; }
-  // The file's reader, opened on first use; nullptr (error set) if it cannot be opened.
-  ProcessReader* reader(int file, std::string& error) {
-    auto& r = readers_[static_cast<size_t>(file)];
-    if (r) return r.get();
-    r = std::make_unique<ProcessReader>(names_, file, options_);
-    return r->open(paths_[static_cast<size_t>(file)], error) ? r.get() : nullptr;
-  }
-  // The file was read up to `position_ns`; or read to its end (its reader is freed and the
-  // next file waiting for a turn is admitted).
-  void give_back(int file, uint64_t position_ns, bool done) {
-    std::lock_guard lock(mutex_);
-    --reading_;
-    std::erase(being_read_, file);
-    if (done) {
-      readers_[static_cast<size_t>(file)].reset();
-      if (next_unopened_ < paths_.size()) admitNext();
-    } else {
-      ready_.emplace(position_ns, file);
+    for (;;) {
+      int f = -1;
+      ++idle_decoders_;
+      work_.wait(lock, [&] { return stopping_ || (f = chooseToDecode()) >= 0 || read_out_ == files_.size(); });
+      --idle_decoders_;
+      if (f < 0) return;
+      File& file = files_[static_cast<size_t>(f)];
+      decodable_.erase({file.decoded_ns, f});
+      file.being_read = true;
+      lock.unlock();
+      LoadMessage message = decodeOnce(f, file, scratch);
+      lock.lock();
+      file.being_read = false;
+      rows_ahead_ += static_cast<size_t>(rowsOf(message));
+      if (const auto* batch = std::get_if<RecordBatch>(&message)) {
+        file.decoded_ns = std::max(file.decoded_ns, batch->position_ns);
+        file.ahead.push_back(std::move(message));
+        decodable(f);
+      } else {
+        file.ahead.push_back(std::move(message));
+        file.read_out = true;
+        if (++read_out_ == files_.size()) work_.notify_all();  // the idle decoders end
+      }
+      if (wanted_ == f) decoded_.notify_one();
     }
-    ready_changed_.notify_all();
+  }
+
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    work_.notify_all();
   }
 
  private:
-  void admitNext() { ready_.emplace(0, static_cast<int>(next_unopened_++)); }
+  struct File {
+    std::unique_ptr<ProcessReader> reader;  // from the first decode to the last
+    std::deque<LoadMessage> ahead;          // decoded, not taken yet
+    uint64_t taken_ns = 0;                  // the position of the latest batch taken
+    uint64_t decoded_ns = 0;                // of the latest decoded
+    bool being_read = false, read_out = false;
+  };
 
-  // Of the first kScanned ready files in time order, the first not held back: one whose lead
-  // passes by kLeadLimit the least lead of those and of the files being read. end(): each is
-  // held back by a file being read, which is better waited for.
+  void admitNext() {
+    const int f = static_cast<int>(next_unadmitted_++);
+    taken_.emplace(0, f);
+    decodable_.emplace(0, f);
+  }
+  // A file that may be decoded further, unless it is already listed, read or being read.
+  void decodable(int f) {
+    const File& file = files_[static_cast<size_t>(f)];
+    if (!file.read_out && !file.being_read && file.ahead.size() < kBatchesAhead) decodable_.emplace(file.decoded_ns, f);
+  }
+
+  // Of the first kScanned files in time order, the first not held back: one whose lead passes
+  // by kLeadLimit the least lead of those.
   static constexpr size_t kScanned = 64;
   static constexpr uint64_t kLeadLimit = 4096;
-  std::set<std::pair<uint64_t, int>>::iterator choose() {
-    if (leads_ == nullptr) return ready_.begin();
-    // One reading of the scanned leads (the joining thread moves them meanwhile).
+  int chooseNext() const {
+    if (taken_.empty()) return -1;
+    if (leads_ == nullptr) return taken_.begin()->second;
     std::array<uint64_t, kScanned> leads{};
-    uint64_t least_ready = UINT64_MAX, least_read = UINT64_MAX;
-    auto least = ready_.begin();
+    uint64_t least = UINT64_MAX;
     size_t scanned = 0;
-    for (auto it = ready_.begin(); it != ready_.end() && scanned < kScanned; ++it, ++scanned) {
+    for (auto it = taken_.begin(); it != taken_.end() && scanned < kScanned; ++it, ++scanned) {
       leads[scanned] = leads_->of(it->second);
-      if (leads[scanned] < least_ready) least_ready = leads[scanned], least = it;
+      least = std::min(least, leads[scanned]);
     }
-    for (const int file : being_read_) least_read = std::min(least_read, leads_->of(file));
-    const uint64_t least_lead = std::min(least_ready, least_read);
-    auto it = ready_.begin();
+    auto it = taken_.begin();
     for (size_t n = 0; n < scanned; ++n, ++it)
-      if (leads[n] <= least_lead + kLeadLimit) return it;  // not held back
-    return least_read < least_ready ? ready_.end() : least;
+      if (leads[n] <= least + kLeadLimit) return it->second;
+    return -1;  // not reached: the least lead is within the limit
+  }
+
+  // The file the joiner waits for; else, within the rows' budget, the one decoded least far.
+  int chooseToDecode() const {
+    if (wanted_ >= 0) {
+      const File& file = files_[static_cast<size_t>(wanted_)];
+      if (file.ahead.empty() && !file.being_read && !file.read_out) return wanted_;
+    }
+    if (rows_ahead_ >= rows_budget_ || decodable_.empty()) return -1;
+    return decodable_.begin()->second;
+  }
+
+  LoadMessage decodeOnce(int f, File& file, DecodedChunk& scratch) {
+    FileDone done;
+    done.process = f;
+    if (!file.reader) {
+      file.reader = std::make_unique<ProcessReader>(names_, f, options_);
+      if (!file.reader->open(paths_[static_cast<size_t>(f)], done.error)) file.reader.reset();
+    }
+    if (file.reader) {
+      RecordBatch batch;
+      if (file.reader->next(batch, scratch)) return batch;
+      done.opened = true;
+      done.file_bytes = batch.file_bytes;
+      file.reader->finish(done.info, done.timeline);
+      file.reader.reset();
+    }
+    return done;
   }
 
   const std::vector<std::string>& paths_;
   SharedNames& names_;
   const ProcessReadOptions& options_;
-  const size_t max_open_;
-  std::vector<std::unique_ptr<ProcessReader>> readers_;
-  std::mutex mutex_;
-  std::condition_variable ready_changed_;
   FileLeads* leads_;
-  std::set<std::pair<uint64_t, int>> ready_;  // (position, file)
-  std::vector<int> being_read_;
-  size_t next_unopened_ = 0;
-  int reading_ = 0;
+  const size_t rows_budget_;
+  std::vector<File> files_;
+  std::mutex mutex_;
+  std::condition_variable decoded_, work_;
+  std::set<std::pair<uint64_t, int>> taken_;      // (taken_ns, file): admitted, not delivered whole
+  std::set<std::pair<uint64_t, int>> decodable_;  // (decoded_ns, file): admitted, not read, not being read, room ahead
+  size_t next_unadmitted_ = 0;
+  size_t read_out_ = 0;
+  size_t rows_ahead_ = 0;
+  int wanted_ = -1;  // the file whose batch the joiner waits for
+  int idle_decoders_ = 0;
+  bool stopping_ = false;
 };
-
-int64_t rowsOf(const RecordBatch& batch) { return static_cast<int64_t>(batch.colls.size() + batch.p2ps.size()); }
-
-// One chunk of the file, or its end.
-void readOnce(FileSchedule& schedule, int file, MessageQueue& queue, DecodedChunk& scratch) {
-  FileDone done;
-  done.process = file;
-  ProcessReader* reader = schedule.reader(file, done.error);
-  if (reader != nullptr) {
-    RecordBatch batch;
-    if (reader->next(batch, scratch)) {
-      const uint64_t position = batch.position_ns;
-      const int64_t rows = rowsOf(batch);
-      if (schedule.leads() != nullptr) schedule.leads()->queue(file, rows);
-      queue.push(std::move(batch), static_cast<size_t>(rows));
-      schedule.give_back(file, position, false);
-      return;
-    }
-    done.opened = true;
-    done.file_bytes = batch.file_bytes;
-    reader->finish(done.info, done.timeline);
-  }
-  queue.push(std::move(done), 0);
-  schedule.give_back(file, 0, true);
-}
 
 }  // namespace
 
@@ -202,25 +211,16 @@ size_t openFileBudget() {
 
 void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, unsigned threads,
                     size_t max_open, const std::function<void(LoadMessage&)>& deliver, FileLeads* leads) {
-  const int readers = static_cast<int>(std::clamp<size_t>(threads, 1, std::max<size_t>(1, paths.size())));
-  FileSchedule schedule(paths, names, options, max_open, leads);
-  MessageQueue queue(kBatchesInFlight * static_cast<size_t>(readers), kRowsInFlight * static_cast<size_t>(readers), readers);
-  std::vector<std::thread> workers;
-  for (int t = 0; t < readers; ++t) {
-    workers.emplace_back([&] {
-      DecodedChunk scratch;
-      for (int file = schedule.take(); file >= 0; file = schedule.take()) readOnce(schedule, file, queue, scratch);
-      queue.producerDone();
-    });
-  }
-  for (std::deque<LoadMessage> taken; queue.takeAll(taken); taken.clear()) {
-    for (LoadMessage& message : taken) {
-      deliver(message);
-      if (const auto* batch = std::get_if<RecordBatch>(&message); batch != nullptr && leads != nullptr)
-        leads->queue(batch->process, -rowsOf(*batch));
-    }
-  }
-  for (std::thread& w : workers) w.join();
+  const unsigned decoders = static_cast<unsigned>(std::clamp<size_t>(threads, 1, std::max<size_t>(1, paths.size())));
+  LockstepFiles files(paths, names, options, max_open, leads, decoders);
+  // Stopped and joined however the joining ends (deliver may throw).
+  struct Decoders {
+    LockstepFiles& files;
+    std::vector<std::jthread> threads;
+    ~Decoders() { files.stop(); }  // then `threads` join
+  } workers{files, {}};
+  for (unsigned t = 0; t < decoders; ++t) workers.threads.emplace_back([&] { files.decode(); });
+  for (LoadMessage message; files.take(message);) deliver(message);
 }
 
 }  // namespace commtrace::report

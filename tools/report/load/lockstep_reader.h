@@ -5,10 +5,8 @@
 // of it. (Reading one file after another made every instance wait for the last file.)
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -32,40 +30,33 @@ using LoadMessage = std::variant<RecordBatch, FileDone>;
 // still open. Time alone does not keep the files together: processes whose clocks do not run
 // alike (ranks played unsynchronized, a host's clock stepped) are at different ops at one
 // time, and read by time, the one ahead opened instance after instance that the others
-// would fill only much later (16 ranks, 20,000 steps: 0.9 GB). The joining thread counts;
-// the schedule reads the counts on the reader threads.
+// would fill only much later (16 ranks, 20,000 steps: 0.9 GB). Counted by the joiner, on
+// the thread that also chooses which file's batch it takes next.
 class FileLeads {
  public:
-  explicit FileLeads(size_t files)
-      : seats_(std::make_unique<std::atomic<int64_t>[]>(files)), queued_(std::make_unique<std::atomic<int64_t>[]>(files)), size_(files) {}
-  // The joining thread: a seat of the file's process filled (+1) or handed on (-1).
+  explicit FileLeads(size_t files) : seats_(files, 0) {}
+  // A seat of the file's process filled (+1) or handed on (-1).
   void seat(int file, int64_t delta) {
-    if (!holds(file)) return;
-    std::atomic<int64_t>& n = seats_[static_cast<size_t>(file)];
-    n.store(n.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);  // one writer
-  }
-  // Rows read from the file and not joined yet: read on a reader thread, joined on the
-  // joining thread. They count too: a file read a queue's length ahead of the joiner is ahead.
-  void queue(int file, int64_t rows) {
-    if (holds(file)) queued_[static_cast<size_t>(file)].fetch_add(rows, std::memory_order_relaxed);
+    if (holds(file)) seats_[static_cast<size_t>(file)] += delta;
   }
   uint64_t of(int file) const {
     if (!holds(file)) return 0;
-    const int64_t lead = seats_[static_cast<size_t>(file)].load(std::memory_order_relaxed) +
-                         queued_[static_cast<size_t>(file)].load(std::memory_order_relaxed);
+    const int64_t lead = seats_[static_cast<size_t>(file)];
     return lead > 0 ? static_cast<uint64_t>(lead) : 0;
   }
 
  private:
-  bool holds(int file) const { return file >= 0 && static_cast<size_t>(file) < size_; }
-  std::unique_ptr<std::atomic<int64_t>[]> seats_, queued_;
-  size_t size_;
+  bool holds(int file) const { return file >= 0 && static_cast<size_t>(file) < seats_.size(); }
+  std::vector<int64_t> seats_;
 };
 
 // Reads `paths` (process i is paths[i]) on up to `threads` threads and calls deliver()
 // with each file's batches, in order per file, and then its FileDone, all on the calling
-// thread. At most `max_open` files are open at a time (the rest wait their turn, and do
-// not move in step with the others). `options`: what each process's reader keeps. With
+// thread. Which file's batch comes next depends on the files alone (what was delivered
+// before), never on which thread finished decoding first: the threads decode ahead, and
+// the same files are delivered in the same order every time (so every figure of the report
+// is the same). At most `max_open` files are open at a time (the rest wait their turn, and
+// do not move in step with the others). `options`: what each process's reader keeps. With
 // `leads` (kept by deliver's joiner), a file far ahead of another in ops waits for it.
 void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, unsigned threads,
                     size_t max_open, const std::function<void(LoadMessage&)>& deliver, FileLeads* leads = nullptr);
