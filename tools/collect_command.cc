@@ -101,7 +101,7 @@ Command addCollectCommand(CLI::App& app) {
   };
   const auto f = std::make_shared<Flags>();
   CLI::App* collect = app.add_subcommand(
-      "collect", "Take the job's live digests over TCP and print straggler and hang alerts into the job's log (rank 0 starts it)");
+      "collect", "Take the job's live digests over TCP and print straggler, hang and drop alerts into the job's log (rank 0 starts it)");
   collect->footer(
       "The job's processes send, once a second, a signed digest of what they recorded (their collectives, transfers, ops in "
       "flight); this runs `commtrace watch`'s engine on them. Global rank 0's libcommtrace.so starts it on its host unless "

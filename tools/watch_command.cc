@@ -14,68 +14,15 @@
 #include "tools/cli_command.h"
 
 #include "core/clock.h"
-#include "tools/report/evidence_words.h"
-#include "tools/report/format.h"
 #include "tools/report/load/run_follower.h"
+#include "tools/report/load/op_stream.h"
+#include "tools/report/output/live_rules.h"
 #include "tools/report/output/prometheus_text.h"
 
 namespace commtrace::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-nlohmann::json alertJson(const report::RunModel& run, const report::LiveAlert& a, const std::string& line) {
-  const report::Communicator& comm = run.comms[a.comm];
-  const report::ProcessInfo* p = a.process >= 0 ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
-  return {{"kind", a.kind == report::LiveAlert::Kind::kStraggler ? "STRAGGLER" : "RECOVERED"},
-          {"of", "STRAGGLER"},
-          {"rank", p != nullptr ? p->rank : -1},
-          {"host", p != nullptr ? p->host : ""},
-          {"comm", report::fmt::hexId(comm.id)},
-          {"comm_name", std::string(run.name(comm.name))},
-          {"func", std::string(run.name(a.func))},
-          {"since_utc_ns", a.since_utc_ns},
-          {"late_share", a.late_share},
-          {"lateness_us", a.lateness_us},
-          {"effect", a.effect},
-          {"confidence", a.confidence},
-          {"class", a.cls},
-          {"class_certainty", a.class_certainty},
-          {"gap_excess_us", a.gap_excess_us},
-          {"class_words", report::liveClassWords(a)},
-          {"raised_utc_ns", realtimeNs()},
-          {"line", line}};
-}
-
-nlohmann::json membersJson(const report::RunModel& run, const std::vector<report::HangAlert::Member>& members) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const report::HangAlert::Member& m : members) {
-    nlohmann::json j = {{"rank", m.process >= 0 ? run.processes[static_cast<size_t>(m.process)].rank : -1},
-                        {"comm_rank", m.comm_rank},
-                        {"stuck", m.stuck},
-                        {"silent_s", m.silent_s}};
-    if (m.last) j["last_op"] = report::hungOpWords(run, *m.last);
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-
-nlohmann::json hangJson(const report::RunModel& run, const report::HangAlert& a, const std::string& line) {
-  return {{"kind", a.kind == report::HangAlert::Kind::kHang ? "HANG" : "RECOVERED"},
-          {"of", "HANG"},
-          {"comm", report::fmt::hexId(a.comm_id)},
-          {"comm_name", std::string(run.name(a.comm_name))},
-          {"func", std::string(run.name(a.op.func))},
-          {"op", report::hungOpWords(run, a.op)},
-          {"seq", a.op.seq},
-          {"op_index", a.op.op_index},
-          {"since_utc_ns", a.since_utc_ns},
-          {"waited_s", a.waited_s},
-          {"waiting", membersJson(run, a.waiting)},
-          {"others", membersJson(run, a.others)},
-          {"raised_utc_ns", realtimeNs()},
-          {"line", line}};
-}
 
 // A watch may start before the job has made its run directory: waits for it (saying so once)
 // until the timeout. false, with the reason on err, when it is something else or never came.
@@ -113,25 +60,18 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     return 1;
   }
   report::RunModel run;
-  const auto emit = [&](const std::string& line, const nlohmann::json& json) {
-    out << line << '\n' << std::flush;
-    if (alerts.is_open()) alerts << json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
-  };
-  report::LiveStragglers live(run, options.rules, [&](const report::LiveAlert& a) {
-    const std::string line = report::alertLine(run, a);
-    emit(line, alertJson(run, a, line));
+  const auto rules = report::makeLiveRules(run, options.rules, [&](const report::AlertRow& alert) {
+    out << alert.line << '\n' << std::flush;
+    if (alerts.is_open())
+      alerts << alert.json(realtimeNs()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
   });
-  report::LiveHangs hangs(run, options.hang_rules, [&](const report::HangAlert& a) {
-    const std::string line = report::hangLine(run, a);
-    emit(line, hangJson(run, a, line));
-  });
-  report::RunFollower follower(options.dir, run, live);
-  std::map<int32_t, uint64_t> dropped;
+  std::vector<report::JoinedOpSink*> sinks;
+  for (const auto& rule : rules) sinks.push_back(rule.get());
+  report::OpFanout joined(std::move(sinks));
+  report::RunFollower follower(options.dir, run, joined);
   follower.observeBatches([&](const report::RecordBatch& batch) {
-    hangs.observe(batch);
-    if (batch.dropped_records != 0) dropped[batch.process] = batch.dropped_records;
+    for (const auto& rule : rules) rule->observe(batch);
   });
-  const report::LiveView view{live, hangs, dropped};
   // The metrics text, made once per look for the file and the collector's /metrics. A file
   // that cannot be written costs the file, never the alerts (a collector that exited over it
   // left its job with none); its directory is made when its parent is there.
@@ -140,15 +80,14 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
   const auto putMetrics = [&] {
     if (prom_dir.empty() && !loop.publish) return;
     std::ostringstream text;
-    report::writePrometheusText(run, view, text);
+    report::writePrometheusText(rules, text);
     if (loop.publish) loop.publish(text.str());
     if (!prom_dir.empty() && !report::writePrometheusFile(text.str(), prom_dir, err)) prom_dir.clear();
   };
   for (;;) {
     if (loop.feed) loop.feed(follower);
     if (!follower.poll(err)) return 1;
-    live.advance(follower.watermark());
-    hangs.advance(realtimeNs());
+    for (const auto& rule : rules) rule->advance(follower.watermark(), realtimeNs());
     putMetrics();
     // Ended: every process closed its file, or went silent for kGoneAfter (died without the chance).
     const size_t gone = follower.silentFiles(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.gone_after_s)));
@@ -162,7 +101,7 @@ int followLive(const WatchOptions& options, const LiveLoop& loop, std::ostream& 
     else std::this_thread::sleep_for(std::chrono::duration<double>(options.interval_s));
   }
   follower.finish();
-  live.advance(UINT64_MAX);  // the job ended: its last windows are whole
+  for (const auto& rule : rules) rule->end();
   putMetrics();
   return 0;
 }
@@ -173,17 +112,17 @@ int runWatch(const WatchOptions& options, std::ostream& out, std::ostream& err) 
 }
 
 void LiveFlags::applyTo(WatchOptions& o) const {
-  o.rules.window_ns = static_cast<uint64_t>(window_s * 1e9);
-  o.hang_rules.hang_after_ns = static_cast<uint64_t>(hang_after_s * 1e9);
+  o.rules.stragglers.window_ns = static_cast<uint64_t>(window_s * 1e9);
+  o.rules.hangs.hang_after_ns = static_cast<uint64_t>(hang_after_s * 1e9);
 }
 
 void addLiveOptions(CLI::App* cmd, WatchOptions& o, LiveFlags& flags, const std::string& alerts_default) {
   cmd->add_option("--interval", o.interval_s, "seconds between looks at what the processes wrote (their files; the collector: their streams)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--window", flags.window_s, "seconds of the run judged at a time")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--min-slowdown", o.rules.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
+  cmd->add_option("--min-slowdown", o.rules.stragglers.min_effect, "the per-step slowdown worth an alert, as a fraction of the step")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1.0));
-  cmd->add_option("--persist", o.rules.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--persist", o.rules.stragglers.persist, "windows in a row before an alert, or its recovery")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--hang-after", flags.hang_after_s, "seconds a member waits in an op before its communicator is a HANG")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 86400.0));
@@ -210,7 +149,7 @@ Command addWatchCommand(CLI::App& app) {
   };
   const auto f = std::make_shared<Flags>();
   CLI::App* watch = app.add_subcommand(
-      "watch", "Follow a run directory while its job writes it and print straggler and hang alerts as they arise (also to RUN_DIR/alerts.jsonl)");
+      "watch", "Follow a run directory while its job writes it and print straggler, hang and drop alerts as they arise (also to RUN_DIR/alerts.jsonl)");
   watch->footer(
       "Reads the trace files as they grow (a shared file system; no network), joins each collective once every member has "
       "written it, and judges windows of the run once every file has passed them: a rank last far more often than chance "
@@ -218,7 +157,8 @@ Command addWatchCommand(CLI::App& app) {
       "named (STRAGGLER), and again when it no longer is (RECOVERED). A communicator on which a member has waited "
       "--hang-after seconds in an op (each process reports, once a second, the ops it has had in flight for a second or more) "
       "is a HANG: the line names the op, who waits, and where every other member was last seen; RECOVERED when the op goes "
-      "on. Stops when every file is closed (the job ended) or after --timeout.");
+      "on. A rank whose records are being lost before its file (its rings full, its file unwritable) is DROPS, RECOVERED "
+      "once its file has gone 10 s on without a loss. Stops when every file is closed (the job ended) or after --timeout.");
   watch->add_option("run_dir", f->options.dir, "the run directory (COMMTRACE_DIR of the job)")->required();
   addLiveOptions(watch, f->options, f->live, "RUN_DIR/alerts.jsonl");
   return {watch, [f] {

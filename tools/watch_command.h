@@ -8,17 +8,15 @@
 #include <ostream>
 #include <string>
 
-#include "tools/report/analyses/live_hangs.h"
-#include "tools/report/analyses/live_stragglers.h"
 #include "tools/report/load/run_follower.h"
+#include "tools/report/output/live_rules.h"
 
 namespace commtrace::tools {
 
 struct WatchOptions {
   std::string dir;
   double interval_s = 1.0;  // between polls of the directory
-  report::LiveStragglers::Options rules;
-  report::LiveHangs::Options hang_rules;
+  report::LiveRuleOptions rules;
   std::string alerts_path;  // empty: RUN_DIR/alerts.jsonl (no dir: no file)
   double timeout_s = 0;     // > 0: stop after this long even if files are still open
   double gone_after_s = 60;  // a process whose file has been silent this long (no heartbeat) is gone

@@ -19,6 +19,7 @@
 
 #include "tests/support/commtrace_cli.h"
 #include "tests/support/live_run.h"
+#include "tests/support/report_load_support.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 #include "tools/synthetic/run_writer.h"
@@ -96,6 +97,43 @@ TEST(WatchCli, WritesLiveMetricsInPrometheusTextFormatThatAgreeWithTheReport) {
   for (const nlohmann::json& s : j["stragglers"])
     if (s["rank"] == 3) report_wait_us = s["wait_caused_us"].get<double>();
   EXPECT_NEAR(rank3_wait_s, report_wait_us / 1e6, 1e-6 * report_wait_us);
+}
+
+// Two ranks, an AllReduce a second for 30 s; rank 1's rings overflow at 5 s and 6 s (50, then
+// 70 more records lost) and never again: DROPS rank 1 with the 120 it lost, RECOVERED once its
+// file has gone 10 s on without a loss; rank 0 is never named.
+TEST(WatchCli, ARankLosingRecordsIsDropsUntilItsFileGoesOnWithoutALoss) {
+  TempDir scratch;
+  const std::string run = scratch.path() + "/run";
+  std::filesystem::create_directories(run);
+  constexpr uint64_t kWorld = 0xD0, kSecond = 1'000'000'000;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<std::vector<RecordSlot>> chunks{{testing::commInfo(kWorld, 2, rank, rank)}};
+    for (uint64_t second = 1; second <= 30; ++second) {
+      RecordSlot op = testing::coll({.comm_id = kWorld, .seq = second, .op_index = second});
+      op.payload.coll.cpu_start_ns = second * kSecond;
+      op.payload.coll.cpu_end_ns = second * kSecond + 1000;
+      chunks.push_back({op});
+      if (rank == 1 && (second == 5 || second == 6)) {
+        RecordSlot drop{};
+        drop.kind = RecordKind::kDropSummary;
+        drop.payload.drop_summary = {second == 5 ? 50u : 120u, 0, second * kSecond, 1, static_cast<uint8_t>(RecordKind::kColl), 0};
+        chunks.back().push_back(drop);
+      }
+    }
+    testing::writeRankFile(run, "rank" + std::to_string(rank), testing::rankHeader(rank, 2), chunks);
+  }
+  const ProgramResult r = commtrace(scratch, {"watch", run, "--interval", "0.05", "--timeout", "5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<nlohmann::json> alerts = alertsOf(run + "/alerts.jsonl");
+  ASSERT_EQ(alerts.size(), 2u) << r.out;
+  EXPECT_EQ(alerts[0]["kind"], "DROPS");
+  EXPECT_EQ(alerts[0]["rank"], 1);
+  EXPECT_EQ(alerts[0]["lost_total"], 120);
+  EXPECT_EQ(alerts[1]["kind"], "RECOVERED");
+  EXPECT_EQ(alerts[1]["of"], "DROPS");
+  EXPECT_NE(r.out.find("commtrace: DROPS rank 1 (host host0, GPU 1) lost 120 records before its trace file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("commtrace: RECOVERED rank 1"), std::string::npos) << r.out;
 }
 
 TEST(WatchCli, AHealthyRunIsQuiet) {

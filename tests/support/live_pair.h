@@ -15,9 +15,10 @@ inline constexpr uint64_t kPairStepNs = 50'000'000;
 
 // Feeds `steps` steps from kPairT0 (both kernels end 5.3 ms into the step), advancing the
 // watermark to each step as it is fed. Each op's GPU gap is measured from its previous one's
-// end, as the loader measures it: rank 1's is late_ns longer.
-template <class Late>
-void feedLatePair(report::RunModel& run, uint32_t comm, report::LiveStragglers& live, uint64_t steps, Late late_ns) {
+// end, as the loader measures it: rank 1's is late_ns longer. `live`: a LiveStragglers, or
+// anything with its collective() and advance(watermark).
+template <class Live, class Late>
+void feedLatePair(report::RunModel& run, uint32_t comm, Live& live, uint64_t steps, Late late_ns) {
   report::CollInstance c;
   c.comm = comm;
   c.func = run.names.intern("AllReduce");

@@ -101,18 +101,38 @@ std::string liveClassWords(const LiveAlert& a) {
   }
 }
 
-std::string alertLine(const RunModel& run, const LiveAlert& a) {
-  const ProcessInfo* p = a.process >= 0 && static_cast<size_t>(a.process) < run.processes.size() ? &run.processes[static_cast<size_t>(a.process)] : nullptr;
-  const Communicator& comm = run.comms[a.comm];
-  const std::string_view comm_name = run.name(comm.name);
+namespace {
+
+// "rank 11 (host h2, GPU 3)"
+std::string whoWords(const RunModel& run, int32_t process) {
+  const ProcessInfo* p = process >= 0 && static_cast<size_t>(process) < run.processes.size() ? &run.processes[static_cast<size_t>(process)] : nullptr;
   std::string who = "rank " + std::to_string(p != nullptr ? p->rank : -1);
   if (p != nullptr && !p->host.empty()) who += " (host " + p->host + (p->local_rank >= 0 ? ", GPU " + std::to_string(p->local_rank) : "") + ")";
+  return who;
+}
+
+}  // namespace
+
+std::string alertLine(const RunModel& run, const LiveAlert& a) {
+  const Communicator& comm = run.comms[a.comm];
+  const std::string_view comm_name = run.name(comm.name);
+  const std::string who = whoWords(run, a.process);
   const std::string where = std::string(run.name(a.func)) + " on " + fmt::commLabel(comm.id, comm_name);
   if (a.kind == LiveAlert::Kind::kRecovered)
     return "commtrace: RECOVERED " + who + " no longer late at " + where + " since " + fmt::utcTime(a.since_utc_ns);
   return "commtrace: STRAGGLER " + who + " +" + fmt::duration(a.lateness_us) + " per step late at " + fmt::percent(a.late_share) + " of " + where +
          " since " + fmt::utcTime(a.since_utc_ns) + " [" + liveClassWords(a) + "; others kept waiting " + fmt::percent(a.effect) +
          " of their time, confidence " + fmt::fixed(a.confidence, 2) + "]";
+}
+
+std::string dropLine(const RunModel& run, const DropAlert& a) {
+  const std::string who = whoWords(run, a.process);
+  const std::string in_all = fmt::counted(a.lost_total, "record") + " in all";
+  if (a.kind == DropAlert::Kind::kRecovered)
+    return "commtrace: RECOVERED " + who + " lost no records since " + fmt::utcTime(a.since_utc_ns) + " (" + std::to_string(a.lost) +
+           " in that stretch, " + in_all + ")";
+  return "commtrace: DROPS " + who + " lost " + fmt::counted(a.lost, "record") + " before its trace file since " + fmt::utcTime(a.since_utc_ns) +
+         " (" + in_all + "; its rings were full or its file could not be written): its ops are missing from the report and the alerts while it lasts";
 }
 
 std::string hungOpWords(const RunModel& run, const HungOp& op) {

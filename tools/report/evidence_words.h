@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "tools/report/analyses/live_drops.h"
 #include "tools/report/analyses/live_hangs.h"
 #include "tools/report/analyses/live_stragglers.h"
 #include "tools/report/report.h"
@@ -26,6 +27,9 @@ std::string alertLine(const RunModel& run, const LiveAlert& alert);
 // "commtrace: HANG AllReduce #4812 on dp.3: ranks 0-6 waiting 10.2 s; rank 7 last seen at
 // AllReduce #4811", or the RECOVERED line that ends it.
 std::string hangLine(const RunModel& run, const HangAlert& alert);
+// "commtrace: DROPS rank 3 (host h0, GPU 3) lost 1024 records before its trace file since
+// 12:03:41.000 UTC (...)", or the RECOVERED line that ends it.
+std::string dropLine(const RunModel& run, const DropAlert& alert);
 // "AllReduce #4811" (NCCL's seqNumber), "Send #12 to 3", "Recv #12 from 3" (comm ranks).
 std::string hungOpWords(const RunModel& run, const HungOp& op);
 

@@ -3,6 +3,8 @@
 // queries one the text carries.
 #include "tools/report/output/prometheus_text.h"
 
+#include "tools/report/output/live_rules.h"
+
 #include "sink/process_metrics.h"
 
 #include <gtest/gtest.h>
@@ -21,19 +23,35 @@
 namespace commtrace::report {
 namespace {
 
+// The live rules, fed and advanced together, as watch feeds them.
+struct AllRules {
+  std::vector<std::unique_ptr<LiveRule>> rules;
+  void collective(const CollInstance& c, std::span<const MemberView> members) {
+    for (const auto& rule : rules) rule->collective(c, members);
+  }
+  void observe(const RecordBatch& batch) {
+    for (const auto& rule : rules) rule->observe(batch);
+  }
+  void advance(uint64_t watermark_utc_ns, uint64_t now_utc_ns = 0) {
+    for (const auto& rule : rules) rule->advance(watermark_utc_ns, now_utc_ns);
+  }
+  std::string text() const {
+    std::ostringstream out;
+    writePrometheusText(rules, out);
+    return out.str();
+  }
+};
+
 // Two ranks on a communicator whose name needs escaping, rank 1 always 5 ms late: 10 s.
 std::string metricsText(bool straggler) {
   testutil::RunModelBuilder b({"node\"a", "node\\b"});
   const uint32_t comm = b.comm({0, 1}, "dp\n0");
-  LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
-  const LiveHangs hangs(b.run, {}, [](const HangAlert&) {});
+  AllRules live{makeLiveRules(b.run, {}, [](const AlertRow&) {})};
   testutil::feedLatePair(b.run, comm, live, 200, [&](uint64_t step) -> uint64_t {
     return straggler ? 5'000'000 : (step % 2 == 0 ? 100'000 : 0);  // else last every other step, by a hair
   });
-  std::ostringstream out;
-  const std::map<int32_t, uint64_t> dropped{{1, 7}};
-  writePrometheusText(b.run, {live, hangs, dropped}, out);
-  return out.str();
+  live.observe({.process = 1, .dropped_records = 7});
+  return live.text();
 }
 
 TEST(PrometheusText, EscapesLabelValuesAndCarriesTheStragglerWhileItStraggles) {
@@ -53,21 +71,17 @@ TEST(PrometheusText, EscapesLabelValuesAndCarriesTheStragglerWhileItStraggles) {
 std::string hangText(uint64_t waited_ns, uint64_t* comm_id = nullptr) {
   testutil::RunModelBuilder b({"node0", "node0"});
   const uint32_t comm = b.comm({0, 1}, "dp.0");
-  const LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
-  LiveHangs hangs(b.run, {}, [](const HangAlert&) {});
+  AllRules live{makeLiveRules(b.run, {}, [](const AlertRow&) {})};
   const uint64_t id = b.run.comms[comm].id, t0 = 1'760'000'000'000'000'000;
   if (comm_id != nullptr) *comm_id = id;
   for (int p = 0; p < 2; ++p) {
     RecordBatch batch{.process = p, .heartbeat_utc_ns = t0};
     batch.comm_infos.push_back({id, b.run.names.intern("dp.0"), 2, p, p, 1});
     if (p == 0) batch.in_flight.push_back({id, 9, 9, t0, t0, b.run.names.intern("AllReduce"), -1, 1});
-    hangs.observe(batch);
+    live.observe(batch);
   }
-  hangs.advance(t0 + waited_ns);
-  std::ostringstream out;
-  const std::map<int32_t, uint64_t> none;
-  writePrometheusText(b.run, {live, hangs, none}, out);
-  return out.str();
+  live.advance(0, t0 + waited_ns);
+  return live.text();
 }
 
 // The collector's text (with a straggler and a hang) and the processes' own textfiles
