@@ -19,6 +19,7 @@
 #include "tests/support/temp_dir.h"
 #include "tools/report/output/csv_report.h"
 #include "tools/report/output/json_report.h"
+#include "tools/report/output/report_sections.h"
 #include "tools/report/output/text_report.h"
 
 namespace commtrace::report::rows {
@@ -82,6 +83,22 @@ TEST(ReportRows, SchemaMdHasEachDeclaredTableAsDeclared) {
     std::ofstream(fixed, std::ios::binary) << expected;
     ADD_FAILURE() << "SCHEMA.md's field tables differ from report_rows.cc's declarations; the corrected file: " << fixed;
   }
+}
+
+// SCHEMA.md's top-level table lists the document's fields as the section registry
+// (report_sections.h) writes them, in its order.
+TEST(ReportRows, SchemaMdHasTheSectionsInTheirOrder) {
+  std::istringstream doc(readFile(std::string(COMMTRACE_SOURCE_DIR) + "/tools/report/SCHEMA.md"));
+  std::vector<std::string> documented;
+  bool in_top_level = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0) in_top_level = line == "## Top level";
+    if (in_top_level && line.rfind("| `", 0) == 0) documented.push_back(line.substr(3, line.find('`', 3) - 3));
+  }
+  std::vector<std::string> written;
+  for (const ReportSection& section : reportSections())
+    if (section.json) written.emplace_back(section.key);
+  EXPECT_EQ(documented, written);
 }
 
 bool hasKind(const Json& v, Kind kind) {

@@ -1,0 +1,117 @@
+// The report's JSON pieces: the document writer that streams it, a row as its declaration
+// (report_rows.h) says, and the sections whose shape is not a list of rows. The sections
+// (report_sections.h) put them in order.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "tools/report/output/report_rows.h"
+#include "tools/report/report.h"
+
+namespace commtrace::report::json {
+
+using Json = nlohmann::ordered_json;
+
+Json valueJson(const rows::Value& value);
+
+// A row as its declaration says: a field its row cannot give is null, or left out where the
+// declaration says so.
+template <class Row>
+Json rowJson(const rows::Fields<Row>& fields, const Row& row) {
+  Json out = Json::object();
+  for (const rows::Field<Row>& f : fields) {
+    const rows::Value v = f.value(row);
+    if (f.presence == rows::Presence::kOnlyWhenKnown && std::holds_alternative<std::monostate>(v)) continue;
+    out[std::string(f.key)] = valueJson(v);
+  }
+  return out;
+}
+
+// An array of rows, each as its declaration says.
+template <class Row>
+Json rowsJson(const rows::Fields<Row>& fields, const std::vector<Row>& list) {
+  Json out = Json::array();
+  for (const Row& row : list) out.push_back(rowJson(fields, row));
+  return out;
+}
+
+// A figure that could not be measured is null, never 0.
+inline Json orNull(bool known, double value) { return known ? Json(value) : Json(nullptr); }
+
+Json runJson(const RunSummary& s);
+Json clocksJson(const ClockSummary& c);
+Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r);
+Json matrixSliceJson(const MatrixSlice& s);
+Json overlapRowJson(const OverlapRow& o);
+Json kernelsJson(const KernelBreakdown& k);
+Json cudaSyncRowJson(const CudaSyncRow& r);
+Json heatmapJson(const LatenessHeatmap& h);
+
+// Writes a JSON object exactly as nlohmann's dump(2) writes it, one field at a time, and an
+// array field one element at a time: only one element is ever held as a document. (The
+// report of a 1,024-rank run as one document took some 400 MB to print 100 MB.)
+class PrettyObject {
+ public:
+  PrettyObject(std::ostream& out, int depth) : out_(out), depth_(depth) {}
+
+  void field(std::string_view key, const Json& value) {
+    openField(key);
+    write(value, depth_ + 1);
+  }
+  // element(row) -> Json for each of `rows`, in order.
+  template <class Rows, class Element>
+  void array(std::string_view key, const Rows& rows, Element element) {
+    openField(key);
+    if (rows.empty()) {
+      out_ << "[]";
+      return;
+    }
+    out_ << '[';
+    bool first = true;
+    for (const auto& row : rows) {
+      out_ << (first ? "\n" : ",\n") << indent(depth_ + 2);
+      first = false;
+      write(element(row), depth_ + 2);
+    }
+    out_ << '\n' << indent(depth_ + 1) << ']';
+  }
+  // fill(PrettyObject&) writes the nested object's fields.
+  template <class Fill>
+  void object(std::string_view key, Fill fill) {
+    openField(key);
+    PrettyObject inner(out_, depth_ + 1);
+    fill(inner);
+    inner.close();
+  }
+  void close() { out_ << (first_ ? "{}" : "\n" + indent(depth_) + "}"); }
+
+ private:
+  static std::string indent(int depth) { return std::string(static_cast<size_t>(2 * depth), ' '); }
+  void openField(std::string_view key) {
+    out_ << (first_ ? "{\n" : ",\n") << indent(depth_ + 1) << '"' << key << "\": ";
+    first_ = false;
+  }
+  // A value dumped at depth 0, its lines shifted to `depth` (JSON strings hold no raw newline).
+  void write(const Json& value, int depth) {
+    // Host and communicator names come from the files: bytes that are not UTF-8 become U+FFFD.
+    const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
+    const std::string shift = indent(depth);
+    size_t from = 0;
+    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
+      out_.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << shift;
+    out_.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+  }
+
+  std::ostream& out_;
+  const int depth_;
+  bool first_ = true;
+};
+
+
+}  // namespace commtrace::report::json
