@@ -6,6 +6,15 @@
 
 namespace commtrace::report {
 
+std::span<const AlertFieldDoc> commonAlertFields() {
+  static constexpr AlertFieldDoc kCommon[] = {
+      {"kind", "string", "the rule's word (`STRAGGLER`, `HANG`, `DROPS`), or `RECOVERED` when what it named has ended"},
+      {"of", "string", "the rule: what a `RECOVERED` ends"},
+      {"raised_utc_ns", "integer", "when the watcher raised it (its CLOCK_REALTIME, ns since 1970)"},
+      {"line", "string", "the line printed into the job's log"}};
+  return kCommon;
+}
+
 nlohmann::json AlertRow::json(uint64_t raised_utc_ns) const {
   nlohmann::json j = fields;
   j["kind"] = kind;
@@ -21,12 +30,40 @@ const ProcessInfo* processOf(const RunModel& run, int32_t process) {
   return process >= 0 && static_cast<size_t>(process) < run.processes.size() ? &run.processes[static_cast<size_t>(process)] : nullptr;
 }
 
-// An alert's rank and host, and its own fields.
-nlohmann::json rankFields(const RunModel& run, int32_t process, const nlohmann::json& fields) {
-  const ProcessInfo* p = processOf(run, process);
-  nlohmann::json out = {{"rank", p != nullptr ? p->rank : -1}, {"host", p != nullptr ? p->host : ""}};
-  out.update(fields);
+// A field of a rule's alert line: as documented, and its value.
+template <class Alert>
+struct AlertField {
+  AlertFieldDoc doc;
+  nlohmann::json (*value)(const RunModel& run, const Alert& a);
+};
+
+template <class Alert>
+nlohmann::json fieldsOf(const std::vector<AlertField<Alert>>& fields, const RunModel& run, const Alert& a) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const AlertField<Alert>& f : fields) out[std::string(f.doc.key)] = f.value(run, a);
   return out;
+}
+
+template <class Alert>
+std::vector<AlertFieldDoc> docsOf(const std::vector<AlertField<Alert>>& fields) {
+  std::vector<AlertFieldDoc> out;
+  for (const AlertField<Alert>& f : fields) out.push_back(f.doc);
+  return out;
+}
+
+// The rank and host of an alert about one process.
+template <class Alert>
+std::vector<AlertField<Alert>> rankAnd(std::vector<AlertField<Alert>> fields) {
+  fields.insert(fields.begin(), {{{"rank", "integer", "the global rank (-1: not known)"},
+                                  [](const RunModel& run, const Alert& a) -> nlohmann::json {
+                                    const ProcessInfo* p = processOf(run, a.process);
+                                    return p != nullptr ? p->rank : -1;
+                                  }},
+                                 {{"host", "string", "its host"}, [](const RunModel& run, const Alert& a) -> nlohmann::json {
+                                    const ProcessInfo* p = processOf(run, a.process);
+                                    return p != nullptr ? p->host : "";
+                                  }}});
+  return fields;
 }
 
 // A rank last far more often than chance whose lateness costs the others (live_stragglers.h).
@@ -67,25 +104,38 @@ class StragglerRule : public LiveRule {
         out << "commtrace_straggler_score{" << prom::rankLabels(run_, a.process) << "," << prom::commLabels(run_, a.comm, a.func) << "} " << a.effect << '\n';
   }
 
+  std::string_view name() const override { return "STRAGGLER"; }
+  std::vector<AlertFieldDoc> alertFields() const override { return docsOf(fields()); }
+
  private:
+  static const std::vector<AlertField<LiveAlert>>& fields() {
+    using F = AlertField<LiveAlert>;
+    using J = nlohmann::json;
+    static const std::vector<F> kFields = rankAnd<LiveAlert>({
+        F{{"comm", "string", "the communicator's hex id"}, [](const RunModel& run, const LiveAlert& a) -> J { return fmt::hexId(run.comms[a.comm].id); }},
+        F{{"comm_name", "string", "its NCCL commName, `\"\"` when none"},
+          [](const RunModel& run, const LiveAlert& a) -> J { return std::string(run.name(run.comms[a.comm].name)); }},
+        F{{"func", "string", "the communicator's most frequent op in the deciding window"},
+          [](const RunModel& run, const LiveAlert& a) -> J { return std::string(run.name(a.func)); }},
+        F{{"since_utc_ns", "integer", "the start of the first window it was judged late in (`RECOVERED`: of the first without)"},
+          [](const RunModel&, const LiveAlert& a) -> J { return a.since_utc_ns; }},
+        F{{"late_share", "number", "0..1: of the communicator's instances in the deciding window, where it was last"},
+          [](const RunModel&, const LiveAlert& a) -> J { return a.late_share; }},
+        F{{"lateness_us", "number", "its mean lateness where it was last: after the first arriver"},
+          [](const RunModel&, const LiveAlert& a) -> J { return a.lateness_us; }},
+        F{{"effect", "number", "0..1: the waiting it caused over the other members' time"},
+          [](const RunModel&, const LiveAlert& a) -> J { return a.effect; }},
+        F{{"confidence", "number", "0..1, as the report's straggler confidence"}, [](const RunModel&, const LiveAlert& a) -> J { return a.confidence; }},
+        F{{"class", "string", "why it was late: `compute`, `network`, `unknown`"}, [](const RunModel&, const LiveAlert& a) -> J { return a.cls; }},
+        F{{"class_certainty", "number", "0..1"}, [](const RunModel&, const LiveAlert& a) -> J { return a.class_certainty; }},
+        F{{"gap_excess_us", "number", "its mean GPU gap before the ops it was last at, over its peers' median gap"},
+          [](const RunModel&, const LiveAlert& a) -> J { return a.gap_excess_us; }},
+        F{{"class_words", "string", "the class in words, as the line has it"}, [](const RunModel&, const LiveAlert& a) -> J { return liveClassWords(a); }},
+    });
+    return kFields;
+  }
   AlertRow row(const LiveAlert& a) const {
-    const Communicator& comm = run_.comms[a.comm];
-    return {a.kind == LiveAlert::Kind::kStraggler ? "STRAGGLER" : "RECOVERED",
-            "STRAGGLER",
-            rankFields(run_, a.process,
-                       {{"comm", fmt::hexId(comm.id)},
-             {"comm_name", std::string(run_.name(comm.name))},
-             {"func", std::string(run_.name(a.func))},
-             {"since_utc_ns", a.since_utc_ns},
-             {"late_share", a.late_share},
-             {"lateness_us", a.lateness_us},
-             {"effect", a.effect},
-             {"confidence", a.confidence},
-             {"class", a.cls},
-             {"class_certainty", a.class_certainty},
-             {"gap_excess_us", a.gap_excess_us},
-             {"class_words", liveClassWords(a)}}),
-            alertLine(run_, a)};
+    return {a.kind == LiveAlert::Kind::kStraggler ? "STRAGGLER" : "RECOVERED", "STRAGGLER", fieldsOf(fields(), run_, a), alertLine(run_, a)};
   }
 
   const RunModel& run_;
@@ -109,11 +159,23 @@ class DropRule : public LiveRule {
       out << "commtrace_dropped_records_total{" << prom::rankLabels(run_, process) << "} " << dropped << '\n';
   }
 
+  std::string_view name() const override { return "DROPS"; }
+  std::vector<AlertFieldDoc> alertFields() const override { return docsOf(fields()); }
+
  private:
+  static const std::vector<AlertField<DropAlert>>& fields() {
+    using F = AlertField<DropAlert>;
+    using J = nlohmann::json;
+    static const std::vector<F> kFields = rankAnd<DropAlert>({
+        F{{"since_utc_ns", "integer", "the chunk that first showed this stretch's losses (`RECOVERED`: the last that did), its file's time"},
+          [](const RunModel&, const DropAlert& a) -> J { return a.since_utc_ns; }},
+        F{{"lost", "integer", "records lost in this stretch, as far as seen"}, [](const RunModel&, const DropAlert& a) -> J { return a.lost; }},
+        F{{"lost_total", "integer", "records lost since the process started"}, [](const RunModel&, const DropAlert& a) -> J { return a.lost_total; }},
+    });
+    return kFields;
+  }
   AlertRow row(const DropAlert& a) const {
-    return {a.kind == DropAlert::Kind::kDrops ? "DROPS" : "RECOVERED", "DROPS",
-            rankFields(run_, a.process, {{"since_utc_ns", a.since_utc_ns}, {"lost", a.lost}, {"lost_total", a.lost_total}}),
-            dropLine(run_, a)};
+    return {a.kind == DropAlert::Kind::kDrops ? "DROPS" : "RECOVERED", "DROPS", fieldsOf(fields(), run_, a), dropLine(run_, a)};
   }
 
   const RunModel& run_;
@@ -136,31 +198,43 @@ class HangRule : public LiveRule {
       out << "commtrace_hang_seconds{" << prom::commLabels(run_.name(h.comm_name), h.comm_id, run_.name(h.op.func)) << "} " << h.waited_s << '\n';
   }
 
+  std::string_view name() const override { return "HANG"; }
+  std::vector<AlertFieldDoc> alertFields() const override { return docsOf(fields()); }
+
  private:
-  nlohmann::json membersJson(const std::vector<HangAlert::Member>& members) const {
+  static nlohmann::json membersJson(const RunModel& run, const std::vector<HangAlert::Member>& members) {
     nlohmann::json out = nlohmann::json::array();
     for (const HangAlert::Member& m : members) {
-      const ProcessInfo* p = processOf(run_, m.process);
+      const ProcessInfo* p = processOf(run, m.process);
       nlohmann::json j = {{"rank", p != nullptr ? p->rank : -1}, {"comm_rank", m.comm_rank}, {"stuck", m.stuck}, {"silent_s", m.silent_s}};
-      if (m.last) j["last_op"] = hungOpWords(run_, *m.last);
+      if (m.last) j["last_op"] = hungOpWords(run, *m.last);
       out.push_back(std::move(j));
     }
     return out;
   }
+  static const std::vector<AlertField<HangAlert>>& fields() {
+    using F = AlertField<HangAlert>;
+    using J = nlohmann::json;
+    static const std::vector<F> kFields = {
+        F{{"comm", "string", "the communicator's hex id"}, [](const RunModel&, const HangAlert& a) -> J { return fmt::hexId(a.comm_id); }},
+        F{{"comm_name", "string", "its NCCL commName, `\"\"` when none"},
+          [](const RunModel& run, const HangAlert& a) -> J { return std::string(run.name(a.comm_name)); }},
+        F{{"func", "string", "the op's func"}, [](const RunModel& run, const HangAlert& a) -> J { return std::string(run.name(a.op.func)); }},
+        F{{"op", "string", "the op in words: `AllReduce #4812`, `Send #12 to 3`"}, [](const RunModel& run, const HangAlert& a) -> J { return hungOpWords(run, a.op); }},
+        F{{"seq", "integer", "a collective's NCCL seqNumber"}, [](const RunModel&, const HangAlert& a) -> J { return a.op.seq; }},
+        F{{"op_index", "integer", "a send's or receive's index among those to its peer"}, [](const RunModel&, const HangAlert& a) -> J { return a.op.op_index; }},
+        F{{"since_utc_ns", "integer", "when the first waiting member started the op"}, [](const RunModel&, const HangAlert& a) -> J { return a.since_utc_ns; }},
+        F{{"waited_s", "number", "since then, until the alert (`RECOVERED`: until it was seen to end)"},
+          [](const RunModel&, const HangAlert& a) -> J { return a.waited_s; }},
+        F{{"waiting", "[object]", "the members waiting in it: `rank`, `comm_rank`, `stuck`, `silent_s` (since its file last grew), `last_op`"},
+          [](const RunModel& run, const HangAlert& a) -> J { return membersJson(run, a.waiting); }},
+        F{{"others", "[object]", "the members not waiting in it, likewise, `last_op` where each was last seen"},
+          [](const RunModel& run, const HangAlert& a) -> J { return membersJson(run, a.others); }},
+    };
+    return kFields;
+  }
   AlertRow row(const HangAlert& a) const {
-    return {a.kind == HangAlert::Kind::kHang ? "HANG" : "RECOVERED",
-            "HANG",
-            {{"comm", fmt::hexId(a.comm_id)},
-             {"comm_name", std::string(run_.name(a.comm_name))},
-             {"func", std::string(run_.name(a.op.func))},
-             {"op", hungOpWords(run_, a.op)},
-             {"seq", a.op.seq},
-             {"op_index", a.op.op_index},
-             {"since_utc_ns", a.since_utc_ns},
-             {"waited_s", a.waited_s},
-             {"waiting", membersJson(a.waiting)},
-             {"others", membersJson(a.others)}},
-            hangLine(run_, a)};
+    return {a.kind == HangAlert::Kind::kHang ? "HANG" : "RECOVERED", "HANG", fieldsOf(fields(), run_, a), hangLine(run_, a)};
   }
 
   const RunModel& run_;

@@ -32,6 +32,13 @@ struct AlertRow {
 };
 using OnAlertRow = std::function<void(const AlertRow&)>;
 
+// A field of an alert's JSON line as SCHEMA.md documents it ("alerts.jsonl").
+struct AlertFieldDoc {
+  std::string_view key, type, meaning;
+};
+// The fields every alert line has.
+std::span<const AlertFieldDoc> commonAlertFields();
+
 class LiveRule : public JoinedOpSink {
  public:
   // The joined ops: only a rule that judges them overrides these.
@@ -46,6 +53,9 @@ class LiveRule : public JoinedOpSink {
   virtual void end() {}
   // Its metric families, each declared even without series.
   virtual void writeMetrics(std::ostream& out) const = 0;
+  // What its alerts say: "STRAGGLER", and the fields of their lines beside the common ones.
+  virtual std::string_view name() const = 0;
+  virtual std::vector<AlertFieldDoc> alertFields() const = 0;
 };
 
 struct LiveRuleOptions {

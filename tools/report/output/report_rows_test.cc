@@ -19,6 +19,7 @@
 #include "tests/support/temp_dir.h"
 #include "tools/report/output/csv_report.h"
 #include "tools/report/output/json_report.h"
+#include "tools/report/output/live_rules.h"
 #include "tools/report/output/report_sections.h"
 #include "tools/report/output/text_report.h"
 
@@ -34,10 +35,24 @@ std::string readFile(const std::string& path) {
   return text.str();
 }
 
+// The alert lines' fields as the live rules declare them (live_rules.h): "alerts.jsonl" for
+// those every line has, "alerts.jsonl STRAGGLER" and so on for each rule's.
+std::map<std::string, std::string, std::less<>> alertTables() {
+  const auto table = [](const auto& fields) {
+    std::string out = "| field | type | meaning |\n|---|---|---|\n";
+    for (const AlertFieldDoc& f : fields) out += "| `" + std::string(f.key) + "` | " + std::string(f.type) + " | " + std::string(f.meaning) + " |\n";
+    return out;
+  };
+  RunModel run;
+  std::map<std::string, std::string, std::less<>> out{{"alerts.jsonl", table(commonAlertFields())}};
+  for (const auto& rule : makeLiveRules(run, {}, [](const AlertRow&) {})) out["alerts.jsonl " + std::string(rule->name())] = table(rule->alertFields());
+  return out;
+}
+
 // SCHEMA.md with the table under each "<!-- fields: SECTION -->" line replaced by the
 // declaration's; markers naming no declared row are collected in `unknown`.
 std::string withDeclaredTables(const std::string& doc, std::set<std::string>& seen, std::vector<std::string>& unknown) {
-  std::map<std::string, std::string, std::less<>> declared;
+  std::map<std::string, std::string, std::less<>> declared = alertTables();
   for (const SchemaTable& t : schemaTables()) declared.emplace(t.section, t.markdown);
   std::istringstream in(doc);
   std::string out, line;
@@ -78,6 +93,7 @@ TEST(ReportRows, SchemaMdHasEachDeclaredTableAsDeclared) {
   const std::string expected = withDeclaredTables(doc, seen, unknown);
   EXPECT_TRUE(unknown.empty()) << "SCHEMA.md marks tables for rows nobody declares: " << testing::PrintToString(unknown);
   for (const SchemaTable& t : schemaTables()) EXPECT_TRUE(seen.contains(std::string(t.section))) << "SCHEMA.md lacks <!-- fields: " << t.section << " -->";
+  for (const auto& [section, table] : alertTables()) EXPECT_TRUE(seen.contains(section)) << "SCHEMA.md lacks <!-- fields: " << section << " -->";
   if (expected != doc) {
     const std::string fixed = std::filesystem::absolute("SCHEMA.md.expected").string();
     std::ofstream(fixed, std::ios::binary) << expected;
