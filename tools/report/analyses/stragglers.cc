@@ -95,14 +95,37 @@ std::map<std::string, double> typicalWaitCaused(const Tallies& t, const std::vec
 
 // Flagged: it created delays far more often than chance and caused far more waiting than the
 // typical rank elsewhere, or caused so much more (a stall now and then) that the count needs
-// only to show it created some.
-bool rankIsCulprit(const RankTally& r, double z, double ratio) {
+// only to show it created some, and more than its own host's other ranks too (`host_ratio`:
+// over their median; infinite alone on its host). Without the last, every rank of a healthy
+// pipeline's first stage passed the strong ratio (each of its delays the stages after it
+// inherit, against a typical rank of those stages), and one with a gap excess of z 3.3 on
+// jitter was named.
+bool rankIsCulprit(const RankTally& r, double z, double ratio, double host_ratio) {
   if (r.wait_caused_ns <= 0) return false;
-  return (z >= kMinZ && ratio >= kMinWaitRatio) || (ratio >= kStrongWaitRatio && r.last >= kMinCreated && z >= kMinZ / 2);
+  return (z >= kMinZ && ratio >= kMinWaitRatio) ||
+         (ratio >= kStrongWaitRatio && host_ratio >= kMinWaitRatio && r.last >= kMinCreated && z >= kMinZ / 2);
+}
+
+// Per rank, the median waiting caused by the other ranks of its host; -1 for a rank alone there.
+std::vector<double> hostPeersWaitCaused(const Tallies& t, const std::vector<std::string>& hosts) {
+  std::map<std::string, std::vector<size_t>> by_host;
+  for (size_t rank = 0; rank < t.ranks.size(); ++rank)
+    if (t.ranks[rank].instances != 0) by_host[hosts[rank]].push_back(rank);
+  std::vector<double> out(t.ranks.size(), -1);
+  for (const auto& [host, ranks] : by_host) {
+    for (size_t rank : ranks) {
+      std::vector<double> others;
+      for (size_t other : ranks)
+        if (other != rank) others.push_back(t.ranks[other].wait_caused_ns);
+      if (!others.empty()) out[rank] = median(std::move(others));
+    }
+  }
+  return out;
 }
 
 std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const std::vector<std::string>& hosts) {
   const std::map<std::string, double> typical = typicalWaitCaused(t, hosts);
+  const std::vector<double> host_peers = hostPeersWaitCaused(t, hosts);
   std::vector<StragglerRow> rows;
   for (size_t rank = 0; rank < t.ranks.size(); ++rank) {
     const RankTally& r = t.ranks[rank];
@@ -117,7 +140,8 @@ std::vector<StragglerRow> rankRows(const RunModel& run, const Tallies& t, const 
     row.mean_lateness_us = r.lateness_ns / static_cast<double>(r.instances) / 1e3;
     const double z = gapExcessZ(r);
     const double ratio = waitRatio(r.wait_caused_ns, median_wait);
-    row.flagged = rankIsCulprit(r, z, ratio);
+    const double host_ratio = host_peers[rank] < 0 ? INFINITY : waitRatio(r.wait_caused_ns, host_peers[rank]);
+    row.flagged = rankIsCulprit(r, z, ratio, host_ratio);
     row.confidence = confidenceOf(strength(z, ratio));
     row.cls = "none";
     row.chance_fraction = r.expected_last / static_cast<double>(r.instances);

@@ -26,10 +26,11 @@ namespace commtrace::report {
 // - the waiting its delays caused (here and passed along) is at least kMinWaitRatio times the
 //   typical rank's of the other hosts (their median, at least kTypicalFloor of the mean rank's).
 // Or, for delays now and then (an input stall every N steps): it caused kStrongWaitRatio
-// times the typical waiting (a healthy pipeline's first stage, whose every delay the stages
-// after it inherit, reached 10x on jitter), created the delay at kMinCreated instances at least, and its gap
-// excess is at least half as systematic (kMinZ / 2: not the jitter of a rank whose every
-// delay the whole pipeline after it inherits).
+// times the typical waiting and kMinWaitRatio times its own host's other ranks' median (a
+// healthy pipeline's first stage, whose every delay the stages after it inherit, reached 21x
+// the later stages' on jitter, and so did its other ranks), created the delay at
+// kMinCreated instances at least, and its gap excess is at least half as systematic (kMinZ /
+// 2: not the jitter of a rank whose every delay the whole pipeline after it inherits).
 // Either way, a rank whose delays caused under kMinShareOfWorst of the waiting the worst
 // flagged rank's caused is not flagged: beside a culprit, the few microseconds a neighbour's
 // gap grows by (a pipeline stage that receives its gradients late) are that culprit's wake.
