@@ -1,7 +1,8 @@
 // Golden copies: what commtrace writes for fixed runs, kept in tests/golden/ and held to the
 // byte, so that a refactoring that should change nothing changes nothing. The runs: the
-// demo's and three NCCL driver scenarios' files as played once (pipeline sends and
-// receives, ZeRO-3 gathers under compute, a slow ring link), and a synthetic mixed run and
+// demo's and four NCCL driver scenarios' files as played once (pipeline sends and
+// receives, ZeRO-3 gathers under compute, a slow ring link, and ZeRO-3 with a rank killed at
+// step 60: its file left open, its ops after it mismatches), and a synthetic mixed run and
 // its healthy twin that commtrace-synth writes the same every time. The outputs: the report
 // in every format, the Perfetto export, the diff of the twin and the run, and what `watch`
 // prints, appends to alerts.jsonl and writes for Prometheus (less each alert's
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -127,10 +129,13 @@ TEST_P(GoldenPlayed, ReportsAndExportAreTheGoldenCopies) {
   TempDir scratch;
   const InScratch here(scratch);
   fs::copy(golden / "run", fs::path(scratch.path()) / "run");
+  // A file left open is judged by when it was last written: long ago, whenever the test runs.
+  const auto long_ago = std::chrono::file_clock::from_sys(std::chrono::sys_seconds{std::chrono::sys_days{std::chrono::January / 1 / 2026}});
+  for (const auto& file : fs::directory_iterator(fs::path(scratch.path()) / "run")) fs::last_write_time(file.path(), long_ago);
   expectGoldenReports(scratch, golden);
 }
 
-INSTANTIATE_TEST_SUITE_P(Runs, GoldenPlayed, ::testing::Values("demo", "pipeline", "zero3", "ring_slow_link"));
+INSTANTIATE_TEST_SUITE_P(Runs, GoldenPlayed, ::testing::Values("demo", "pipeline", "zero3", "ring_slow_link", "killed"));
 
 // alerts.jsonl without each line's raised_utc_ns.
 std::string alertsWithoutWallClock(const fs::path& path) {

@@ -19,6 +19,7 @@
 
 #include "tests/support/driver_run.h"
 #include "tests/support/temp_dir.h"
+#include "tools/report/finding_words.h"
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/mismatches.h"
@@ -338,7 +339,7 @@ TEST(ReportGroundTruth, ARunWithARankFileDeletedStillAnalysesTheRest) {
   EXPECT_EQ(total, 3u);
   for (const MismatchRow& row : mismatches) {
     EXPECT_EQ(row.kind, "file ends");
-    EXPECT_NE(row.detail.find("no readable trace file"), std::string::npos) << row.detail;
+    EXPECT_NE(mismatchDetail(row).find("no readable trace file"), std::string::npos) << mismatchDetail(row);
   }
   const StragglerReport r = rankStragglers(d.run, d.clocks);
   EXPECT_EQ(r.ranks.front().rank, 6);

@@ -104,6 +104,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.cuda_sync = cudaSyncWaits(run);
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
+  for (MismatchRow& m : report.mismatches) m.detail = mismatchDetail(m);
 
   const JobSteps steps = jobSteps(report.overlap, report.run.ranks);
   report.parallelism = recognizeParallelism(report.communicators, report.bandwidth, steps.steps, report.run.ranks);

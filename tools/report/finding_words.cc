@@ -138,7 +138,7 @@ struct Words {
     return sentence("Mismatches and hangs: %llu findings of ops not recorded by every member or never finished; "
                     "first: %s #%llu on %s, %s on %s %s (%s).",
                     static_cast<ULL>(f.total), m.func.c_str(), static_cast<ULL>(m.seq), fmt::commLabel(m.comm, m.comm_name).c_str(),
-                    m.kind.c_str(), m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), m.detail.c_str());
+                    m.kind.c_str(), m.comm_ranks ? "comm rank(s)" : "rank(s)", ranks.c_str(), mismatchDetail(m).c_str());
   }
 
   std::string operator()(const facts::LinksNotToldApart& f) const {
@@ -254,6 +254,28 @@ struct Words {
 };
 
 }  // namespace
+
+std::string mismatchDetail(const MismatchRow& m) {
+  using Why = MismatchRow::Why;
+  const std::string op = m.transfer ? std::string(m.send ? "send" : "receive") + " #" + std::to_string(m.op_index) + " of c" +
+                                          std::to_string(m.src) + " -> c" + std::to_string(m.dst)
+                                    : "op index " + std::to_string(m.op_index);
+  std::string out;
+  switch (m.why) {
+    case Why::kRecordedLater:
+      out = m.transfer ? op + " never recorded although later ones were" : "recorded by the others but not by these ranks, which recorded later ops (" + op + ")";
+      break;
+    case Why::kUnfinished: out = m.transfer ? op + " started but never finished" : "started but never finished on these ranks (" + op + ")"; break;
+    case Why::kNoFile: out = "no readable trace file recorded this member (missing, or damaged before its first op)"; break;
+    case Why::kTraceStops: out = "its trace stops before " + op; break;
+  }
+  if (m.left_open_utc_ns != 0)
+    out += "; its file was left open, last written " + fmt::utcTime(m.left_open_utc_ns) + ": the process was killed, crashed, hangs or idles";
+  if (m.dropped_records != 0)
+    out += "; " + std::string(m.missing_ranks.size() == 1 ? "its process" : "their processes") + " dropped " + std::to_string(m.dropped_records) +
+           " records before the file (ring full or file unwritable): lost by the tracer, not skipped by the rank";
+  return out;
+}
 
 std::string findingWords(const Finding& finding) { return std::visit(Words{finding.row}, finding.facts); }
 

@@ -9,5 +9,8 @@
 namespace commtrace::report {
 
 std::string findingWords(const Finding& finding);
+// What a mismatch row's figures say, in one sentence: "recorded by the others but not by
+// these ranks, which recorded later ops (op index 41); their processes dropped ...".
+std::string mismatchDetail(const MismatchRow& row);
 
 }  // namespace commtrace::report

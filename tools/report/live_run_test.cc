@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tests/support/temp_dir.h"
+#include "tools/report/finding_words.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
@@ -98,7 +99,7 @@ TEST(LiveRun, FilesQuietForLongAreLeftOpenAndWhatTheyLackIsAMismatch) {
   for (const MismatchRow& m : r.mismatches) {
     EXPECT_EQ(m.kind, "file ends");
     EXPECT_EQ(m.missing_ranks, std::vector<int>{3});
-    EXPECT_NE(m.detail.find("its file was left open"), std::string::npos) << m.detail;
+    EXPECT_NE(mismatchDetail(m).find("its file was left open"), std::string::npos) << mismatchDetail(m);
   }
 }
 

@@ -372,7 +372,15 @@ struct MismatchRow {
   std::vector<int> missing_ranks;  // global ranks, or comm ranks when comm_ranks (printed "c<N>")
   bool comm_ranks = false;         // some global rank was unknown: missing_ranks holds comm ranks
   std::string kind;  // "missing" (others issued it), "unfinished" (started, never completed), "file ends" (the rank's trace stops earlier)
-  std::string detail;  // one sentence: what is missing where (p2p: which send/receive, by transfer index)
+  std::string detail;  // one sentence: what is missing where (p2p: which send/receive, by transfer index): mismatchDetail()
+  // What the sentence says, as the analysis found it.
+  enum class Why : uint8_t { kRecordedLater, kUnfinished, kNoFile, kTraceStops };
+  Why why = Why::kRecordedLater;
+  uint64_t op_index = 0;                // a collective's (the members' op counter); a transfer's index
+  bool transfer = false, send = false;  // a transfer's side: its send, or its receive
+  int32_t src = -1, dst = -1;           // a transfer's comm ranks
+  uint64_t dropped_records = 0;         // those its ranks' processes dropped before their files, where that explains it
+  uint64_t left_open_utc_ns = 0;        // its file was left open, last written then (a file that ends); 0: not
 };
 
 struct Report {

@@ -18,6 +18,7 @@
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/build_report.h"
 #include "tools/report/evidence_words.h"
+#include "tools/report/finding_words.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/output/json_report.h"
 #include "tools/report/output/text_report.h"
@@ -261,8 +262,8 @@ void expectSameMismatches(const std::vector<MismatchRow>& a, uint64_t a_total, c
   EXPECT_EQ(a_total, b_total);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(std::tie(a[i].comm, a[i].func, a[i].seq, a[i].kind, a[i].detail),
-              std::tie(b[i].comm, b[i].func, b[i].seq, b[i].kind, b[i].detail)) << i;
+    EXPECT_EQ(std::tuple(a[i].comm, a[i].func, a[i].seq, a[i].kind, mismatchDetail(a[i])),
+              std::tuple(b[i].comm, b[i].func, b[i].seq, b[i].kind, mismatchDetail(b[i]))) << i;
     EXPECT_EQ(a[i].missing_ranks, b[i].missing_ranks) << i;
   }
 }

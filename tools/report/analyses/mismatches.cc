@@ -5,7 +5,6 @@
 #include <tuple>
 
 #include "tools/report/analyses/rank_index.h"
-#include "tools/report/format.h"
 #include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
@@ -18,10 +17,6 @@ void setRanks(const Communicator& comm, const std::vector<int>& comm_ranks, Mism
   row.comm_ranks = std::find(global.begin(), global.end(), -1) != global.end();
   row.missing_ranks = row.comm_ranks ? comm_ranks : global;
 }
-
-// A member no readable file speaks for: its file is missing, or was damaged before the
-// record that names its communicator seat.
-constexpr const char* kNoFileForSeat = "no readable trace file recorded this member (missing, or damaged before its first op)";
 
 bool hasFile(const Communicator& comm, int comm_rank) {
   return static_cast<size_t>(comm_rank) < comm.processes.size() && comm.processes[comm_rank] >= 0;
@@ -76,14 +71,13 @@ class MismatchFinder {
   }
 
  private:
-  MismatchRow rowFor(uint32_t comm_index, NameId func, uint64_t seq, const std::string& kind) const {
+  MismatchRow rowFor(uint32_t comm_index, NameId func, uint64_t seq) const {
     const Communicator& comm = run_.comms[comm_index];
     MismatchRow row;
     row.comm = comm.id;
     row.comm_name = std::string(run_.name(comm.name));
     row.func = std::string(run_.name(func));
     row.seq = seq;
-    row.kind = kind;
     return row;
   }
 
@@ -95,79 +89,66 @@ class MismatchFinder {
   void collective(const CollGapTally::Gap& c, const CollGapTally& tally) {
     const Communicator& comm = run_.comms[c.comm];
     if (comm.one_rank_view) return;
+    MismatchRow at = rowFor(c.comm, c.func, c.seq);
+    at.op_index = c.op_index;
     std::vector<int> missing;
     for (const int rank : c.empty) {
-      if (!hasFile(comm, rank)) {
-        fileEnds(c.comm, c.func, c.seq, rank, kNoFileForSeat);
-        continue;
-      }
-      if (tally.lastRecordedPlusOne(c.comm, rank) > c.op_index + 1) missing.push_back(rank);
-      else fileEnds(c.comm, c.func, c.seq, rank, "its trace stops before op index " + std::to_string(c.op_index));
+      if (!hasFile(comm, rank)) fileEnds(c.comm, rank, at, MismatchRow::Why::kNoFile);
+      else if (tally.lastRecordedPlusOne(c.comm, rank) > c.op_index + 1) missing.push_back(rank);
+      else fileEnds(c.comm, rank, at, MismatchRow::Why::kTraceStops);
     }
-    const std::string where = " (op index " + std::to_string(c.op_index) + ")";
     if (!missing.empty()) {
-      const std::string dropped = droppedWords(c.comm, missing);
-      if (!dropped.empty()) ++lost_to_drops_;
-      addRow(c, missing, "missing", "recorded by the others but not by these ranks, which recorded later ops" + where + dropped);
+      MismatchRow row = rowOf(at, comm, missing, "missing", MismatchRow::Why::kRecordedLater);
+      row.dropped_records = droppedRecords(c.comm, missing);
+      if (row.dropped_records != 0) ++lost_to_drops_;
+      keep(std::move(row));
     }
-    if (!c.unfinished.empty()) addRow(c, c.unfinished, "unfinished", "started but never finished on these ranks" + where);
-  }
-
-  void addRow(const CollGapTally::Gap& c, const std::vector<int>& comm_ranks, const std::string& kind, const std::string& detail) {
-    MismatchRow row = rowFor(c.comm, c.func, c.seq, kind);
-    setRanks(run_.comms[c.comm], comm_ranks, row);
-    row.detail = detail;
-    keep(std::move(row));
+    if (!c.unfinished.empty()) keep(rowOf(at, comm, c.unfinished, "unfinished", MismatchRow::Why::kUnfinished));
   }
 
   void transferSide(const P2pTransfer& t, bool send, const TransferGapTally& tally) {
     const Communicator& comm = run_.comms[t.comm];
     const MemberView& side = send ? t.send : t.recv;
     const MemberView& other = send ? t.recv : t.send;
-    const std::string what = std::string(send ? "send" : "receive") + " #" + std::to_string(t.op_index) + " of c" +
-                             std::to_string(t.send.comm_rank) + " -> c" + std::to_string(t.recv.comm_rank);
-    if (unfinished(side, other.gpu_end_ns != 0)) {
-      MismatchRow row = rowFor(t.comm, t.func, t.op_index, "unfinished");
-      setRanks(comm, {side.comm_rank}, row);
-      row.detail = what + " started but never finished";
-      keep(std::move(row));
-    }
+    MismatchRow at = rowFor(t.comm, t.func, t.op_index);
+    at.op_index = t.op_index;
+    at.transfer = true, at.send = send, at.src = t.send.comm_rank, at.dst = t.recv.comm_rank;
+    if (unfinished(side, other.gpu_end_ns != 0)) keep(rowOf(at, comm, {side.comm_rank}, "unfinished", MismatchRow::Why::kUnfinished));
     if (side.process >= 0) return;
-    if (!hasFile(comm, side.comm_rank)) return fileEnds(t.comm, t.func, t.op_index, side.comm_rank, kNoFileForSeat);
-    if (tally.lastRecordedPlusOne(t.comm, t.send.comm_rank, t.recv.comm_rank, send) > t.op_index + 1) {
-      MismatchRow row = rowFor(t.comm, t.func, t.op_index, "missing");
-      setRanks(comm, {side.comm_rank}, row);
-      row.detail = what + " never recorded although later ones were";
-      keep(std::move(row));
-    } else {
-      fileEnds(t.comm, t.func, t.op_index, side.comm_rank, "its trace stops before " + what);
-    }
+    if (!hasFile(comm, side.comm_rank)) return fileEnds(t.comm, side.comm_rank, at, MismatchRow::Why::kNoFile);
+    if (tally.lastRecordedPlusOne(t.comm, t.send.comm_rank, t.recv.comm_rank, send) > t.op_index + 1)
+      keep(rowOf(at, comm, {side.comm_rank}, "missing", MismatchRow::Why::kRecordedLater));
+    else
+      fileEnds(t.comm, side.comm_rank, at, MismatchRow::Why::kTraceStops);
+  }
+
+  static MismatchRow rowOf(const MismatchRow& at, const Communicator& comm, const std::vector<int>& comm_ranks, const char* kind,
+                           MismatchRow::Why why) {
+    MismatchRow row = at;
+    row.kind = kind;
+    row.why = why;
+    setRanks(comm, comm_ranks, row);
+    return row;
   }
 
   // A rank whose process dropped records (its ring full, its file unwritable) lost ops rather
   // than skipped them: said with the mismatch, which would otherwise read as the rank's doing.
-  std::string droppedWords(uint32_t comm, const std::vector<int>& comm_ranks) const {
+  uint64_t droppedRecords(uint32_t comm, const std::vector<int>& comm_ranks) const {
     uint64_t dropped = 0;
     for (int comm_rank : comm_ranks)
       if (const ProcessInfo* process = processOf(run_.comms[comm], comm_rank)) dropped += process->dropped_records;
-    if (dropped == 0) return "";
-    return "; " + std::string(comm_ranks.size() == 1 ? "its process" : "their processes") + " dropped " + std::to_string(dropped) +
-           " records before the file (ring full or file unwritable): lost by the tracer, not skipped by the rank";
+    return dropped;
   }
 
   // One row per (communicator, rank): the first instance its file stops before. None where
   // the file is still being written: those ops are on their way to it.
-  void fileEnds(uint32_t comm, NameId func, uint64_t seq, int comm_rank, const std::string& detail) {
+  void fileEnds(uint32_t comm, int comm_rank, const MismatchRow& at, MismatchRow::Why why) {
     if (file_ends_.count({comm, comm_rank}) != 0) return;
     const ProcessInfo* process = processOf(run_.comms[comm], comm_rank);
     if (process != nullptr && run_.beingWritten(*process)) return;
-    MismatchRow row = rowFor(comm, func, seq, "file ends");
-    setRanks(run_.comms[comm], {comm_rank}, row);
-    row.detail = detail;
-    if (process != nullptr && process->file_state == ProcessInfo::FileState::kOpen)
-      row.detail += "; its file was left open, last written " + fmt::utcTime(process->modified_utc_ns) +
-                    ": the process was killed, crashed, hangs or idles";
-    row.detail += droppedWords(comm, {comm_rank});
+    MismatchRow row = rowOf(at, run_.comms[comm], {comm_rank}, "file ends", why);
+    if (process != nullptr && process->file_state == ProcessInfo::FileState::kOpen) row.left_open_utc_ns = process->modified_utc_ns;
+    row.dropped_records = droppedRecords(comm, {comm_rank});
     file_ends_.emplace(std::make_pair(comm, comm_rank), std::move(row));
   }
 
