@@ -112,11 +112,18 @@ void expectGoldenReports(const TempDir& scratch, const fs::path& golden) {
 }
 
 // The commands run in the scratch directory, as a user in the run's parent would: the
-// outputs name the run "run", wherever the test ran.
+// outputs name the run "run", wherever the test ran; and at one time (SOURCE_DATE_EPOCH:
+// 2026-06-01), so that a file left open was last written as long before the report.
 class InScratch {
  public:
-  explicit InScratch(const TempDir& scratch) : before_(fs::current_path()) { fs::current_path(scratch.path()); }
-  ~InScratch() { fs::current_path(before_); }
+  explicit InScratch(const TempDir& scratch) : before_(fs::current_path()) {
+    fs::current_path(scratch.path());
+    setenv("SOURCE_DATE_EPOCH", "1780272000", 1);
+  }
+  ~InScratch() {
+    fs::current_path(before_);
+    unsetenv("SOURCE_DATE_EPOCH");
+  }
 
  private:
   fs::path before_;

@@ -89,7 +89,7 @@ TEST(Advice, ExposedCommunicationCallsForOverlapTheWayItsParallelismAllows) {
   o.mean_step_us = 1000;
   o.exposed_us = 4000;  // 400 us a step of 1 ms
   r.overlap = {o};
-  r.parallelism = {ParallelismRow{.pattern = "data parallel (DDP)", .kinds = "ddp"}};
+  r.parallelism = {ParallelismRow{.kinds = "ddp", .pattern = "data parallel (DDP)"}};
   const std::vector<AdviceRow> advice = adviceFor(r, 10);
   const auto overlap = ofKind(advice, "overlap");
   ASSERT_EQ(overlap.size(), 1u);

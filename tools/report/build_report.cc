@@ -13,6 +13,7 @@
 #include "tools/report/analyses/parallelism.h"
 #include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/stragglers.h"
+#include "tools/report/evidence_words.h"
 #include "tools/report/finding_words.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/load/run_summary.h"
@@ -108,6 +109,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
 
   const JobSteps steps = jobSteps(report.overlap, report.run.ranks);
   report.parallelism = recognizeParallelism(report.communicators, report.bandwidth, steps.steps, report.run.ranks);
+  for (ParallelismRow& p : report.parallelism) describeParallelism(p);
   for (Finding& f : findFindings(report, run)) {
     f.row.finding = findingWords(f);
     report.findings.push_back(f.row.finding);

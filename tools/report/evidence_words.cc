@@ -113,6 +113,40 @@ std::string whoWords(const RunModel& run, int32_t process) {
 
 }  // namespace
 
+namespace {
+
+std::string patternWords(std::string_view kind) {
+  if (kind == "ep") return "expert parallel (MoE AlltoAll)";
+  if (kind == "pp") return "pipeline parallel (sends between stages)";
+  if (kind == "fsdp") return "fully sharded data parallel (FSDP / ZeRO-3: parameters gathered again for backward)";
+  if (kind == "zero") return "sharded data parallel (one AllGather per ReduceScatter: ZeRO-1/2, FSDP without resharding)";
+  if (kind == "tp") return "tensor parallel";
+  if (kind == "ddp") return "data parallel (DDP)";
+  return std::string(kind);  // "other"
+}
+
+}  // namespace
+
+void describeParallelism(ParallelismRow& row) {
+  row.pattern.clear();
+  for (size_t from = 0; from <= row.kinds.size();) {
+    const size_t comma = std::min(row.kinds.find(',', from), row.kinds.size());
+    row.pattern += (row.pattern.empty() ? "" : " + ") + patternWords(std::string_view(row.kinds).substr(from, comma - from));
+    from = comma + 1;
+  }
+  constexpr size_t kNamed = 4;
+  row.comms.clear();
+  for (size_t i = 0; i < row.comm_labels.size() && i < kNamed; ++i) row.comms += (i == 0 ? "" : ", ") + row.comm_labels[i];
+  if (row.comm_labels.size() > kNamed) row.comms += " and " + std::to_string(row.comm_labels.size() - kNamed) + " more";
+  // "AllReduce 2 per step (8-16 MiB), AlltoAll 1 per step (512 KiB-1 MiB)"
+  row.evidence.clear();
+  for (const ParallelismRow::FuncUse& u : row.uses) {
+    if (!row.evidence.empty()) row.evidence += ", ";
+    row.evidence += u.func + " " + fmt::count(u.count) + (row.per_step ? " per step" : " in all");
+    if (!u.bucket.empty()) row.evidence += " (" + u.bucket + ")";
+  }
+}
+
 std::string alertLine(const RunModel& run, const LiveAlert& a) {
   const Communicator& comm = run.comms[a.comm];
   const std::string_view comm_name = run.name(comm.name);

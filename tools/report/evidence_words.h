@@ -18,6 +18,9 @@ std::string evidenceWords(const StragglerRow& row);
 // "best 9.72 GB/s over 1200 ops (300 on this pair alone), 21% of the 45.1 GB/s median of 24
 // inter-host links", or that too few links of its kind were measured.
 std::string evidenceWords(const SlowLinkRow& row);
+// A parallelism row's pattern, communicators and evidence in words, from its kinds, labels
+// and uses: "tensor parallel"; "tp0, tp1"; "AllReduce 48 per step (8-16 MiB)".
+void describeParallelism(ParallelismRow& row);
 // Why a live straggler was late, in words ("compute: ..."), for its alert line.
 std::string liveClassWords(const LiveAlert& a);
 // One line for the training log: "commtrace: STRAGGLER rank 11 (host h2, GPU 3) +4.1 ms per

@@ -30,6 +30,8 @@ std::string hexId(uint64_t id) {
 
 std::string commLabel(uint64_t id, std::string_view name) { return name.empty() ? hexId(id) : std::string(name); }
 
+std::string count(double n) { return n >= 10 || n == static_cast<double>(static_cast<uint64_t>(n)) ? fixed(n, 0) : fixed(n, 1); }
+
 std::string fixed(double value, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);

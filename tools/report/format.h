@@ -14,6 +14,7 @@ std::string hexId(uint64_t id);                // "0x1a2b..." (communicator ids)
 // A communicator as people read it: its name, else its hex id (PyTorch names none).
 std::string commLabel(uint64_t id, std::string_view name);
 std::string fixed(double value, int decimals);  // "12.35"
+std::string count(double n);                    // a count per step: "48", "2.5" (whole from 10, or when whole; else to a tenth)
 std::string bytes(uint64_t n);                  // "512 B", "4 KiB", "1.5 MiB"
 std::string duration(double us);                // "830 ns", "12.4 us", "3.21 ms", "1.50 s"
 std::string percent(double fraction);           // 0.125 -> "12.5%"

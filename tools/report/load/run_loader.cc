@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -341,13 +342,24 @@ bool resolveRunWindow(const TimeWindowSpec& spec, const std::function<bool(std::
   return false;
 }
 
+// The report's now: SOURCE_DATE_EPOCH (whole seconds since 1970, the reproducible-builds
+// convention) when set, so that a report of the same files made later says the same
+// ("left open ... 3600 s before this report"); else the clock.
+uint64_t reportTimeNs() {
+  const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
+  char* end = nullptr;
+  const unsigned long long seconds = epoch != nullptr ? std::strtoull(epoch, &end, 10) : 0;
+  if (epoch == nullptr || end == epoch || *end != '\0' || seconds > UINT64_MAX / 1'000'000'000) return realtimeNs();
+  return seconds * 1'000'000'000;
+}
+
 }  // namespace
 
 unsigned loaderThreads() { return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxLoaderThreads); }
 
 bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   run = RunModel{};
-  run.read_utc_ns = realtimeNs();
+  run.read_utc_ns = reportTimeNs();
   run.dir = describePaths(options.paths);
   std::vector<TraceFileEntry> files;
   if (!listTraceFiles(options.paths, files, err)) return false;
