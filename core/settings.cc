@@ -101,7 +101,7 @@ constexpr SettingSpec kSpecs[] = {
     {.name = "COMMTRACE_LIVE",
      .kind = SettingKind::kFlag,
      .help = "live alerts: every process of the job sends a signed digest of its ops each second to the job's collector, "
-             "which global rank 0 starts on its host (`commtrace collect`) and which prints STRAGGLER and HANG lines into "
+             "which global rank 0 starts on its host (`commtrace collect`) and which prints STRAGGLER, HANG and DROPS lines into "
              "the job's log. Needs COMMTRACE_COLLECT_ADDR or MASTER_ADDR, and the job's key (preloaded, or COMMTRACE_TOKEN)",
      .flag = &Settings::live},
     {.name = "COMMTRACE_COLLECT_PORT",
