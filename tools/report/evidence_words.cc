@@ -105,15 +105,11 @@ namespace {
 
 // "rank 11 (host h2, GPU 3)"
 std::string whoWords(const RunModel& run, int32_t process) {
-  const ProcessInfo* p = process >= 0 && static_cast<size_t>(process) < run.processes.size() ? &run.processes[static_cast<size_t>(process)] : nullptr;
+  const ProcessInfo* p = run.processAt(process);
   std::string who = "rank " + std::to_string(p != nullptr ? p->rank : -1);
   if (p != nullptr && !p->host.empty()) who += " (host " + p->host + (p->local_rank >= 0 ? ", GPU " + std::to_string(p->local_rank) : "") + ")";
   return who;
 }
-
-}  // namespace
-
-namespace {
 
 std::string patternWords(std::string_view kind) {
   if (kind == "ep") return "expert parallel (MoE AlltoAll)";

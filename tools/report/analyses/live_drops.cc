@@ -5,21 +5,26 @@
 namespace commtrace::report {
 
 void LiveDrops::observe(const RecordBatch& batch) {
+  auto it = processes_.find(batch.process);
+  const uint64_t before = it == processes_.end() ? 0 : it->second.alert.lost_total;
+  if (batch.dropped_records > before) it = processes_.try_emplace(batch.process).first;
+  if (it == processes_.end()) return;
+  Process& p = it->second;
   const uint64_t at = std::max(batch.position_ns, batch.heartbeat_utc_ns);
-  const auto known = processes_.find(batch.process);
-  if (known != processes_.end()) known->second.latest_utc_ns = std::max(known->second.latest_utc_ns, at);
-  const auto seen = lost_so_far_.find(batch.process);
-  const uint64_t before = seen == lost_so_far_.end() ? 0 : seen->second;
-  if (batch.dropped_records <= before) return;
-  lost_so_far_[batch.process] = batch.dropped_records;
-  Process& p = processes_[batch.process];
   p.latest_utc_ns = std::max(p.latest_utc_ns, at);
+  if (batch.dropped_records <= before) return;
   if (!p.dropping && !p.rose) p.episode_start = before, p.alert.since_utc_ns = at;
   p.last_loss_utc_ns = at;
   p.rose = true;
   p.alert.process = batch.process;
   p.alert.lost = batch.dropped_records - p.episode_start;
   p.alert.lost_total = batch.dropped_records;
+}
+
+std::map<int32_t, uint64_t> LiveDrops::lostSoFar() const {
+  std::map<int32_t, uint64_t> out;
+  for (const auto& [process, p] : processes_) out.emplace(process, p.alert.lost_total);
+  return out;
 }
 
 void LiveDrops::judge() {

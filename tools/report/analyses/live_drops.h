@@ -39,21 +39,20 @@ class LiveDrops {
   // Raises what rose since the last look, and recovers what has been quiet long enough.
   void judge();
   // Each process's records lost so far (those that lost any).
-  const std::map<int32_t, uint64_t>& lostSoFar() const { return lost_so_far_; }
+  std::map<int32_t, uint64_t> lostSoFar() const;
 
  private:
   struct Process {
     uint64_t latest_utc_ns = 0;     // its file's latest time read
     uint64_t last_loss_utc_ns = 0;  // the latest chunk that showed a loss
     uint64_t episode_start = 0;     // the count before this episode
-    DropAlert alert;                // the episode's, once raised
+    DropAlert alert;                // the episode's, once raised; its lost_total: the process's so far
     bool rose = false;              // since the last look
     bool dropping = false;          // alerted, not recovered
   };
   Options options_;
   OnAlert on_alert_;
   std::map<int32_t, Process> processes_;  // those that lost any
-  std::map<int32_t, uint64_t> lost_so_far_;
 };
 
 }  // namespace commtrace::report

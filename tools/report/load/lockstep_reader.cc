@@ -20,9 +20,9 @@ namespace {
 constexpr size_t kBatchesAhead = 2;
 constexpr size_t kRowsAhead = 32'768;
 
-int64_t rowsOf(const LoadMessage& message) {
+size_t rowsOf(const LoadMessage& message) {
   const auto* batch = std::get_if<RecordBatch>(&message);
-  return batch == nullptr ? 0 : static_cast<int64_t>(batch->colls.size() + batch->p2ps.size());
+  return batch == nullptr ? 0 : batch->colls.size() + batch->p2ps.size();
 }
 
 // The files and what the threads have decoded of each ahead of the joiner, and two choices:
@@ -54,7 +54,7 @@ class LockstepFiles {
     message = std::move(file.ahead.front());
     file.ahead.pop_front();
     const bool was_over_budget = rows_ahead_ >= rows_budget_;
-    rows_ahead_ -= static_cast<size_t>(rowsOf(message));
+    rows_ahead_ -= rowsOf(message);
     taken_.erase({file.taken_ns, f});
     bool more_work = was_over_budget;
     if (const auto* batch = std::get_if<RecordBatch>(&message)) {
@@ -88,7 +88,7 @@ class LockstepFiles {
       LoadMessage message = decodeOnce(f, file, scratch);
       lock.lock();
       file.being_read = false;
-      rows_ahead_ += static_cast<size_t>(rowsOf(message));
+      rows_ahead_ += rowsOf(message);
       if (const auto* batch = std::get_if<RecordBatch>(&message)) {
         file.decoded_ns = std::max(file.decoded_ns, batch->position_ns);
         file.ahead.push_back(std::move(message));

@@ -288,6 +288,10 @@ struct RunModel {
 
   const MemberView* membersOf(const CollInstance& c) const { return members.data() + c.first_member; }
   std::string_view name(NameId id) const { return names[id]; }
+  // processes[index], or nullptr for an index no process has (-1: unknown).
+  const ProcessInfo* processAt(int32_t index) const {
+    return index >= 0 && static_cast<size_t>(index) < processes.size() ? &processes[static_cast<size_t>(index)] : nullptr;
+  }
 };
 
 }  // namespace commtrace::report

@@ -15,6 +15,10 @@ std::span<const AlertFieldDoc> commonAlertFields() {
   return kCommon;
 }
 
+AlertRow LiveRule::alertRow(bool recovered, nlohmann::json fields, std::string line) const {
+  return {recovered ? "RECOVERED" : std::string(name()), std::string(name()), std::move(fields), std::move(line)};
+}
+
 nlohmann::json AlertRow::json(uint64_t raised_utc_ns) const {
   nlohmann::json j = fields;
   j["kind"] = kind;
@@ -25,10 +29,6 @@ nlohmann::json AlertRow::json(uint64_t raised_utc_ns) const {
 }
 
 namespace {
-
-const ProcessInfo* processOf(const RunModel& run, int32_t process) {
-  return process >= 0 && static_cast<size_t>(process) < run.processes.size() ? &run.processes[static_cast<size_t>(process)] : nullptr;
-}
 
 // A field of a rule's alert line: as documented, and its value.
 template <class Alert>
@@ -56,11 +56,11 @@ template <class Alert>
 std::vector<AlertField<Alert>> rankAnd(std::vector<AlertField<Alert>> fields) {
   fields.insert(fields.begin(), {{{"rank", "integer", "the global rank (-1: not known)"},
                                   [](const RunModel& run, const Alert& a) -> nlohmann::json {
-                                    const ProcessInfo* p = processOf(run, a.process);
+                                    const ProcessInfo* p = run.processAt(a.process);
                                     return p != nullptr ? p->rank : -1;
                                   }},
                                  {{"host", "string", "its host"}, [](const RunModel& run, const Alert& a) -> nlohmann::json {
-                                    const ProcessInfo* p = processOf(run, a.process);
+                                    const ProcessInfo* p = run.processAt(a.process);
                                     return p != nullptr ? p->host : "";
                                   }}});
   return fields;
@@ -135,7 +135,7 @@ class StragglerRule : public LiveRule {
     return kFields;
   }
   AlertRow row(const LiveAlert& a) const {
-    return {a.kind == LiveAlert::Kind::kStraggler ? "STRAGGLER" : "RECOVERED", "STRAGGLER", fieldsOf(fields(), run_, a), alertLine(run_, a)};
+    return alertRow(a.kind == LiveAlert::Kind::kRecovered, fieldsOf(fields(), run_, a), alertLine(run_, a));
   }
 
   const RunModel& run_;
@@ -175,7 +175,7 @@ class DropRule : public LiveRule {
     return kFields;
   }
   AlertRow row(const DropAlert& a) const {
-    return {a.kind == DropAlert::Kind::kDrops ? "DROPS" : "RECOVERED", "DROPS", fieldsOf(fields(), run_, a), dropLine(run_, a)};
+    return alertRow(a.kind == DropAlert::Kind::kRecovered, fieldsOf(fields(), run_, a), dropLine(run_, a));
   }
 
   const RunModel& run_;
@@ -205,7 +205,7 @@ class HangRule : public LiveRule {
   static nlohmann::json membersJson(const RunModel& run, const std::vector<HangAlert::Member>& members) {
     nlohmann::json out = nlohmann::json::array();
     for (const HangAlert::Member& m : members) {
-      const ProcessInfo* p = processOf(run, m.process);
+      const ProcessInfo* p = run.processAt(m.process);
       nlohmann::json j = {{"rank", p != nullptr ? p->rank : -1}, {"comm_rank", m.comm_rank}, {"stuck", m.stuck}, {"silent_s", m.silent_s}};
       if (m.last) j["last_op"] = hungOpWords(run, *m.last);
       out.push_back(std::move(j));
@@ -234,7 +234,7 @@ class HangRule : public LiveRule {
     return kFields;
   }
   AlertRow row(const HangAlert& a) const {
-    return {a.kind == HangAlert::Kind::kHang ? "HANG" : "RECOVERED", "HANG", fieldsOf(fields(), run_, a), hangLine(run_, a)};
+    return alertRow(a.kind == HangAlert::Kind::kRecovered, fieldsOf(fields(), run_, a), hangLine(run_, a));
   }
 
   const RunModel& run_;

@@ -56,6 +56,10 @@ class LiveRule : public JoinedOpSink {
   // What its alerts say: "STRAGGLER", and the fields of their lines beside the common ones.
   virtual std::string_view name() const = 0;
   virtual std::vector<AlertFieldDoc> alertFields() const = 0;
+
+ protected:
+  // Its alert (kind: its name) or the recovery that ends one.
+  AlertRow alertRow(bool recovered, nlohmann::json fields, std::string line) const;
 };
 
 struct LiveRuleOptions {
