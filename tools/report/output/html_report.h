@@ -1,6 +1,6 @@
 // `commtrace report --format html`: one self-contained page (inline CSS and SVG, no script,
-// nothing fetched when opened): findings, the communication matrix as a heatmap, lateness
-// per rank over time as a heatmap, busBw against message size per collective, and every table.
+// nothing fetched when opened): the sections of report_sections.h, as the text report has
+// them, with every row of every table and the charts (report_charts.h).
 #pragma once
 
 #include <ostream>

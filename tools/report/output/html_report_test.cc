@@ -1,6 +1,8 @@
 // The HTML report: one self-contained page (nothing it would fetch), the matrix and
 // lateness heatmaps and the bandwidth plots as inline SVG, every text escaped.
 #include "tools/report/output/html_report.h"
+#include "tools/report/output/svg_charts.h"
+#include "tools/report/output/text_report.h"
 
 #include <gtest/gtest.h>
 
@@ -84,12 +86,15 @@ TEST(HtmlReport, ABigRunsMatrixGroupsConsecutiveRanks) {
 // What to do comes right after what was found (it was section 16 of 18, after the kernel
 // tables), and the four kernel tables say which is which.
 TEST(HtmlReport, AdviceFollowsTheFindingsAndKernelTablesHaveCaptions) {
-  const std::string page = html(testutil::sampleReport());
+  Report r = testutil::sampleReport();
+  r.advice = {{"check_link", "0-1", "check the path between ranks 0 and 1", "best 2 GB/s"}};
+  const std::string page = html(r);
+  EXPECT_NE(page.find("<li>Check the path between ranks 0 and 1. Because: best 2 GB/s.</li>"), std::string::npos);
   const size_t findings = page.find("id=\"findings\""), advice = page.find("id=\"advice\""), run = page.find("id=\"run\"");
   ASSERT_NE(advice, std::string::npos);
   EXPECT_LT(findings, advice);
   EXPECT_LT(advice, run);
-  EXPECT_NE(page.find("<h3>Per rank: its kernels by number of launches</h3>"), std::string::npos);
+  EXPECT_NE(page.find("<h3>Per rank: kernels by number of launches</h3>"), std::string::npos);
 }
 
 TEST(HtmlReport, DrawsBandwidthOverTime) {
@@ -104,7 +109,7 @@ TEST(HtmlReport, DrawsBandwidthOverTime) {
 TEST(HtmlReport, HasTheFindingsAndTables) {
   const std::string page = html(testutil::sampleReport());
   EXPECT_NE(page.find("<li>Rank 2 (node1) is the straggler"), std::string::npos);
-  for (const char* heading : {"Bandwidth", "Stragglers", "Links", "Overlap", "Mismatches and hangs (1)", "Communicators", "Clocks"})
+  for (const char* heading : {"Bandwidth", "Stragglers", "Links", "Overlap", "Mismatches and hangs (1)", "Communicators (2)", "Clocks"})
     EXPECT_NE(page.find("\">" + std::string(heading) + " <a class=\"anchor\""), std::string::npos) << heading;
   EXPECT_NE(page.find("no compute-kernel records: CUPTI was not attached"), std::string::npos);
 }
@@ -122,6 +127,28 @@ TEST(HtmlReport, ContentsLinkEverySectionByAStableId) {
     EXPECT_NE(page.find("<li><a href=\"#" + std::string(id) + "\">"), std::string::npos) << id;
   }
   EXPECT_NE(page.find("<li><a href=\"#mismatches\">Mismatches and hangs (1)</a></li>"), std::string::npos);
+}
+
+// Both pages iterate one list of sections (report_sections.h): every section the terminal
+// shows is on the HTML page too, in the same order; the HTML page adds its charts.
+TEST(HtmlReport, ShowsTheTextReportsSectionsInTheSameOrder) {
+  Report r = testutil::sampleReport();
+  r.advice = {{"check_link", "0-1", "check the path between ranks 0 and 1", "best 2 GB/s"}};
+  std::ostringstream text;
+  writeText(r, text);
+  const std::string page = html(r);
+  size_t at = page.find("</nav>"), titles = 0;  // in the body, not the contents list
+  std::istringstream lines(text.str());
+  for (std::string line, previous; std::getline(lines, line); previous = line) {
+    if (line.empty() || line.starts_with(" ") || !(previous.empty())) continue;
+    const std::string title = line.substr(0, line.find(" ("));  // the text's "Title (what it shows)"
+    if (title.starts_with("Every row")) continue;                  // the text's closing pointer
+    const size_t found = page.find(">" + svg::escape(title), at);
+    ASSERT_NE(found, std::string::npos) << "\"" << title << "\" is not on the HTML page after the previous section";
+    at = found;
+    ++titles;
+  }
+  EXPECT_GE(titles, 15u);
 }
 
 TEST(HtmlReport, EscapesEveryText) {

@@ -1,7 +1,8 @@
-// The report's sections, declared once, in the order the JSON document has them: each with
-// its JSON field(s) and its CSV table(s) (a section may have none of either: the schema name
-// is no table, the run's problems no JSON field of their own). The JSON and CSV writers
-// iterate them; a new section is an entry here, its rows declared in report_rows.cc.
+// The report's sections, declared once, in one order (the JSON document's, the pages'):
+// each with its JSON field(s), its CSV table(s) and what it shows people (page.h), any of
+// which it may lack (the schema name is no table and on no page, the run's problems no
+// JSON field of their own). Every format iterates them; a new section is an entry here,
+// its rows declared in report_rows.cc.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "tools/report/output/csv_tables.h"
 #include "tools/report/output/json_parts.h"
+#include "tools/report/output/page.h"
 #include "tools/report/report.h"
 
 namespace commtrace::report {
@@ -18,11 +20,16 @@ using CsvOut = std::function<void(const csv::CsvTable&)>;
 
 struct ReportSection {
   std::string_view key;
+  std::string_view type, meaning;  // of its JSON field, as SCHEMA.md's top-level table has them
   std::function<void(json::PrettyObject& doc, const Report& r)> json;  // writes its field(s)
   // Hands over its tables one at a time (each freed before the next: a 1,024-rank report's
   // tables built at once held some 600 MB of cells); empty: none.
   std::function<void(const Report& r, const CsvOut& out)> csv;
+  std::function<void(const Report& r, Page& page)> page;  // pages/page_parts.h; empty: on no page
 };
+
+// Every section's page part, in order: what the text report and the HTML page iterate.
+void writePage(const Report& r, Page& page);
 
 const std::vector<ReportSection>& reportSections();
 

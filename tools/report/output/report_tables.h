@@ -5,13 +5,14 @@
 
 #include <utility>
 
+#include "tools/report/output/page.h"
 #include "tools/report/output/table.h"
 #include "tools/report/report.h"
 
 namespace commtrace::report::tables {
 
 // The run in a few "name: value" lines: files, ranks, ops, missing ranks, losses, clocks.
-using Fields = std::vector<std::pair<std::string, std::string>>;
+using Fields = PageFields;
 Fields runFields(const Report& report);
 
 Table clocks(const ClockSummary& clocks);

@@ -1,6 +1,6 @@
-// `commtrace report` for a terminal: the top findings first, then the run, its communicators,
-// bandwidth, stragglers, slow links, the heaviest matrix cells, mismatches and overlap.
-// Long tables stop after a few rows and say how many more the JSON and CSV formats hold.
+// `commtrace report` for a terminal: the sections of report_sections.h as page.h's text
+// page, the top findings first. Long tables stop after a few rows and say how many more the
+// JSON and CSV formats hold; charts and per-rank detail are left to the other formats.
 #pragma once
 
 #include <ostream>

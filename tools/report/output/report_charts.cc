@@ -1,0 +1,185 @@
+#include "tools/report/output/report_charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "tools/report/format.h"
+#include "tools/report/output/svg_charts.h"
+
+namespace commtrace::report::charts {
+namespace {
+
+using svg::escape;
+
+// A column's start after the timeline's: "0", then "+2.5 ms" (the first read "+0 ns").
+std::string offsetLabel(double us) { return us == 0 ? std::string("0") : "+" + fmt::duration(us); }
+
+std::vector<std::string> numberedLabels(size_t n, const std::function<std::string(size_t)>& label) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(label(i));
+  return out;
+}
+
+// At most kMaxMatrixCells rows and columns: past that many ranks, consecutive ranks are drawn
+// as one cell with their bytes summed (a 1,024-rank run's cell per rank pair made a 135 MB page).
+constexpr size_t kMaxMatrixCells = 128;
+
+// Exposed communication over the run: each rank with compute records a row, its steps in up
+// to kColumns columns of consecutive step numbers, a cell the mean exposed time per step (a
+// stretch of steps counts whole in the column of its first step).
+void writeExposedPerStep(const std::vector<OverlapRow>& rows, std::ostream& out) {
+  constexpr int kColumns = 100;
+  int steps = 0;
+  for (const OverlapRow& o : rows)
+    if (o.available) steps = std::max(steps, o.step_count);
+  if (steps < 2) return;
+  const int per_column = (steps + kColumns - 1) / kColumns;
+  const size_t columns = static_cast<size_t>((steps + per_column - 1) / per_column);
+  svg::Heatmap h{.row_axis = "rank", .col_axis = per_column == 1 ? "step" : "steps from", .format = [](double v) { return fmt::duration(v); }};
+  for (const OverlapRow& o : rows) {
+    if (!o.available || o.steps.empty()) continue;
+    std::vector<double> exposed(columns, 0), counted(columns, 0);
+    for (const StepOverlap& st : o.steps) {
+      const size_t c = std::min(columns - 1, static_cast<size_t>(st.step / per_column));
+      exposed[c] += st.exposed_us;
+      counted[c] += st.last_step - st.step + 1;
+    }
+    h.row_labels.push_back(std::to_string(o.rank));
+    h.values.emplace_back();
+    for (size_t c = 0; c < columns; ++c) h.values.back().push_back(counted[c] > 0 ? exposed[c] / counted[c] : NAN);
+  }
+  h.col_labels = numberedLabels(columns, [&](size_t c) { return std::to_string(c * static_cast<size_t>(per_column)); });
+  out << "<p class=\"note\">Exposed communication per step of each rank"
+      << (per_column > 1 ? " (mean over " + std::to_string(per_column) + " steps a column)" : std::string()) << "; grey: no step there.</p>\n";
+  out << svg::heatmap(h);
+}
+
+}  // namespace
+
+// From the whole-run slice's sparse cells: a run of any size, without a dense grid.
+std::string matrixChart(const CommMatrix& m) {
+  std::ostringstream out;
+  const auto ranks = static_cast<size_t>(m.ranks);
+  const size_t group = std::max<size_t>(1, (ranks + kMaxMatrixCells - 1) / kMaxMatrixCells);
+  out << "<p class=\"note\">Bytes sent from the row's rank" << (group > 1 ? "s" : "") << " to the column's over the whole run"
+      << (group > 1 ? ", " + std::to_string(group) + " consecutive ranks to a cell (the JSON and CSV have every pair)" : std::string())
+      << ". " << escape(m.model) << "</p>\n";
+  svg::Heatmap h{.row_axis = "sender rank", .col_axis = "receiver rank", .log_scale = true,
+                 .format = [](double v) { return fmt::bytes(static_cast<uint64_t>(v)); }};
+  const size_t cells = (ranks + group - 1) / group;
+  h.values.assign(cells, std::vector<double>(cells, 0.0));
+  for (const MatrixSlice& slice : m.slices)
+    if (slice.label == "all")
+      for (const MatrixCell& c : slice.cells) h.values[static_cast<size_t>(c.src) / group][static_cast<size_t>(c.dst) / group] += static_cast<double>(c.bytes);
+  h.row_labels = h.col_labels = numberedLabels(cells, [&](size_t i) {
+    const size_t first = i * group, last = std::min(ranks, first + group) - 1;
+    return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+  });
+  out << svg::heatmap(h);
+  return out.str();
+}
+
+std::string latenessChart(const LatenessHeatmap& lh) {
+  const bool by_time = lh.axis != "op order";
+  std::ostringstream out;
+  out << "<p class=\"note\">Mean lateness of each rank (its arrival after the first member's) per "
+      << (by_time ? escape(fmt::duration(lh.bin_us)) + " of the aligned timeline"
+                  : escape(fmt::fixed(lh.bin_ops, 0)) + " ops of each communicator (the clocks could not be aligned)")
+      << "; grey: no collective of that rank in the bin.</p>\n";
+  svg::Heatmap h{.row_axis = "rank", .col_axis = by_time ? "time" : "ops from", .format = [](double v) { return fmt::duration(v); }};
+  for (const std::vector<double>& row : lh.mean_lateness_us) {
+    h.values.emplace_back();
+    for (double v : row) h.values.back().push_back(v >= 0 ? v : NAN);  // -1: no instance in the bin
+  }
+  h.row_labels = numberedLabels(lh.ranks.size(), [&](size_t i) { return std::to_string(lh.ranks[i]); });
+  const size_t bins = lh.mean_lateness_us.empty() ? 0 : lh.mean_lateness_us[0].size();
+  h.col_labels = numberedLabels(bins, [&](size_t b) {
+    const double bin = static_cast<double>(b);
+    return by_time ? offsetLabel(lh.bin_us * bin) : fmt::fixed(lh.bin_ops * bin, 0);
+  });
+  out << svg::heatmap(h);
+  return out.str();
+}
+
+std::string bandwidthSeriesChart(const BandwidthSeries& s) {
+  if (s.rows.empty())
+    return "<p class=\"note\">No series: no process's clock could be aligned, or no collective had a size and a time.</p>\n";
+  std::ostringstream out;
+  out << "<p class=\"note\">busBw of each communicator and func per " << escape(fmt::duration(s.bin_us))
+      << " of the aligned timeline (its bus bytes over its transfer time); grey: no op of it ended in the column.</p>\n";
+  svg::Heatmap h{.row_axis = "comm/func", .col_axis = "time", .format = [](double v) { return fmt::gbs(v); }};
+  for (const BandwidthSeriesRow& row : s.rows) {
+    h.row_labels.push_back(fmt::commLabel(row.comm, row.comm_name) + " " + row.func);
+    h.values.emplace_back();
+    for (double v : row.busbw_gbs) h.values.back().push_back(v >= 0 ? v : NAN);
+  }
+  h.col_labels = numberedLabels(s.rows.front().busbw_gbs.size(),
+                                [&](size_t b) { return offsetLabel(s.bin_us * static_cast<double>(b)); });
+  out << svg::heatmap(h);
+  return out.str();
+}
+
+std::string bandwidthPlots(const std::vector<BandwidthRow>& rows) {
+  std::ostringstream out;
+  std::map<std::string, std::map<std::string, svg::Series>> by_func;
+  for (const BandwidthRow& b : rows) {
+    if (!b.no_bandwidth.empty()) continue;
+    const std::string comm = fmt::commLabel(b.comm, b.comm_name);
+    svg::Series& se = by_func[b.func][comm];
+    se.name = comm;
+    se.x.push_back(static_cast<double>(b.bytes));
+    se.y.push_back(b.busbw_gbs_p50);
+    se.tooltips.push_back(fmt::bytes(b.bytes) + ' ' + b.algo + '/' + b.proto + ", " + std::to_string(b.count) + " instances, busBw " +
+                          fmt::gbs(b.busbw_gbs_p50) + ", p50 " + fmt::duration(b.time_us_p50));
+  }
+  if (by_func.empty()) out << "<p class=\"note\">No op had a bandwidth.</p>\n";
+  for (auto& [func, series] : by_func) {
+    svg::ScatterPlot plot{.title = func, .x_axis = "message size (nccl-tests S)", .y_axis = "busBw GB/s",
+                          .x_tick = [](double x) { return fmt::bytes(static_cast<uint64_t>(std::llround(x))); }};
+    for (auto& [comm, se] : series) plot.series.push_back(std::move(se));
+    out << svg::scatterLogX(plot);
+  }
+  return out.str();
+}
+
+// Where each rank's GPU time went (whole run), the same per step for the rank with the most
+// exposed communication, and that rank's worst step as a timeline strip.
+std::string overlapCharts(const std::vector<OverlapRow>& rows) {
+  std::ostringstream out;
+  constexpr size_t kMaxSteps = 60;
+  const std::vector<std::string> kSegments = {"communication under compute", "exposed communication", "compute alone", "GPU idle"};
+  const auto us = [](double v) { return fmt::duration(v); };
+  svg::StackedBars ranks{.title = "GPU time per rank, from its first to its last communication kernel", .segment_names = kSegments, .format = us};
+  const OverlapRow* worst = nullptr;
+  for (const OverlapRow& o : rows) {
+    if (!o.available) continue;
+    ranks.row_labels.push_back("rank " + std::to_string(o.rank));
+    ranks.values.push_back({o.overlapped_us, o.exposed_us, o.compute_only_us, o.idle_us});
+    if (worst == nullptr || o.exposed_us > worst->exposed_us) worst = &o;
+  }
+  if (worst == nullptr) return "";
+  out << svg::stackedBars(ranks);
+  writeExposedPerStep(rows, out);
+  svg::StackedBars steps{.title = "rank " + std::to_string(worst->rank) + " (most exposed communication), per step",
+                         .segment_names = kSegments, .format = us};
+  for (size_t i = 0; i < worst->steps.size() && i < kMaxSteps; ++i) {
+    const StepOverlap& st = worst->steps[i];
+    steps.row_labels.push_back(st.last_step == st.step ? "step " + std::to_string(st.step)
+                                                       : "steps " + std::to_string(st.step) + "-" + std::to_string(st.last_step));
+    steps.values.push_back({st.overlapped_us, st.exposed_us, st.compute_only_us, st.idle_us});
+  }
+  if (!steps.values.empty()) out << svg::stackedBars(steps);
+  if (worst->steps.size() > kMaxSteps)
+    out << "<p class=\"note\">first " << kMaxSteps << " rows of " << worst->steps.size() << " (" << worst->step_count << " steps)</p>\n";
+  const StepTimeline& t = worst->most_exposed_step;
+  if (t.step < 0) return out.str();
+  out << svg::timelineStrip({.title = "rank " + std::to_string(worst->rank) + ", step " + std::to_string(t.step) + " (its most exposed)",
+                             .start = t.start_us, .end = t.end_us, .lane_names = {"communication", "compute"},
+                             .lanes = {t.comm, t.compute}, .format = us,
+                             .lane_segments = {1, 2}});  // the bars' "exposed communication" and "compute alone" colours
+  return out.str();
+}
+
+}  // namespace commtrace::report::charts
