@@ -85,4 +85,20 @@ TEST(ReportLayers, ProseDoesNotReachIntoTheLoader) {
   EXPECT_EQ(out, std::vector<std::string>{});
 }
 
+// Each analysis declares its rows beside it (analyses/*_rows.h): plain data that includes
+// nothing but other rows and the loader's data, so a writer or another analysis reads one
+// analysis' rows without its machinery, and report.h gathers them.
+TEST(ReportLayers, AnalysesRowsArePlainData) {
+  size_t rows = 0;
+  std::vector<std::string> out;
+  for (const fs::path& file : sourcesIn(kReport / "analyses")) {
+    if (!file.filename().string().ends_with("_rows.h")) continue;
+    ++rows;
+    for (const std::string& include : includesOf(file))
+      if (!include.ends_with("_rows.h") && !isLoaderData(include)) out.push_back(file.filename().string() + ": " + include);
+  }
+  EXPECT_GE(rows, 12u);
+  EXPECT_EQ(out, std::vector<std::string>{});
+}
+
 }  // namespace

@@ -5,10 +5,10 @@
 #include <map>
 #include <vector>
 
+#include "tools/report/analyses/bandwidth_rows.h"
 #include "tools/report/analyses/p2p_calls.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/quantile_sketch.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "tools/report/analyses/bandwidth_series_rows.h"
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/comm_matrix_rows.h"
 #include "tools/report/analyses/transfer_cells.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "tools/report/report.h"
+#include "tools/report/analyses/cuda_sync_rows.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tools/report/report.h"
+#include "tools/report/analyses/kernel_breakdown_rows.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "tools/report/analyses/lateness.h"
+#include "tools/report/analyses/lateness_heatmap_rows.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "tools/report/analyses/lateness.h"
+#include "tools/report/analyses/stragglers_rows.h"
 #include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "tools/report/analyses/mismatches_rows.h"
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

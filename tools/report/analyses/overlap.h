@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "tools/report/analyses/gap_busy_time.h"
+#include "tools/report/analyses/overlap_rows.h"
 #include "tools/report/analyses/overlap_sweep.h"
 #include "tools/report/load/progress_line.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "tools/report/analyses/interval_union.h"
+#include "tools/report/analyses/overlap_rows.h"
 #include "tools/report/load/reorder_buffer.h"
-#include "tools/report/load/step_pattern.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
+#include "tools/report/load/step_pattern.h"
 
 namespace commtrace::report {
 

@@ -6,7 +6,9 @@
 
 #include <vector>
 
-#include "tools/report/report.h"
+#include "tools/report/analyses/bandwidth_rows.h"
+#include "tools/report/analyses/parallelism_rows.h"
+#include "tools/report/load/run_summary_rows.h"
 
 namespace commtrace::report {
 

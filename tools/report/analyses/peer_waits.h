@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "tools/report/analyses/overlap_rows.h"
+#include "tools/report/analyses/peer_waits_rows.h"
 #include "tools/report/load/op_joiner.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

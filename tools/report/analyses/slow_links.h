@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "tools/report/analyses/coll_shapes.h"
+#include "tools/report/analyses/slow_links_rows.h"
 #include "tools/report/analyses/transfer_cells.h"
-#include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

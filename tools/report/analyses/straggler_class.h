@@ -30,11 +30,12 @@
 #include <string>
 #include <vector>
 
+#include "tools/report/analyses/slow_links_rows.h"
+#include "tools/report/analyses/stragglers_rows.h"
 #include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/load/bottom_k.h"
-#include "tools/report/load/quantile_sketch.h"
 #include "tools/report/load/op_stream.h"
-#include "tools/report/report.h"
+#include "tools/report/load/quantile_sketch.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {

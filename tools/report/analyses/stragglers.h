@@ -9,12 +9,12 @@
 #include "tools/report/analyses/gap_busy_time.h"
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/analyses/lateness_heatmap.h"
+#include "tools/report/analyses/straggler_class.h"
+#include "tools/report/analyses/stragglers_rows.h"
 #include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/analyses/wait_attribution.h"
-#include "tools/report/analyses/straggler_class.h"
-#include "tools/report/load/op_stream.h"
 #include "tools/report/load/clock_align.h"
-#include "tools/report/report.h"
+#include "tools/report/load/op_stream.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
