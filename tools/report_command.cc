@@ -17,6 +17,7 @@
 #include "tools/report/output/csv_report.h"
 #include "tools/report/output/html_report.h"
 #include "tools/report/output/json_report.h"
+#include "tools/report/output/markdown_report.h"
 #include "tools/report/output/perfetto_export.h"
 #include "tools/report/output/text_report.h"
 
@@ -55,6 +56,7 @@ void writeTo(const Report& r, ReportFormat format, std::ostream& out) {
     case ReportFormat::kText: return report::writeText(r, out);
     case ReportFormat::kJson: return report::writeJson(r, out);
     case ReportFormat::kHtml: return report::writeHtml(r, out);
+    case ReportFormat::kMarkdown: return report::writeMarkdown(r, out);
     case ReportFormat::kCsv: break;  // a directory, not a stream
   }
 }
@@ -156,7 +158,8 @@ std::string perfettoPathFor(const std::string& dir, const report::PerfettoOption
 namespace {
 
 const std::map<std::string, ReportFormat> kFormats = {
-    {"text", ReportFormat::kText}, {"json", ReportFormat::kJson}, {"csv", ReportFormat::kCsv}, {"html", ReportFormat::kHtml}};
+    {"text", ReportFormat::kText}, {"json", ReportFormat::kJson}, {"csv", ReportFormat::kCsv}, {"html", ReportFormat::kHtml},
+    {"markdown", ReportFormat::kMarkdown}};
 
 const std::map<std::string, report::TraceEncoding> kTraceEncodings = {{"protobuf", report::TraceEncoding::kProtobuf},
                                                                       {"json", report::TraceEncoding::kJson}};
@@ -167,6 +170,7 @@ ReportFormat formatOfFile(const std::string& out, ReportFormat otherwise) {
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".html" || ext == ".htm") return ReportFormat::kHtml;
   if (ext == ".json") return ReportFormat::kJson;
+  if (ext == ".md" || ext == ".markdown") return ReportFormat::kMarkdown;
   return otherwise;
 }
 
@@ -222,10 +226,11 @@ Command addReportCommand(CLI::App& app) {
   addRunOptions(report, f->options.paths, f->options.job, f->progress, f->step_range);
   addNamedOption(report, "--format", f->format, kFormats,
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
-                 "per table, needs --out DIR; html: one self-contained page with heatmaps and plots");
+                 "per table, needs --out DIR; html: one self-contained page with heatmaps and plots; markdown: the text report as "
+                 "GitHub-flavoured Markdown (headings, pipe tables), for a pull request or a CI job's summary");
   report->add_option("--out", f->options.out,
-                     "write to this file (text, json, html) or directory (csv) instead of stdout; without --format, a file "
-                     "named .html, .htm or .json is written in that format");
+                     "write to this file (text, json, html, markdown) or directory (csv) instead of stdout; without --format, a "
+                     "file named .html, .htm, .json or .md is written in that format");
   report->add_option("--from", f->from,
                      "only the ops that started at or after this time: how long after the run's first process started "
                      "recording (90s, 2min), a UTC time (2026-11-27 06:31:02, as the report's 'time' line prints it), a "

@@ -105,6 +105,8 @@ void expectGoldenReports(const TempDir& scratch, const fs::path& golden) {
   expectGolden(golden / "report.json", stdoutOf(scratch, {"report", "run", "--format", "json"}));
   ran(scratch, {"report", "run", "--format", "html", "--out", "report.html"});
   expectGolden(golden / "report.html", contentsOf(out / "report.html"));
+  ran(scratch, {"report", "run", "--out", "report.md"});  // the format from the file's name
+  expectGolden(golden / "report.md", contentsOf(out / "report.md"));
   ran(scratch, {"report", "run", "--format", "csv", "--out", "csv"});
   expectGoldenDirectory(golden / "csv", out / "csv");
   ran(scratch, {"export", "run", "--perfetto", "--compress", "none", "--out", "run.perfetto-trace"});

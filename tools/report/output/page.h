@@ -4,6 +4,7 @@
 // HTML page shows every row and draws the charts.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,12 @@ enum class Rows {
   kInventory,  // a screenful: a list to look through
   kDetail,     // none: only pages that show everything have it
 };
+
+// The rows a page that stops early shows of a table (the terminal's, a Markdown page's).
+constexpr size_t shownRows(Rows rows) { return rows == Rows::kRanking ? 10 : rows == Rows::kInventory ? 20 : 0; }
+
+// What such a page says at its end about what it left out.
+constexpr std::string_view kWhereTheRestIs = "Every row of every table, each rank's kernels and clock fits, and the charts: --format html, json or csv";
 
 using PageFields = std::vector<std::pair<std::string, std::string>>;  // "name: value" lines
 

@@ -23,7 +23,7 @@ class TextPage final : public Page {
     if (rows == Rows::kDetail) return;
     showTitles();
     if (table.rows.empty()) out_ << "  " << when_empty << '\n';
-    else printTable(table, out_, rows == Rows::kRanking ? kRankingRows : kInventoryRows);
+    else printTable(table, out_, shownRows(rows));
   }
   void numbered(const std::vector<std::string>& items, const std::string& when_empty) override {
     showTitles();
@@ -40,7 +40,7 @@ class TextPage final : public Page {
   void lines(const std::string& heading, const std::vector<std::string>& items, Rows rows) override {
     if (items.empty() || rows == Rows::kDetail) return;
     showTitles();
-    const size_t shown = std::min(items.size(), rows == Rows::kRanking ? kRankingRows : kInventoryRows);
+    const size_t shown = std::min(items.size(), shownRows(rows));
     out_ << "  " << heading << ":\n";
     for (size_t i = 0; i < shown; ++i) out_ << "    " << items[i] << '\n';
     if (items.size() > shown) out_ << "    (" << items.size() - shown << " more: --format json or csv for all)\n";
@@ -51,12 +51,9 @@ class TextPage final : public Page {
   }
   void chart(const std::function<std::string()>&) override {}
 
-  void finish() { out_ << "\nEvery row of every table, each rank's kernels and clock fits, and the charts: --format html, json or csv\n"; }
+  void finish() { out_ << '\n' << kWhereTheRestIs << '\n'; }
 
  private:
-  static constexpr size_t kRankingRows = 10;
-  static constexpr size_t kInventoryRows = 20;
-
   void showTitles() {
     for (const std::string& title : pending_) {
       out_ << (first_ ? "" : "\n") << title << '\n';
