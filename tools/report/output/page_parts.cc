@@ -37,11 +37,6 @@ void communicators(const Report& r, Page& page) {
   page.table(tables::communicators(r.communicators), Rows::kInventory, "none recorded");
 }
 
-void parallelism(const Report& r, Page& page) {
-  page.section("parallelism", "Parallelism", "recognised from the communicators and their ops");
-  page.table(tables::parallelism(r.parallelism), Rows::kInventory, "no communicator ran an op");
-}
-
 void bandwidth(const Report& r, Page& page) {
   page.section("bandwidth", "Bandwidth", "nccl-tests algBw and busBw, median over instances");
   page.table(tables::bandwidth(r.bandwidth), Rows::kInventory, "no collective or transfer recorded");
@@ -111,11 +106,6 @@ void overlap(const Report& r, Page& page) {
   if (const std::string note = tables::kernelClockNote(r.overlap); !note.empty()) page.note(note);
   if (const std::string note = tables::outOfOrderNote(r.overlap); !note.empty()) page.note(note);
   page.chart([&r] { return charts::overlapCharts(r.overlap); });
-}
-
-void peerWaits(const Report& r, Page& page) {
-  page.section("peer-waits", "Point-to-point waits", "pipeline bubbles: who waited for whom in sends and receives");
-  page.table(tables::peerWaits(r.peer_waits), Rows::kRanking, "no send or receive waited for its peer");
 }
 
 void kernels(const Report& r, Page& page) {

@@ -1,6 +1,7 @@
-// What each section of the report shows people (page.h): its title, its tables, the notes
-// under them and its charts, written once for the text report and the HTML page. The
-// registry (report_sections.cc) says which section each belongs to and in what order.
+// What each section of the report shows people (page.h) where it is more than one table
+// (report_sections.cc declares those as a TablePage): its title, its tables, the notes under
+// them and its charts, written once for every page. The registry says which section each
+// belongs to and in what order.
 #pragma once
 
 #include "tools/report/output/page.h"
@@ -12,7 +13,6 @@ void findings(const Report& r, Page& page);
 void advice(const Report& r, Page& page);
 void run(const Report& r, Page& page);
 void communicators(const Report& r, Page& page);
-void parallelism(const Report& r, Page& page);
 void bandwidth(const Report& r, Page& page);  // the table, then the plots by message size
 void bandwidthSeries(const Report& r, Page& page);
 void stragglers(const Report& r, Page& page);
@@ -23,7 +23,6 @@ void lateness(const Report& r, Page& page);
 void matrix(const Report& r, Page& page);
 void mismatches(const Report& r, Page& page);
 void overlap(const Report& r, Page& page);
-void peerWaits(const Report& r, Page& page);
 void kernels(const Report& r, Page& page);
 void cudaSync(const Report& r, Page& page);
 void clocks(const Report& r, Page& page);

@@ -540,27 +540,16 @@ const Fields<AdviceRow>& adviceFields() {
 }
 
 std::vector<SchemaTable> schemaTables() {
-  return {{"finding_details[]", markdownTable(findingFields())},
-          {"advice[]", markdownTable(adviceFields())},
-          {"parallelism[]", markdownTable(parallelismFields())},
-          {"clocks.fits[]", markdownTable(clockFitFields())},
-          {"communicators[]", markdownTable(communicatorFields())},
-          {"bandwidth[]", markdownTable(bandwidthFields())},
+  return {{"clocks.fits[]", markdownTable(clockFitFields())},
           {"matrix.slices[]", markdownTable(matrixSliceFields())},
           {"matrix.slices[].cells[]", markdownTable(matrixCellFields())},
           {"overlap[]", markdownTable(overlapFields())},
           {"overlap[].steps[]", markdownTable(overlapStepFields())},
-          {"peer_waits[]", markdownTable(peerWaitFields())},
           {"kernels rows", markdownTable(kernelFields())},
           {"kernels.types[]", markdownTable(kernelTypeFields())},
           {"cuda_sync[]", markdownTable(cudaSyncFields())},
           {"cuda_sync[].calls[]", markdownTable(cudaSyncCallFields())},
-          {"cuda_sync[].calls[].streams[]", markdownTable(cudaSyncStreamFields())},
-          {"stragglers[]", markdownTable(stragglerFields())},
-          {"straggler_hosts[]", markdownTable(hostStragglerFields())},
-          {"straggler_comms[]", markdownTable(commStragglerFields())},
-          {"links[]", markdownTable(linkFields())},
-          {"mismatches[]", markdownTable(mismatchFields())}};
+          {"cuda_sync[].calls[].streams[]", markdownTable(cudaSyncStreamFields())}};
 }
 
 }  // namespace commtrace::report::rows

@@ -41,8 +41,9 @@ const Fields<FindingRow>& findingFields();
 const Fields<ParallelismRow>& parallelismFields();
 const Fields<AdviceRow>& adviceFields();
 
-// Each declared row's field table as SCHEMA.md holds it, under a line
-// "<!-- fields: SECTION -->" (the section as SCHEMA.md names the rows: "bandwidth[]").
+// The field tables of declared rows that are not a section's list (those come with their
+// section: ReportSection::fields_markdown), as SCHEMA.md holds them under a line
+// "<!-- fields: SECTION -->" (the rows as SCHEMA.md names them: "matrix.slices[]").
 struct SchemaTable {
   std::string_view section;
   std::string markdown;

@@ -9,9 +9,26 @@ namespace {
 using json::Json;
 using json::PrettyObject;
 
-// A list of rows: a JSON array and a CSV table, each row as its declaration says.
 using PagePart = std::function<void(const Report&, Page&)>;
 
+// A section that is one table on the pages: its rows as their declaration shows them.
+struct TablePage {
+  std::string_view id;
+  std::string title, about;
+  Rows rows;
+  std::string when_empty;
+};
+
+template <class Row, class Get>
+PagePart tablePage(const rows::Fields<Row>& fields, Get get, TablePage spec) {
+  return [&fields, get, spec](const Report& r, Page& page) {
+    page.section(spec.id, spec.title, spec.about);
+    page.table(rows::peopleTable(fields, get(r)), spec.rows, spec.when_empty);
+  };
+}
+
+// A list of rows: a JSON array, a CSV table and SCHEMA.md's field table, each row as its
+// declaration says; on the pages as `page` shows it.
 template <class Row, class Get>
 ReportSection rowSection(std::string_view key, std::string_view meaning, std::string csv_file, const rows::Fields<Row>& fields, Get get,
                          PagePart page = {}) {
@@ -20,7 +37,13 @@ ReportSection rowSection(std::string_view key, std::string_view meaning, std::st
             doc.array(key, get(r), [&fields](const Row& row) { return json::rowJson(fields, row); });
           },
           [csv_file, &fields, get](const Report& r, const CsvOut& out) { out(csv::rowsTable(csv_file, fields, get(r))); },
-          std::move(page)};
+          std::move(page), rows::markdownTable(fields)};
+}
+
+template <class Row, class Get>
+ReportSection rowSection(std::string_view key, std::string_view meaning, std::string csv_file, const rows::Fields<Row>& fields, Get get,
+                         TablePage page) {
+  return rowSection(key, meaning, std::move(csv_file), fields, get, tablePage(fields, get, std::move(page)));
 }
 
 // A JSON field alone.
@@ -42,7 +65,8 @@ std::vector<ReportSection> declareSections() {
          out(csv::linesTable("problems.csv", "problem", r.run.problems));
        }, pages::run},
       rowSection("communicators", "every communicator (below)", "communicators.csv", rows::communicatorFields(), [](const Report& r) -> const auto& { return r.communicators; }, pages::communicators),
-      rowSection("parallelism", "the workload's parallelism, one row per shape of communicator (below)", "parallelism.csv", rows::parallelismFields(), [](const Report& r) -> const auto& { return r.parallelism; }, pages::parallelism),
+      rowSection("parallelism", "the workload's parallelism, one row per shape of communicator (below)", "parallelism.csv", rows::parallelismFields(), [](const Report& r) -> const auto& { return r.parallelism; },
+                 TablePage{"parallelism", "Parallelism", "recognised from the communicators and their ops", Rows::kInventory, "no communicator ran an op"}),
       rowSection("bandwidth", "the bandwidth table (below)", "bandwidth.csv", rows::bandwidthFields(), [](const Report& r) -> const auto& { return r.bandwidth; }, pages::bandwidth),
       {"bandwidth_series", "object", "busBw over time per communicator and func (below)",
        [](PrettyObject& doc, const Report& r) {
@@ -93,7 +117,9 @@ std::vector<ReportSection> declareSections() {
          out(csv::rowsTable("overlap.csv", rows::overlapFields(), r.overlap));
          out(csv::partsTable("overlap_steps.csv", rows::pick(rows::overlapFields(), {"rank"}), rows::overlapStepFields(), r.overlap, csv::stepsOf));
        }, pages::overlap},
-      rowSection("peer_waits", "point-to-point waits between ranks (pipeline bubbles), most wait first (below)", "peer_waits.csv", rows::peerWaitFields(), [](const Report& r) -> const auto& { return r.peer_waits; }, pages::peerWaits),
+      rowSection("peer_waits", "point-to-point waits between ranks (pipeline bubbles), most wait first (below)", "peer_waits.csv", rows::peerWaitFields(), [](const Report& r) -> const auto& { return r.peer_waits; },
+                 TablePage{"peer-waits", "Point-to-point waits", "pipeline bubbles: who waited for whom in sends and receives", Rows::kRanking,
+                           "no send or receive waited for its peer"}),
       {"kernels", "object", "GPU activity by name and by kernel type (below)", [](PrettyObject& doc, const Report& r) { doc.field("kernels", json::kernelsJson(r.kernels)); },
        [](const Report& r, const CsvOut& out) {
          std::vector<KernelRow> top_then_per_rank = r.kernels.top;

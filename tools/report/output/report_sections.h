@@ -25,7 +25,10 @@ struct ReportSection {
   // Hands over its tables one at a time (each freed before the next: a 1,024-rank report's
   // tables built at once held some 600 MB of cells); empty: none.
   std::function<void(const Report& r, const CsvOut& out)> csv;
-  std::function<void(const Report& r, Page& page)> page;  // pages/page_parts.h; empty: on no page
+  std::function<void(const Report& r, Page& page)> page;  // page_parts.h; empty: on no page
+  // A list of declared rows: their field table as SCHEMA.md holds it under
+  // "<!-- fields: KEY[] -->" (report_rows_test); "" for other sections.
+  std::string fields_markdown;
 };
 
 // Every section's page part, in order: what the text report and the HTML page iterate.
