@@ -54,7 +54,8 @@ constexpr std::array kRegistry{kCalls,
                                fedAndMerged<&S::transfer_gaps>(),
                                fedAndMerged<&S::peer_waits>(),
                                fedAndMerged<&S::anchors>(),
-                               fedAndMerged<&S::lateness>()};
+                               fedAndMerged<&S::lateness>(),
+                               fedAndMerged<&S::traffic>()};
 
 }  // namespace
 
@@ -94,6 +95,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.bandwidth = streamed.bandwidth.rows(run);
   report.bandwidth_series = bandwidthSeries(run, clocks, streamed.bandwidth_series);
   report.matrix = communicationMatrix(run, streamed.shapes, streamed.transfer_cells);
+  report.rank_traffic = rankTraffic(run, streamed.traffic);
   // Overlap follows each process through its whole run: from its file, one process per
   // thread at a time, where the loader did not keep the collectives; on the way it measures
   // the compute in the flagged stragglers' gaps.

@@ -12,6 +12,7 @@
 #include "tools/report/analyses/mismatches.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/peer_waits.h"
+#include "tools/report/analyses/rank_traffic.h"
 #include "tools/report/analyses/stragglers.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/sink_thread.h"
@@ -52,6 +53,7 @@ class StreamedAnalyses : public OpFanout {
   PeerWaitTally peer_waits;
   AnchorSample anchors;  // for alignClocks(run, anchors)
   LatenessBins lateness;
+  RankTrafficTally traffic;
 
   // Each streamed analysis, registered once (kRegistry, build_report.cc): the sink the
   // joiner feeds for it, and how a shard's state adds in (none: the call joiner, as a shard

@@ -19,6 +19,7 @@
 #include "tools/report/analyses/overlap_rows.h"
 #include "tools/report/analyses/parallelism_rows.h"
 #include "tools/report/analyses/peer_waits_rows.h"
+#include "tools/report/analyses/rank_traffic_rows.h"
 #include "tools/report/analyses/slow_links_rows.h"
 #include "tools/report/analyses/stragglers_rows.h"
 #include "tools/report/load/clock_summary.h"
@@ -33,6 +34,7 @@ struct Report {
   std::vector<BandwidthRow> bandwidth;
   BandwidthSeries bandwidth_series;
   CommMatrix matrix;
+  std::vector<RankTrafficRow> rank_traffic;  // most bytes first
   std::vector<OverlapRow> overlap;
   KernelBreakdown kernels;
   std::vector<PeerWaitRow> peer_waits;  // most wait first

@@ -210,6 +210,8 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
   EXPECT_EQ(whole.transfer_gaps.transfers(), shards[0].transfer_gaps.transfers());
   ASSERT_FALSE(whole.peer_waits.pairs().empty());
   EXPECT_EQ(whole.peer_waits.pairs(), shards[0].peer_waits.pairs());
+  ASSERT_FALSE(whole.traffic.byProcess().empty());
+  EXPECT_EQ(whole.traffic.byProcess(), shards[0].traffic.byProcess());
 }
 
 // Feeds the run's collectives and transfers in [from, to) of each (a fraction of the run).

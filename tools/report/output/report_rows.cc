@@ -246,6 +246,23 @@ const Fields<PeerWaitRow>& peerWaitFields() {
   return fields;
 }
 
+const Fields<RankTrafficRow>& rankTrafficFields() {
+  using T = RankTrafficRow;
+  static const Fields<T> fields{
+      {"rank", kInteger, kAlways, "global rank (a restarted rank's processes together)", member(&T::rank), "rank"},
+      {"host", kString, kAlways, "its host", member(&T::host), "host"},
+      {"collectives", kInteger, kAlways, "collective instances it took part in", member(&T::collectives), "collectives"},
+      {"coll_bytes", kInteger, kAlways, "their per-rank payload, summed", member(&T::coll_bytes), "their bytes"},
+      {"sends", kInteger, kAlways, "point-to-point sends (AlltoAll, Gather and Scatter pieces included)", member(&T::sends), "sends"},
+      {"sent_bytes", kInteger, kAlways, "their bytes", member(&T::sent_bytes), "sent"},
+      {"receives", kInteger, kAlways, "point-to-point receives", member(&T::receives), "receives"},
+      {"received_bytes", kInteger, kAlways, "their bytes", member(&T::received_bytes), "received"},
+      {"bytes_vs_median", kNumber, kAlways,
+       "`coll_bytes` + `sent_bytes` over the median rank's (of an even count, the upper middle); 0 when that rank moved nothing",
+       member(&T::bytes_vs_median), "vs median", [](const T& t) { return fmt::fixed(t.bytes_vs_median, 2) + "x"; }}};
+  return fields;
+}
+
 const Fields<KernelRow>& kernelFields() {
   using K = KernelRow;
   static const Fields<K> fields{

@@ -27,6 +27,7 @@ const Fields<MatrixCell>& matrixCellFields();
 const Fields<OverlapRow>& overlapFields();  // without kernel_clock and steps
 const Fields<OverlapStepRow>& overlapStepFields();
 const Fields<PeerWaitRow>& peerWaitFields();
+const Fields<RankTrafficRow>& rankTrafficFields();
 const Fields<KernelRow>& kernelFields();
 const Fields<KernelTypeRow>& kernelTypeFields();
 const Fields<CudaSyncRow>& cudaSyncFields();  // without its calls

@@ -110,6 +110,10 @@ std::vector<ReportSection> declareSections() {
          out(csv::partsTable("matrix_cells.csv", rows::matrixSliceFields(), rows::matrixCellFields(), r.matrix.slices,
                              [](const MatrixSlice& s) -> const auto& { return s.cells; }));
        }, pages::matrix},
+      rowSection("rank_traffic", "what each rank moved, most bytes first (below)", "rank_traffic.csv",
+                 rows::rankTrafficFields(), [](const Report& r) -> const auto& { return r.rank_traffic; },
+                 TablePage{"rank-traffic", "Traffic per rank", "most bytes first; an uneven share stands far from 1x the median rank's",
+                           Rows::kInventory, "no rank recorded a collective or a transfer"}),
       rowSection("mismatches", "instances some ranks issued and others did not, or never finished", "mismatches.csv", rows::mismatchFields(), [](const Report& r) -> const auto& { return r.mismatches; }, pages::mismatches),
       jsonField("mismatches_total", "integer", "all mismatches found; `mismatches` may list fewer", [](const Report& r) { return Json(r.mismatches_total); }),
       {"overlap", "[object]", "per process: communication hidden behind compute (below)", [](PrettyObject& doc, const Report& r) { doc.array("overlap", r.overlap, json::overlapRowJson); },
