@@ -33,17 +33,18 @@ void RankTrafficTally::transfer(const P2pTransfer& t) {
   }
 }
 
+RankTrafficTally::Sums& RankTrafficTally::Sums::operator+=(const Sums& o) {
+  collectives += o.collectives;
+  coll_bytes += o.coll_bytes;
+  sends += o.sends;
+  sent_bytes += o.sent_bytes;
+  receives += o.receives;
+  received_bytes += o.received_bytes;
+  return *this;
+}
+
 void RankTrafficTally::merge(const RankTrafficTally& other) {
-  for (size_t p = 0; p < other.by_process_.size(); ++p) {
-    const Sums& theirs = other.by_process_[p];
-    Sums& s = of(static_cast<int32_t>(p));
-    s.collectives += theirs.collectives;
-    s.coll_bytes += theirs.coll_bytes;
-    s.sends += theirs.sends;
-    s.sent_bytes += theirs.sent_bytes;
-    s.receives += theirs.receives;
-    s.received_bytes += theirs.received_bytes;
-  }
+  for (size_t p = 0; p < other.by_process_.size(); ++p) of(static_cast<int32_t>(p)) += other.by_process_[p];
 }
 
 namespace {
@@ -53,24 +54,21 @@ uint64_t bytesOut(const RankTrafficRow& r) { return r.coll_bytes + r.sent_bytes;
 }  // namespace
 
 std::vector<RankTrafficRow> rankTraffic(const RunModel& run, const RankTrafficTally& tally) {
-  std::map<int, RankTrafficRow> by_rank;
+  std::map<int, std::pair<std::string, RankTrafficTally::Sums>> by_rank;  // host, sums
   for (size_t p = 0; p < tally.byProcess().size() && p < run.processes.size(); ++p) {
-    const int rank = run.processes[p].rank;
-    if (rank < 0) continue;
-    const RankTrafficTally::Sums& s = tally.byProcess()[p];
-    RankTrafficRow& row = by_rank[rank];
-    row.rank = rank;
-    row.host = run.processes[p].host;
-    row.collectives += s.collectives;
-    row.coll_bytes += s.coll_bytes;
-    row.sends += s.sends;
-    row.sent_bytes += s.sent_bytes;
-    row.receives += s.receives;
-    row.received_bytes += s.received_bytes;
+    const ProcessInfo& process = run.processes[p];
+    if (process.rank < 0) continue;
+    auto& [host, sums] = by_rank[process.rank];
+    host = process.host;
+    sums += tally.byProcess()[p];
   }
   std::vector<RankTrafficRow> out;
-  for (auto& [rank, row] : by_rank)
-    if (row.collectives + row.sends + row.receives > 0) out.push_back(std::move(row));
+  for (const auto& [rank, traffic] : by_rank) {
+    const RankTrafficTally::Sums& s = traffic.second;
+    if (s.collectives + s.sends + s.receives == 0) continue;
+    out.push_back({.rank = rank, .host = traffic.first, .collectives = s.collectives, .coll_bytes = s.coll_bytes, .sends = s.sends,
+                   .sent_bytes = s.sent_bytes, .receives = s.receives, .received_bytes = s.received_bytes});
+  }
   if (out.empty()) return out;
   std::vector<uint64_t> totals;
   for (const RankTrafficRow& r : out) totals.push_back(bytesOut(r));

@@ -18,6 +18,7 @@ class RankTrafficTally : public JoinedOpSink {
     uint64_t collectives = 0, coll_bytes = 0;
     uint64_t sends = 0, sent_bytes = 0;
     uint64_t receives = 0, received_bytes = 0;
+    Sums& operator+=(const Sums& other);
     bool operator==(const Sums&) const = default;
   };
 
