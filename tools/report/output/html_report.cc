@@ -1,5 +1,6 @@
 #include "tools/report/output/html_report.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "tools/report/output/page.h"
@@ -29,7 +30,7 @@ a.anchor { color: #bbb; text-decoration: none; font-size: 0.7em; } h2:hover a.an
 
 // The page's body, and its sections for the table of contents: every h2 gets a stable id
 // (no counts in it), so a link to #stragglers keeps working from one run to the next. Every
-// row of every table is shown, and the charts.
+// table to its 1,000th row, and the charts.
 class HtmlPage final : public Page {
  public:
   void section(std::string_view id, const std::string& title, const std::string& about) override {
@@ -41,16 +42,18 @@ class HtmlPage final : public Page {
 
   void table(const Table& t, Rows, const std::string& when_empty) override {
     if (t.rows.empty()) return note(when_empty.empty() ? "none" : when_empty);
+    const size_t shown = std::min(t.rows.size(), kMaxTableRows);
     auto cls = [&](size_t c) { return t.columns[c].align == Table::Align::kRight ? " class=\"num\"" : ""; };
     body_ << "<table><thead><tr>";
     for (size_t c = 0; c < t.columns.size(); ++c) body_ << "<th" << cls(c) << '>' << escape(t.columns[c].header) << "</th>";
     body_ << "</tr></thead><tbody>\n";
-    for (const auto& row : t.rows) {
+    for (size_t r = 0; r < shown; ++r) {
       body_ << "<tr>";
-      for (size_t c = 0; c < t.columns.size(); ++c) body_ << "<td" << cls(c) << '>' << escape(c < row.size() ? row[c] : "") << "</td>";
+      for (size_t c = 0; c < t.columns.size(); ++c) body_ << "<td" << cls(c) << '>' << escape(c < t.rows[r].size() ? t.rows[r][c] : "") << "</td>";
       body_ << "</tr>\n";
     }
     body_ << "</tbody></table>\n";
+    if (t.rows.size() > shown) note(std::to_string(t.rows.size() - shown) + " more rows: --format json or csv for all");
   }
   void numbered(const std::vector<std::string>& items, const std::string& when_empty) override {
     if (items.empty()) return note(when_empty);
@@ -65,9 +68,11 @@ class HtmlPage final : public Page {
   }
   void lines(const std::string& heading, const std::vector<std::string>& items, Rows) override {
     if (items.empty()) return;
+    const size_t shown = std::min(items.size(), kMaxTableRows);
     body_ << "<p>" << escape(heading) << ":</p>\n<ul>\n";
-    for (const std::string& item : items) body_ << "<li><code>" << escape(item) << "</code></li>\n";
+    for (size_t i = 0; i < shown; ++i) body_ << "<li><code>" << escape(items[i]) << "</code></li>\n";
     body_ << "</ul>\n";
+    if (items.size() > shown) note(std::to_string(items.size() - shown) + " more: --format json or csv for all");
   }
   void note(const std::string& line) override { body_ << "<p class=\"note\">" << escape(line) << "</p>\n"; }
   void chart(const std::function<std::string()>& html) override { body_ << html(); }
@@ -79,6 +84,10 @@ class HtmlPage final : public Page {
   }
 
  private:
+  // A table's rows on the page: a 16,384-rank run's tables of a row per rank, shown whole,
+  // made most of a page past 10 MB.
+  static constexpr size_t kMaxTableRows = 1000;
+
   std::ostringstream body_;
   std::vector<std::pair<std::string, std::string>> toc_;  // id, title
 };

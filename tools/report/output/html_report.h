@@ -1,6 +1,7 @@
 // `commtrace report --format html`: one self-contained page (inline CSS and SVG, no script,
 // nothing fetched when opened): the sections of report_sections.h, as the text report has
-// them, with every row of every table and the charts (report_charts.h).
+// them, with every table to its 1,000th row and the charts (report_charts.h: at most 128
+// rows each, so that a 16,384-rank run's page stays a few MB).
 #pragma once
 
 #include <ostream>

@@ -106,6 +106,66 @@ TEST(HtmlReport, DrawsBandwidthOverTime) {
   EXPECT_NE(page.find("<title>comm/func world AllReduce, time +2 ms: no data</title>"), std::string::npos);
 }
 
+// A 16,384-rank run's page stays a few MB: past 128 ranks the lateness rows are groups of
+// consecutive ranks, each cell the largest of its ranks' (one late rank still shows).
+TEST(HtmlReport, ABigRunsLatenessIsGroupedSoThatALateRankStillShows) {
+  Report r = testutil::sampleReport();
+  LatenessHeatmap& lh = r.stragglers.heatmap;
+  lh.ranks.clear();
+  lh.mean_lateness_us.clear();
+  for (int rank = 0; rank < 300; ++rank) {
+    lh.ranks.push_back(rank);
+    lh.mean_lateness_us.push_back({rank == 151 ? 5000.0 : 10.0, -1});
+  }
+  const std::string page = html(r);
+  EXPECT_EQ(count(page, ", time +1 ms: "), 100u) << "100 rows of 3 ranks";
+  EXPECT_NE(page.find("each row the largest of 3 consecutive ranks'"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 150-152, time 0: 5 ms</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 0-2, time 0: 10 us</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>rank 0-2, time +1 ms: no data</title>"), std::string::npos);
+}
+
+// Past 128 series, those that got slow: the series whose slowest column is the smallest
+// share of its own median.
+TEST(HtmlReport, ABigRunsBandwidthOverTimeShowsTheSeriesThatGotSlow) {
+  Report r = testutil::sampleReport();
+  r.bandwidth_series = {.axis = "aligned time", .start_us = 0, .bin_us = 2000, .rows = {}};
+  for (uint64_t c = 0; c < 200; ++c)
+    r.bandwidth_series.rows.push_back({.comm = c + 1, .comm_name = "c" + std::to_string(c), .func = "AllReduce", .ops = {1, 1, 1},
+                                       .busbw_gbs = {10, c == 177 ? 1.0 : 9.0 + static_cast<double>(c % 3), 10}});
+  const std::string page = html(r);
+  EXPECT_EQ(count(page, "<title>comm/func "), 128u * 3) << "128 rows of 3 columns";
+  EXPECT_NE(page.find("the 128 of 200 series whose slowest column fell furthest below their own median"), std::string::npos);
+  EXPECT_NE(page.find("<title>comm/func c177 AllReduce, time +2 ms: 1.00 GB/s</title>"), std::string::npos);
+}
+
+// A table stops at its 1,000th row on the page and says where the rest is.
+TEST(HtmlReport, ABigRunsTablesStopAtATousandRows) {
+  Report r = testutil::sampleReport();
+  r.stragglers.ranks.resize(1500, r.stragglers.ranks.front());
+  const std::string page = html(r);
+  const size_t at = page.find("id=\"stragglers\"");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(page.find("500 more rows: --format json or csv for all", at), std::string::npos);
+}
+
+// Past 128 ranks with compute records, the bars are the 128 with most exposed communication.
+TEST(HtmlReport, ABigRunsGpuTimeBarsAreTheMostExposedRanks) {
+  Report r = testutil::sampleReport();
+  const OverlapRow base = r.overlap[0];
+  r.overlap.clear();
+  for (int rank = 0; rank < 200; ++rank) {
+    OverlapRow o = base;
+    o.rank = rank;
+    o.exposed_us = rank < 72 ? 1.0 : 1000.0 + rank;  // ranks 72-199 expose most
+    r.overlap.push_back(o);
+  }
+  const std::string page = html(r);
+  EXPECT_NE(page.find("(the 128 of 200 ranks with most exposed communication)"), std::string::npos);
+  EXPECT_NE(page.find(">rank 72<"), std::string::npos);
+  EXPECT_EQ(page.find(">rank 71<"), std::string::npos);
+}
+
 TEST(HtmlReport, HasTheFindingsAndTables) {
   const std::string page = html(testutil::sampleReport());
   EXPECT_NE(page.find("<li>Rank 2 (node1) is the straggler"), std::string::npos);

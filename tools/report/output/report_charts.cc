@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "tools/report/format.h"
@@ -22,9 +23,60 @@ std::vector<std::string> numberedLabels(size_t n, const std::function<std::strin
   return out;
 }
 
-// At most kMaxMatrixCells rows and columns: past that many ranks, consecutive ranks are drawn
-// as one cell with their bytes summed (a 1,024-rank run's cell per rank pair made a 135 MB page).
-constexpr size_t kMaxMatrixCells = 128;
+// At most kMaxRows rows (and matrix columns) a chart: past that many ranks, consecutive ranks
+// are drawn as one row or cell (a 1,024-rank run's cell per rank pair made a 135 MB page; a
+// 4,096-rank run's lateness, a row per rank, 50 MB).
+constexpr size_t kMaxRows = 128;
+
+// Consecutive rows as one where there are more than kMaxRows: each cell the largest of its
+// rows' (NaN: none had one), so that one late rank still shows in its group; labelled
+// "first-last". Returns how many rows went into one.
+size_t groupRows(svg::Heatmap& h) {
+  const size_t rows = h.values.size();
+  const size_t group = std::max<size_t>(1, (rows + kMaxRows - 1) / kMaxRows);
+  if (group == 1) return 1;
+  std::vector<std::vector<double>> values;
+  std::vector<std::string> labels;
+  for (size_t first = 0; first < rows; first += group) {
+    const size_t last = std::min(rows, first + group) - 1;
+    std::vector<double> row = h.values[first];
+    for (size_t r = first + 1; r <= last; ++r)
+      for (size_t c = 0; c < row.size() && c < h.values[r].size(); ++c)
+        if (std::isnan(row[c]) || h.values[r][c] > row[c]) row[c] = h.values[r][c];
+    values.push_back(std::move(row));
+    labels.push_back(first == last ? h.row_labels[first] : h.row_labels[first] + "-" + h.row_labels[last]);
+  }
+  h.values = std::move(values);
+  h.row_labels = std::move(labels);
+  return group;
+}
+
+// The series to draw, in their order: all of them, or past kMaxRows those whose slowest
+// column is the smallest share of their own median column (a series that got slow).
+std::vector<size_t> slowestSeries(const std::vector<BandwidthSeriesRow>& rows) {
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (rows.size() <= kMaxRows) return order;
+  std::vector<double> dip(rows.size(), 1.0);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<double> seen;
+    for (double v : rows[i].busbw_gbs)
+      if (v >= 0) seen.push_back(v);
+    if (seen.empty()) continue;
+    std::sort(seen.begin(), seen.end());
+    const double median = seen[seen.size() / 2];
+    if (median > 0) dip[i] = seen.front() / median;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return dip[a] < dip[b]; });
+  order.resize(kMaxRows);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// ", each row the largest of N consecutive ranks' (...)" where rows were grouped.
+std::string groupedNote(size_t group, const char* what) {
+  return group > 1 ? ", each row the largest of " + std::to_string(group) + " consecutive " + what + " (the JSON and CSV have each)" : "";
+}
 
 // Exposed communication over the run: each rank with compute records a row, its steps in up
 // to kColumns columns of consecutive step numbers, a cell the mean exposed time per step (a
@@ -51,8 +103,10 @@ void writeExposedPerStep(const std::vector<OverlapRow>& rows, std::ostream& out)
     for (size_t c = 0; c < columns; ++c) h.values.back().push_back(counted[c] > 0 ? exposed[c] / counted[c] : NAN);
   }
   h.col_labels = numberedLabels(columns, [&](size_t c) { return std::to_string(c * static_cast<size_t>(per_column)); });
+  const size_t group = groupRows(h);
   out << "<p class=\"note\">Exposed communication per step of each rank"
-      << (per_column > 1 ? " (mean over " + std::to_string(per_column) + " steps a column)" : std::string()) << "; grey: no step there.</p>\n";
+      << (per_column > 1 ? " (mean over " + std::to_string(per_column) + " steps a column)" : std::string()) << groupedNote(group, "ranks'")
+      << "; grey: no step there.</p>\n";
   out << svg::heatmap(h);
 }
 
@@ -62,7 +116,7 @@ void writeExposedPerStep(const std::vector<OverlapRow>& rows, std::ostream& out)
 std::string matrixChart(const CommMatrix& m) {
   std::ostringstream out;
   const auto ranks = static_cast<size_t>(m.ranks);
-  const size_t group = std::max<size_t>(1, (ranks + kMaxMatrixCells - 1) / kMaxMatrixCells);
+  const size_t group = std::max<size_t>(1, (ranks + kMaxRows - 1) / kMaxRows);
   out << "<p class=\"note\">Bytes sent from the row's rank" << (group > 1 ? "s" : "") << " to the column's over the whole run"
       << (group > 1 ? ", " + std::to_string(group) + " consecutive ranks to a cell (the JSON and CSV have every pair)" : std::string())
       << ". " << escape(m.model) << "</p>\n";
@@ -83,11 +137,6 @@ std::string matrixChart(const CommMatrix& m) {
 
 std::string latenessChart(const LatenessHeatmap& lh) {
   const bool by_time = lh.axis != "op order";
-  std::ostringstream out;
-  out << "<p class=\"note\">Mean lateness of each rank (its arrival after the first member's) per "
-      << (by_time ? escape(fmt::duration(lh.bin_us)) + " of the aligned timeline"
-                  : escape(fmt::fixed(lh.bin_ops, 0)) + " ops of each communicator (the clocks could not be aligned)")
-      << "; grey: no collective of that rank in the bin.</p>\n";
   svg::Heatmap h{.row_axis = "rank", .col_axis = by_time ? "time" : "ops from", .format = [](double v) { return fmt::duration(v); }};
   for (const std::vector<double>& row : lh.mean_lateness_us) {
     h.values.emplace_back();
@@ -99,6 +148,12 @@ std::string latenessChart(const LatenessHeatmap& lh) {
     const double bin = static_cast<double>(b);
     return by_time ? offsetLabel(lh.bin_us * bin) : fmt::fixed(lh.bin_ops * bin, 0);
   });
+  const size_t group = groupRows(h);
+  std::ostringstream out;
+  out << "<p class=\"note\">Mean lateness of each rank (its arrival after the first member's) per "
+      << (by_time ? escape(fmt::duration(lh.bin_us)) + " of the aligned timeline"
+                  : escape(fmt::fixed(lh.bin_ops, 0)) + " ops of each communicator (the clocks could not be aligned)")
+      << groupedNote(group, "ranks'") << "; grey: no collective of that rank in the bin.</p>\n";
   out << svg::heatmap(h);
   return out.str();
 }
@@ -106,11 +161,17 @@ std::string latenessChart(const LatenessHeatmap& lh) {
 std::string bandwidthSeriesChart(const BandwidthSeries& s) {
   if (s.rows.empty())
     return "<p class=\"note\">No series: no process's clock could be aligned, or no collective had a size and a time.</p>\n";
+  const std::vector<size_t> shown = slowestSeries(s.rows);
   std::ostringstream out;
   out << "<p class=\"note\">busBw of each communicator and func per " << escape(fmt::duration(s.bin_us))
-      << " of the aligned timeline (its bus bytes over its transfer time); grey: no op of it ended in the column.</p>\n";
+      << " of the aligned timeline (its bus bytes over its transfer time)";
+  if (shown.size() < s.rows.size())
+    out << "; the " << shown.size() << " of " << s.rows.size()
+        << " series whose slowest column fell furthest below their own median (the JSON and CSV have each)";
+  out << "; grey: no op of it ended in the column.</p>\n";
   svg::Heatmap h{.row_axis = "comm/func", .col_axis = "time", .format = [](double v) { return fmt::gbs(v); }};
-  for (const BandwidthSeriesRow& row : s.rows) {
+  for (size_t i : shown) {
+    const BandwidthSeriesRow& row = s.rows[i];
     h.row_labels.push_back(fmt::commLabel(row.comm, row.comm_name) + " " + row.func);
     h.values.emplace_back();
     for (double v : row.busbw_gbs) h.values.back().push_back(v >= 0 ? v : NAN);
@@ -151,15 +212,25 @@ std::string overlapCharts(const std::vector<OverlapRow>& rows) {
   constexpr size_t kMaxSteps = 60;
   const std::vector<std::string> kSegments = {"communication under compute", "exposed communication", "compute alone", "GPU idle"};
   const auto us = [](double v) { return fmt::duration(v); };
-  svg::StackedBars ranks{.title = "GPU time per rank, from its first to its last communication kernel", .segment_names = kSegments, .format = us};
-  const OverlapRow* worst = nullptr;
-  for (const OverlapRow& o : rows) {
-    if (!o.available) continue;
-    ranks.row_labels.push_back("rank " + std::to_string(o.rank));
-    ranks.values.push_back({o.overlapped_us, o.exposed_us, o.compute_only_us, o.idle_us});
-    if (worst == nullptr || o.exposed_us > worst->exposed_us) worst = &o;
+  std::vector<const OverlapRow*> measured;
+  for (const OverlapRow& o : rows)
+    if (o.available) measured.push_back(&o);
+  if (measured.empty()) return "";
+  const auto more_exposed = [](const OverlapRow* a, const OverlapRow* b) { return a->exposed_us > b->exposed_us; };
+  const OverlapRow* worst = *std::min_element(measured.begin(), measured.end(), more_exposed);
+  std::string title = "GPU time per rank, from its first to its last communication kernel";
+  if (measured.size() > kMaxRows) {  // the ranks with most exposed communication, in their order
+    title += " (the " + std::to_string(kMaxRows) + " of " + std::to_string(measured.size()) + " ranks with most exposed communication)";
+    std::vector<const OverlapRow*> kept = measured;
+    std::stable_sort(kept.begin(), kept.end(), more_exposed);
+    kept.resize(kMaxRows);
+    std::erase_if(measured, [&](const OverlapRow* o) { return std::find(kept.begin(), kept.end(), o) == kept.end(); });
   }
-  if (worst == nullptr) return "";
+  svg::StackedBars ranks{.title = title, .segment_names = kSegments, .format = us};
+  for (const OverlapRow* o : measured) {
+    ranks.row_labels.push_back("rank " + std::to_string(o->rank));
+    ranks.values.push_back({o->overlapped_us, o->exposed_us, o->compute_only_us, o->idle_us});
+  }
   out << svg::stackedBars(ranks);
   writeExposedPerStep(rows, out);
   svg::StackedBars steps{.title = "rank " + std::to_string(worst->rank) + " (most exposed communication), per step",
