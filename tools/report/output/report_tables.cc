@@ -10,7 +10,6 @@
 
 namespace commtrace::report::tables {
 
-
 std::string clockLine(const ClockSummary& c) {
   if (c.fits.empty()) return "not aligned (no process had collective completions to anchor on)";
   const auto aligned = std::count_if(c.fits.begin(), c.fits.end(), [](const ClockFit& f) { return f.aligned; });
@@ -80,8 +79,6 @@ Fields runFields(const Report& r) {
 Table clocks(const ClockSummary& c) { return rows::peopleTable(rows::clockFitFields(), c.fits); }
 
 Table communicators(const std::vector<CommunicatorRow>& list) { return rows::peopleTable(rows::communicatorFields(), list); }
-Table parallelism(const std::vector<ParallelismRow>& list) { return rows::peopleTable(rows::parallelismFields(), list); }
-Table advice(const std::vector<AdviceRow>& list) { return rows::peopleTable(rows::adviceFields(), list); }
 
 Table bandwidth(const std::vector<BandwidthRow>& list) { return rows::peopleTable(rows::bandwidthFields(), list); }
 
@@ -174,8 +171,6 @@ std::string streamLabel(uint64_t stream) {
   if (stream == 2) return "per-thread default";  // cudaStreamPerThread
   return fmt::hexId(stream);
 }
-
-Table peerWaits(const std::vector<PeerWaitRow>& list) { return rows::peopleTable(rows::peerWaitFields(), list); }
 
 Table kernels(const std::vector<KernelRow>& list) { return rows::peopleTable(rows::kernelFields(), list); }
 

@@ -1,6 +1,6 @@
 // The Report's tables as people read them (sizes in KiB/MiB, durations with units, rank
-// lists collapsed): one builder per table, shared by the text and HTML writers so that both
-// show the same columns and the same numbers.
+// lists collapsed), for the sections' page parts (page_parts.cc) where a table is more than
+// its rows' declaration: a pick of rows, rows under rows, notes on what a mark means.
 #pragma once
 
 #include <utility>
@@ -17,8 +17,6 @@ Fields runFields(const Report& report);
 
 Table clocks(const ClockSummary& clocks);
 Table communicators(const std::vector<CommunicatorRow>& rows);
-Table parallelism(const std::vector<ParallelismRow>& rows);
-Table advice(const std::vector<AdviceRow>& rows);
 // Rows without bandwidth show "-", approximate percentiles a leading "~"; bandwidthNotes says
 // what each mark means, each distinct reason once.
 Table bandwidth(const std::vector<BandwidthRow>& rows);
@@ -40,8 +38,6 @@ std::vector<std::string> unavailableReasons(const std::vector<OverlapRow>& rows)
 std::string outOfOrderNote(const std::vector<OverlapRow>& rows);
 // One line on how CUPTI's clock was tied to the GPU's; "" when no rank needed it.
 std::string kernelClockNote(const std::vector<OverlapRow>& rows);
-// Who waited on whom in point-to-point transfers (pipeline bubbles).
-Table peerWaits(const std::vector<PeerWaitRow>& rows);
 // The kernels with most GPU time (all ranks together, or each rank's), and each rank's time
 // by HTA's kernel types.
 Table kernels(const std::vector<KernelRow>& rows);
