@@ -34,16 +34,20 @@ using nccl::Func;
 struct PlannedColl {
   CommKind comm;
   Func func;
-  uint64_t count;  // per rank
+  uint64_t count;  // per rank; sharded: the whole tensor, each rank's share count / members
   DataType datatype;
+  bool sharded = false;
 };
 
 // One step of the job, in issue order (see run_writer.h).
 constexpr PlannedColl kStep[] = {
     {kTensorParallel, Func::kAllReduce, 4'194'304, nccl::kBfloat16},
     {kTensorParallel, Func::kAllReduce, 4'194'304, nccl::kBfloat16},
-    {kDataParallel, Func::kAllGather, 262'144, nccl::kBfloat16},
-    {kDataParallel, Func::kReduceScatter, 262'144, nccl::kBfloat16},
+    // FSDP's gather and scatter of one layer's parameters (1 MiB), sharded across the data-parallel
+    // copies: a fixed per-rank count would grow the transfer with the job (10 ms at 475 copies,
+    // past its slot, so that every op overlapped the next and hid the planted straggler).
+    {kDataParallel, Func::kAllGather, 524'288, nccl::kBfloat16, true},
+    {kDataParallel, Func::kReduceScatter, 524'288, nccl::kBfloat16, true},
     {kWorld, Func::kAllReduce, 1, nccl::kFloat32},
 };
 // DDP: gradient buckets all-reduced on the world communicator after backward.
@@ -279,13 +283,16 @@ class RankWriter {
     return counters_[index];
   }
 
-  static uint64_t bytesOf(const PlannedColl& p) { return p.count * nccl::kDatatypes[p.datatype].size; }
+  static uint64_t countOf(const PlannedColl& p, const CommDef& c) {
+    return p.sharded ? std::max<uint64_t>(1, p.count / c.members.size()) : p.count;
+  }
+  static uint64_t bytesOf(const PlannedColl& p, const CommDef& c) { return countOf(p, c) * nccl::kDatatypes[p.datatype].size; }
 
   // A ring's busiest edge carries busBw's share of nccl-tests' S.
   static uint64_t transferNs(const PlannedColl& p, const CommDef& c) {
     const int n = static_cast<int>(c.members.size());
     const std::string_view func = nccl::funcName(p.func);
-    const double edge_bytes = static_cast<double>(nccl::ncclTestsBytes(func, bytesOf(p), n)) * nccl::busBwFactor(func, n);
+    const double edge_bytes = static_cast<double>(nccl::ncclTestsBytes(func, bytesOf(p, c), n)) * nccl::busBwFactor(func, n);
     return 10'000 + static_cast<uint64_t>(n > 1 ? edge_bytes / c.gbps : 0);
   }
 
@@ -303,8 +310,8 @@ class RankWriter {
     slot.payload.coll = CollRecord{.comm_id = c.id,
                                    .seq = counters.nextSeq(nccl::funcName(p.func)),
                                    .op_index = counters.op_index++,
-                                   .count = p.count,
-                                   .bytes = bytesOf(p),
+                                   .count = countOf(p, c),
+                                   .bytes = bytesOf(p, c),
                                    .stream = 0x7f0000000000ull + static_cast<uint64_t>(p.comm) * 0x400,
                                    .cpu_start_ns = job_.cpuNs(node_, arrival - kLaunchLeadNs),
                                    .cpu_end_ns = job_.cpuNs(node_, arrival - kLaunchLeadNs + kApiCallNs),

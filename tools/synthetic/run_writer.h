@@ -6,7 +6,8 @@
 // The job, by shape. kMixed: nodes of `ranks_per_node` ranks; communicators "world",
 // "tp.<node>" (the ranks of one node) and "dp.<local rank>" (one rank per node). Every step
 // each rank issues two AllReduces on its tp communicator, an AllGather and a ReduceScatter
-// on its dp communicator and an AllReduce on world; every 4th step it then also sends to
+// on its dp communicator (FSDP's: one layer's 1 MiB of parameters sharded across the
+// copies, so that the transfer fits its slot however many nodes) and an AllReduce on world; every 4th step it then also sends to
 // the rank `ranks_per_node` ahead and receives from the one behind (world communicator).
 // kDdp: the most common shape, plain data parallelism: one "world" communicator and,
 // every step, four bucketed 12.5 MiB AllReduces on it. Ops follow
