@@ -9,7 +9,7 @@
 
 #include "tests/support/run_program.h"
 #include "tests/support/sample_report.h"
-#include "tools/report/output/text_report.h"
+#include "tests/support/text_page_titles.h"
 
 namespace commtrace::report {
 namespace {
@@ -81,21 +81,13 @@ TEST(MarkdownReport, LongTablesAreCutWithAPointer) {
 // The same sections as the text report, in its order; charts are left to the HTML page.
 TEST(MarkdownReport, HasTheTextReportsSectionsInItsOrder) {
   const Report r = testutil::sampleReport();
-  std::ostringstream text;
-  writeText(r, text);
-  std::vector<std::string> text_titles, md_titles;
-  std::string previous;
-  for (const std::string& line : testutil::linesOf(text.str())) {
-    if (previous.empty() && !line.empty() && !line.starts_with(" ")) text_titles.push_back(line.substr(0, line.find(" (")));
-    previous = line;
-  }
-  text_titles.pop_back();  // the closing line
+  std::vector<std::string> md_titles;
   for (const std::string& line : testutil::linesOf(markdown(r)))
     if (line.starts_with("## ") || line.starts_with("### ")) {
       const std::string title = line.substr(line.find(' ') + 1);
       md_titles.push_back(title.substr(0, title.find(" (")));  // as the text's are cut: "Communicators (2)" too
     }
-  EXPECT_EQ(md_titles, text_titles);
+  EXPECT_EQ(md_titles, testutil::textPageTitles(r));
   EXPECT_EQ(markdown(r).find("<svg"), std::string::npos);
 }
 
