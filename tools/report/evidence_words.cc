@@ -11,15 +11,18 @@
 namespace commtrace::report {
 namespace {
 
-// How often it created the delay others waited for, against chance of being last, and the
-// waiting its delays caused against the typical rank's.
+// How often it created the delay others waited for, against chance of being last; how
+// systematically its GPU gaps exceed its peers' (the z the flag is judged by, not a z of the
+// share before it: a rank below chance printed "z = 7.4" beside its share and read as if
+// that share stood 7.4 deviations above chance); and the waiting its delays caused against
+// the typical rank's.
 std::string lastArrivals(const StragglerRow& r) {
   // Ranks tied for last share that instance, so the count is a sum of shares: say it as a share.
   std::string e = "created the delay in " + fmt::percent(r.late_fraction) + " of " + std::to_string(r.instances) +
-                  " synchronizations (a tie for last shared) where chance gives " + fmt::percent(r.chance_fraction) + " (z = " +
-                  fmt::fixed(r.z, 1) + " standard deviations)";
+                  " synchronizations (a tie for last shared) where chance gives " + fmt::percent(r.chance_fraction) +
+                  "; its GPU gaps before its ops exceed its peers' by z = " + fmt::fixed(r.z, 1) + " standard errors";
   if (r.z < kMinZ && r.stretch_z >= kMinStretchZ)
-    e += ", and in its worst stretch of a communicator's instances z = " + fmt::fixed(r.stretch_z, 1);
+    e += ", and in its worst stretch of a communicator's instances by z = " + fmt::fixed(r.stretch_z, 1);
   e += "; its delays caused " + fmt::duration(r.wait_caused_us) + " of waiting";
   if (r.median_wait_caused_us > 0)
     return e + ", " + fmt::fixed(r.wait_caused_us / r.median_wait_caused_us, 1) + "x the typical rank's " + fmt::duration(r.median_wait_caused_us);

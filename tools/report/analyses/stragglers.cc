@@ -93,7 +93,7 @@ std::map<std::string, double> typicalWaitCaused(const Tallies& t, const std::vec
   return out;
 }
 
-// Flagged: it created delays far more often than chance and caused far more waiting than the
+// Flagged: its own delays are systematic (its GPU gaps exceed its peers' by z) and caused far more waiting than the
 // typical rank elsewhere, or caused so much more (a stall now and then) that the count needs
 // only to show it created some, and more than its own host's other ranks too (`host_ratio`:
 // over their median; infinite alone on its host). Without the last, every rank of a healthy

@@ -104,8 +104,8 @@ Table stragglerComms(const std::vector<CommStragglerRow>& list) { return rows::p
 Table links(const std::vector<SlowLinkRow>& list) { return rows::peopleTable(rows::linkFields(), list); }
 
 std::string stragglerConfidenceNote() {
-  return "confidence, 0 to 1: how clearly the rank is a straggler. A rank is flagged when it creates the delay others wait "
-         "for z >= " + fmt::fixed(kMinZ, 0) + " standard deviations more often than chance has it last and its delays cause >= " +
+  return "confidence, 0 to 1: how clearly the rank is a straggler. A rank is flagged when its GPU gaps before its ops "
+         "exceed its peers' by z >= " + fmt::fixed(kMinZ, 0) + " standard errors and its delays cause >= " +
          fmt::fixed(kMinWaitRatio, 0) + "x the typical rank's waiting (waits passed on by ranks that only inherited the "
          "lateness count for the rank that created it): 0.5 at both thresholds, 0.75 at twice both, 1 at three times both. A "
          "flagged rank's value is scaled down (at most halved) when the evidence for its cause is indirect.";
