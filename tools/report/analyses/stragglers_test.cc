@@ -157,7 +157,7 @@ TEST(Stragglers, ASlowComputeRankIsFlaggedFirstWithItsNumbers) {
   EXPECT_NEAR(top.wait_caused_us, 40 * (3 * 1200.0 + 3 * 1200.0 + 4 * 2400.0), 40 * 10 * 200.0);
   EXPECT_EQ(top.cls, "compute");
   // Shares of last place as a percentage (ties split one instance), durations as the tables spell them.
-  EXPECT_EQ(evidenceWords(top).rfind("created the delay in 80.9% of 80 synchronizations (a tie for last shared) where chance gives 18.8% (z = ", 0), 0u)
+  EXPECT_EQ(evidenceWords(top).rfind("created the delay in 80.9% of 80 synchronizations (a tie for last shared) where chance gives 18.8%; its GPU gaps before its ops exceed its peers' by z = ", 0), 0u)
       << evidenceWords(top);
   EXPECT_EQ(evidenceWords(top).find(".00 ms"), std::string::npos) << evidenceWords(top);
   EXPECT_NE(evidenceWords(top).find("host-side delay not ruled out"), std::string::npos) << evidenceWords(top);
