@@ -28,12 +28,15 @@ std::vector<std::string> numberedLabels(size_t n, const std::function<std::strin
 // 4,096-rank run's lateness, a row per rank, 50 MB).
 constexpr size_t kMaxRows = 128;
 
+// How many consecutive rows go into one so that n make at most kMaxRows.
+size_t groupOf(size_t n) { return std::max<size_t>(1, (n + kMaxRows - 1) / kMaxRows); }
+
 // Consecutive rows as one where there are more than kMaxRows: each cell the largest of its
 // rows' (NaN: none had one), so that one late rank still shows in its group; labelled
 // "first-last". Returns how many rows went into one.
 size_t groupRows(svg::Heatmap& h) {
   const size_t rows = h.values.size();
-  const size_t group = std::max<size_t>(1, (rows + kMaxRows - 1) / kMaxRows);
+  const size_t group = groupOf(rows);
   if (group == 1) return 1;
   std::vector<std::vector<double>> values;
   std::vector<std::string> labels;
@@ -51,26 +54,29 @@ size_t groupRows(svg::Heatmap& h) {
   return group;
 }
 
-// The series to draw, in their order: all of them, or past kMaxRows those whose slowest
-// column is the smallest share of their own median column (a series that got slow).
-std::vector<size_t> slowestSeries(const std::vector<BandwidthSeriesRow>& rows) {
-  std::vector<size_t> order(rows.size());
+// Indices 0..n-1, in their order: all of them, or past kMaxRows the kMaxRows of least key
+// (the first of equal keys).
+std::vector<size_t> keptRows(size_t n, const std::function<double(size_t)>& key) {
+  std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  if (rows.size() <= kMaxRows) return order;
-  std::vector<double> dip(rows.size(), 1.0);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::vector<double> seen;
-    for (double v : rows[i].busbw_gbs)
-      if (v >= 0) seen.push_back(v);
-    if (seen.empty()) continue;
-    std::sort(seen.begin(), seen.end());
-    const double median = seen[seen.size() / 2];
-    if (median > 0) dip[i] = seen.front() / median;
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return dip[a] < dip[b]; });
+  if (n <= kMaxRows) return order;
+  std::vector<double> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = key(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
   order.resize(kMaxRows);
   std::sort(order.begin(), order.end());
   return order;
+}
+
+// A series' slowest column as a share of its median column (1 without one): the least got slowest.
+double dipOf(const BandwidthSeriesRow& row) {
+  std::vector<double> seen;
+  for (double v : row.busbw_gbs)
+    if (v >= 0) seen.push_back(v);
+  if (seen.empty()) return 1.0;
+  std::sort(seen.begin(), seen.end());
+  const double median = seen[seen.size() / 2];
+  return median > 0 ? seen.front() / median : 1.0;
 }
 
 // ", each row the largest of N consecutive ranks' (...)" where rows were grouped.
@@ -116,7 +122,7 @@ void writeExposedPerStep(const std::vector<OverlapRow>& rows, std::ostream& out)
 std::string matrixChart(const CommMatrix& m) {
   std::ostringstream out;
   const auto ranks = static_cast<size_t>(m.ranks);
-  const size_t group = std::max<size_t>(1, (ranks + kMaxRows - 1) / kMaxRows);
+  const size_t group = groupOf(ranks);
   out << "<p class=\"note\">Bytes sent from the row's rank" << (group > 1 ? "s" : "") << " to the column's over the whole run"
       << (group > 1 ? ", " + std::to_string(group) + " consecutive ranks to a cell (the JSON and CSV have every pair)" : std::string())
       << ". " << escape(m.model) << "</p>\n";
@@ -161,7 +167,7 @@ std::string latenessChart(const LatenessHeatmap& lh) {
 std::string bandwidthSeriesChart(const BandwidthSeries& s) {
   if (s.rows.empty())
     return "<p class=\"note\">No series: no process's clock could be aligned, or no collective had a size and a time.</p>\n";
-  const std::vector<size_t> shown = slowestSeries(s.rows);
+  const std::vector<size_t> shown = keptRows(s.rows.size(), [&](size_t i) { return dipOf(s.rows[i]); });
   std::ostringstream out;
   out << "<p class=\"note\">busBw of each communicator and func per " << escape(fmt::duration(s.bin_us))
       << " of the aligned timeline (its bus bytes over its transfer time)";
@@ -219,15 +225,11 @@ std::string overlapCharts(const std::vector<OverlapRow>& rows) {
   const auto more_exposed = [](const OverlapRow* a, const OverlapRow* b) { return a->exposed_us > b->exposed_us; };
   const OverlapRow* worst = *std::min_element(measured.begin(), measured.end(), more_exposed);
   std::string title = "GPU time per rank, from its first to its last communication kernel";
-  if (measured.size() > kMaxRows) {  // the ranks with most exposed communication, in their order
+  if (measured.size() > kMaxRows)
     title += " (the " + std::to_string(kMaxRows) + " of " + std::to_string(measured.size()) + " ranks with most exposed communication)";
-    std::vector<const OverlapRow*> kept = measured;
-    std::stable_sort(kept.begin(), kept.end(), more_exposed);
-    kept.resize(kMaxRows);
-    std::erase_if(measured, [&](const OverlapRow* o) { return std::find(kept.begin(), kept.end(), o) == kept.end(); });
-  }
   svg::StackedBars ranks{.title = title, .segment_names = kSegments, .format = us};
-  for (const OverlapRow* o : measured) {
+  for (size_t i : keptRows(measured.size(), [&](size_t i) { return -measured[i]->exposed_us; })) {
+    const OverlapRow* o = measured[i];
     ranks.row_labels.push_back("rank " + std::to_string(o->rank));
     ranks.values.push_back({o->overlapped_us, o->exposed_us, o->compute_only_us, o->idle_us});
   }
