@@ -63,7 +63,7 @@ std::map<std::string, std::string, std::less<>> declaredTables() {
   std::map<std::string, std::string, std::less<>> declared = alertTables();
   for (const SchemaTable& t : schemaTables()) declared.emplace(t.section, t.markdown);
   for (const ReportSection& s : reportSections())
-    if (!s.fields_markdown.empty()) declared.emplace(std::string(s.key) + "[]", s.fields_markdown);
+    if (s.fields_markdown) declared.emplace(std::string(s.key) + "[]", s.fields_markdown());
   declared.emplace("top level", topLevelTable());
   return declared;
 }

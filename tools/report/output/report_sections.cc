@@ -37,7 +37,7 @@ ReportSection rowSection(std::string_view key, std::string_view meaning, std::st
             doc.array(key, get(r), [&fields](const Row& row) { return json::rowJson(fields, row); });
           },
           [csv_file, &fields, get](const Report& r, const CsvOut& out) { out(csv::rowsTable(csv_file, fields, get(r))); },
-          std::move(page), rows::markdownTable(fields)};
+          std::move(page), [&fields] { return rows::markdownTable(fields); }};
 }
 
 template <class Row, class Get>

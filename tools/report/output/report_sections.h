@@ -27,8 +27,9 @@ struct ReportSection {
   std::function<void(const Report& r, const CsvOut& out)> csv;
   std::function<void(const Report& r, Page& page)> page;  // page_parts.h; empty: on no page
   // A list of declared rows: their field table as SCHEMA.md holds it under
-  // "<!-- fields: KEY[] -->" (report_rows_test); "" for other sections.
-  std::string fields_markdown;
+  // "<!-- fields: KEY[] -->" (report_rows_test), built when asked (a report never does);
+  // empty for other sections.
+  std::function<std::string()> fields_markdown;
 };
 
 // Every section's page part, in order: what the text report and the HTML page iterate.
