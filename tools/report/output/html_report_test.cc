@@ -149,6 +149,15 @@ TEST(HtmlReport, ABigRunsTablesStopAtATousandRows) {
   EXPECT_NE(page.find("500 more rows: --format json or csv for all", at), std::string::npos);
 }
 
+// The run's problems, a line each, stop at the 1,000th too.
+TEST(HtmlReport, ABigRunsProblemsStopAtATousandLines) {
+  Report r = testutil::sampleReport();
+  r.run.problems.assign(1200, "rank 7: damaged chunk");
+  const std::string page = html(r);
+  EXPECT_EQ(count(page, "<li><code>rank 7: damaged chunk</code></li>"), 1000u);
+  EXPECT_NE(page.find("200 more: --format json or csv for all"), std::string::npos);
+}
+
 // Past 128 ranks with compute records, the bars are the 128 with most exposed communication.
 TEST(HtmlReport, ABigRunsGpuTimeBarsAreTheMostExposedRanks) {
   Report r = testutil::sampleReport();
