@@ -40,7 +40,7 @@ constexpr Registered kArrivals{[](StreamedAnalyses& s) -> JoinedOpSink* { return
                                }};
 
 // The call joiner comes first: its finish() hands the last calls to the tallies before
-// theirs renumbers the communicators.
+// they finish.
 constexpr Registered kCalls{[](StreamedAnalyses& s) -> JoinedOpSink* { return &s.calls; }, nullptr};
 
 using S = StreamedAnalyses;
@@ -74,7 +74,7 @@ std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {
   auto copy = std::make_unique<StreamedAnalyses>();
   copy->merge(*this);
   copy->arrivals.snapshotFrom(arrivals);  // with the instances still waiting for earlier ops
-  copy->finish({});  // no new numbering: each communicator keeps its index
+  copy->finish();
   return copy;
 }
 

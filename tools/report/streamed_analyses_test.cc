@@ -179,9 +179,7 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
     shards[i % 2].collective(c, {run.membersOf(c), c.n_members});
   }
   for (size_t i = 0; i < run.transfers.size(); ++i) shards[i % 2].transfer(run.transfers[i]);
-  std::vector<uint32_t> identity(run.comms.size());
-  for (uint32_t c = 0; c < identity.size(); ++c) identity[c] = c;
-  for (StreamedAnalyses& shard : shards) shard.finish(identity);
+  for (StreamedAnalyses& shard : shards) shard.finish();
   shards[0].merge(shards[1]);
   expectSameClocks(alignClocks(run, whole.anchors), alignClocks(run, shards[0].anchors));
 
@@ -201,7 +199,7 @@ TEST(StreamedAnalyses, TwoShardsMergedEqualTheWholeRun) {
     const MemberView sides[] = {t.send, t.recv};
     halves[issued(sides) < middle ? 0 : 1].transfer(t);
   }
-  for (ArrivalTally& half : halves) half.finish(identity);
+  for (ArrivalTally& half : halves) half.finish();
   halves[0].merge(halves[1]);
   expectSameStragglers(rankStragglers(run, clocks, {whole.arrivals, whole.shapes, whole.transfer_cells, whole.lateness}),
                        rankStragglers(run, clocks, {halves[0], shards[0].shapes, shards[0].transfer_cells, shards[0].lateness}), 0.02);
@@ -232,7 +230,7 @@ TEST(StreamedAnalyses, ASnapshotMidStreamIsThePrefixAndTheStreamGoesOn) {
   StreamedAnalyses live, prefix, whole;
   feed(run, 0, 0.4, live);
   feed(run, 0, 0.4, prefix);
-  prefix.finish({});
+  prefix.finish();
   const std::unique_ptr<StreamedAnalyses> snap = live.snapshot();
   const std::vector<BandwidthRow> rows = snap->bandwidth.rows(run);
   ASSERT_FALSE(rows.empty());
@@ -246,9 +244,9 @@ TEST(StreamedAnalyses, ASnapshotMidStreamIsThePrefixAndTheStreamGoesOn) {
   EXPECT_LT(snap->transfer_gaps.transfers(), run.transfers.size());
 
   feed(run, 0.4, 1, live);
-  live.finish({});
+  live.finish();
   feed(run, 0, 1, whole);
-  whole.finish({});
+  whole.finish();
   expectSameBandwidth(live.bandwidth.rows(run), whole.bandwidth.rows(run));
   const auto total = [](const std::vector<BandwidthRow>& r) {
     uint64_t n = 0;

@@ -121,9 +121,6 @@ void BandwidthTally::transfer(const P2pTransfer& t) {
   addOp(groups_, {t.comm, t.func, 0, 0, 0}, t.bytes, 2, true, transferNs(t), t.n_channels);
 }
 
-void BandwidthTally::finish(std::span<const uint32_t> new_index) {
-  renumberKeys(groups_, new_index, [](Key& k) -> uint32_t& { return k.comm; });
-}
 
 void BandwidthTally::merge(const BandwidthTally& other) {
   for (const auto& [key, samples] : other.groups_) groups_[key].merge(samples);

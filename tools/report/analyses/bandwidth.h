@@ -26,7 +26,6 @@ class BandwidthTally : public JoinedOpSink {
  public:
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override;
   // An AlltoAll, Gather or Scatter call, as P2pCallJoiner hands it on (its pieces' transfers
   // count nothing themselves), before finish().
   void call(const P2pCall& call);

@@ -19,9 +19,6 @@ void BandwidthSeriesTally::collective(const CollInstance& c, std::span<const Mem
   series.transfer_ns.add(members[0].gpu_end_ns, static_cast<int64_t>(ns));
 }
 
-void BandwidthSeriesTally::finish(std::span<const uint32_t> new_index) {
-  renumberKeys(series_, new_index, [](std::pair<uint32_t, NameId>& k) -> uint32_t& { return k.first; });
-}
 
 void BandwidthSeriesTally::merge(const BandwidthSeriesTally& other) {
   for (const auto& [key, theirs] : other.series_) {

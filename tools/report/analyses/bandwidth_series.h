@@ -23,7 +23,6 @@ class BandwidthSeriesTally : public JoinedOpSink {
  public:
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t> new_index) override;
   void merge(const BandwidthSeriesTally& other);
 
   struct Series {

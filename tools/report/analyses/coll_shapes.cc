@@ -20,9 +20,6 @@ void CollShapeTally::collective(const CollInstance& c, std::span<const MemberVie
   shapes_[{c.comm, c.func, c.algo, c.root, c.n_members, c.bytes}].merge(one);
 }
 
-void CollShapeTally::finish(std::span<const uint32_t> new_index) {
-  renumberKeys(shapes_, new_index, [](Shape& s) -> uint32_t& { return s.comm; });
-}
 
 void CollShapeTally::merge(const CollShapeTally& other) {
   for (const auto& [shape, sums] : other.shapes_) shapes_[shape].merge(sums);

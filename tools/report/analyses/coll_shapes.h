@@ -37,7 +37,6 @@ class CollShapeTally : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t> new_index) override;
   // Adds another tally of the same run (finished, or both not yet): a shard's.
   void merge(const CollShapeTally& other);
 

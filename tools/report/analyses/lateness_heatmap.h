@@ -78,7 +78,6 @@ class LatenessBins : public JoinedOpSink {
  public:
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t>) override {}
   void merge(const LatenessBins& other);
 
   struct Process {

@@ -73,13 +73,6 @@ void LiveStragglers::tally(const Attributed& a) {
   }
 }
 
-void LiveStragglers::finish(std::span<const uint32_t> new_index) {
-  const auto first = [](auto& key) -> uint32_t& { return key.first; };
-  for (auto& [start, window] : windows_) renumberKeys(window, new_index, [](uint32_t& comm) -> uint32_t& { return comm; });
-  renumberKeys(streaks_, new_index, first);
-  for (auto& [seat, streak] : streaks_) streak.last_alert.comm = seat.first;
-  renumberKeys(totals_.by_op_class, new_index, [](LiveTotals::OpClass& key) -> uint32_t& { return key.comm; });
-}
 
 std::map<std::pair<uint32_t, int>, LiveAlert> LiveStragglers::straggling() const {
   std::map<std::pair<uint32_t, int>, LiveAlert> out;

@@ -88,7 +88,6 @@ class LiveStragglers : public JoinedOpSink {
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
   // Renumbers what it holds to the communicators' final order (the joiner sorts them).
-  void finish(std::span<const uint32_t> new_index) override;
   // Every file has been read up to watermark_utc_ns: judges the windows that end by then.
   void advance(uint64_t watermark_utc_ns);
 

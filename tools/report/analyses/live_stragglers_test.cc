@@ -161,27 +161,5 @@ TEST(LiveStragglers, ASignificantButSmallDelayIsNotAStraggler) {
   EXPECT_TRUE(fired.empty()) << (fired.empty() ? "" : alertLine(b.run, fired.front().alert));
 }
 
-// The joiner sorts the communicators when it finishes: what the alerts and totals say about
-// a communicator follows it to its new index.
-TEST(LiveStragglers, FinishRenumbersTheCommunicators) {
-  testutil::RunModelBuilder b({"h", "h"});
-  b.comm({0, 1}, "first");
-  const uint32_t second = b.comm({0, 1}, "second");
-  LiveStragglers live(b.run, {}, [](const LiveAlert&) {});
-  testutil::feedLatePair(b.run, second, live, 200, [](uint64_t) { return uint64_t{5'000'000}; });  // 10 s, 5 ms late each step
-  ASSERT_EQ(live.straggling().count({second, 1}), 1u);
-  const std::vector<uint32_t> swapped{1, 0};
-  live.finish(swapped);
-  const auto now = live.straggling();
-  ASSERT_EQ(now.count({0, 1}), 1u);
-  EXPECT_EQ(now.at({0, 1}).comm, 0u);
-  const NameId allreduce = b.run.names.find("AllReduce");
-  ASSERT_EQ(live.totals().by_op_class.size(), 1u);
-  const auto& [op_class, totals] = *live.totals().by_op_class.begin();
-  EXPECT_EQ(op_class.comm, 0u);
-  EXPECT_EQ(op_class.func, allreduce);
-  EXPECT_EQ(totals.instances, 200u);
-}
-
 }  // namespace
 }  // namespace commtrace::report

@@ -180,16 +180,6 @@ void CollGapTally::collective(const CollInstance& c, std::span<const MemberView>
   if (!gap.empty.empty() || !gap.unfinished.empty()) gaps_.push_back(std::move(gap));
 }
 
-void CollGapTally::finish(std::span<const uint32_t> new_index) {
-  std::vector<std::vector<uint64_t>> renumbered_last(last_plus_one_.size());
-  for (size_t c = 0; c < last_plus_one_.size(); ++c) {
-    const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
-    if (renumbered_last.size() <= to) renumbered_last.resize(to + 1);
-    renumbered_last[to] = std::move(last_plus_one_[c]);
-  }
-  last_plus_one_ = std::move(renumbered_last);
-  for (Gap& g : gaps_) g.comm = renumbered(new_index, g.comm);
-}
 
 void CollGapTally::merge(const CollGapTally& other) {
   if (last_plus_one_.size() < other.last_plus_one_.size()) last_plus_one_.resize(other.last_plus_one_.size());
@@ -217,9 +207,7 @@ void TransferGapTally::transfer(const P2pTransfer& t) {
   if (hasGap(t)) gaps_.push_back(t);
 }
 
-void TransferGapTally::finish(std::span<const uint32_t> new_index) {
-  renumberKeys(last_plus_one_, new_index, [](Side& s) -> uint32_t& { return std::get<0>(s); });
-  for (P2pTransfer& t : gaps_) t.comm = renumbered(new_index, t.comm);
+void TransferGapTally::finish() {
   sortGaps();
 }
 

@@ -41,7 +41,6 @@ class CollGapTally : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t> new_index) override;
   // Adds another tally of the same run (finished, or both not yet): a shard's.
   void merge(const CollGapTally& other);
 
@@ -61,7 +60,7 @@ class TransferGapTally : public JoinedOpSink {
  public:
   void collective(const CollInstance&, std::span<const MemberView>) override {}
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override;
+  void finish() override;
   // Adds another tally of the same run (finished, or both not yet): a shard's.
   void merge(const TransferGapTally& other);
 

@@ -181,7 +181,7 @@ void P2pCallJoiner::transfer(const P2pTransfer& t) {
   if (t.recv.process >= 0) group->add(dst, {t.recv, false, src, t.bytes, t.op_index, !sent}, on_call_);
 }
 
-void P2pCallJoiner::finish(std::span<const uint32_t>) {
+void P2pCallJoiner::finish() {
   for (auto& [key, group] : groups_) group->finish(on_call_);
   groups_.clear();
 }

@@ -59,8 +59,7 @@ struct P2pCall {
 };
 
 // Groups the pieces of AlltoAll, Gather and Scatter calls as their transfers stream by, and
-// hands each call to on_call once complete (above); finish() hands on the rest, under the
-// communicator numbering the ops came with (the consumers' finish() renumbers).
+// hands each call to on_call once complete (above); finish() hands on the rest.
 class P2pCallJoiner : public JoinedOpSink {
  public:
   static constexpr uint64_t kPieceHorizonNs = 2'000'000'000;  // 10 flush periods at the default 200 ms
@@ -74,7 +73,7 @@ class P2pCallJoiner : public JoinedOpSink {
 
   void collective(const CollInstance&, std::span<const MemberView>) override {}
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override;
+  void finish() override;
 
   struct Group;  // one (communicator, func)
 

@@ -155,7 +155,7 @@ TEST(P2pCalls, StreamedCallsAreHandedOnAsTheRunGoesAndEqualThoseInOrder) {
   P2pCallJoiner joiner([&](const P2pCall& c) { streamed.push_back(c); });
   for (const P2pTransfer& t : shuffled) joiner.transfer(t);
   handed_on_while_feeding = streamed.size();
-  joiner.finish({});
+  joiner.finish();
   EXPECT_GE(handed_on_while_feeding, kCalls / 2) << "calls more than the horizon (2 of the 5 s) behind the newest piece are handed on";
   ASSERT_EQ(streamed.size(), kCalls);
   std::sort(streamed.begin(), streamed.end(), [](const P2pCall& a, const P2pCall& c) { return a.index < c.index; });

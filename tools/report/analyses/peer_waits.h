@@ -30,7 +30,6 @@ class PeerWaitTally : public JoinedOpSink {
 
   void collective(const CollInstance&, std::span<const MemberView>) override {}
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t>) override {}
   // Adds another tally of the same run: a shard's.
   void merge(const PeerWaitTally& other);
 

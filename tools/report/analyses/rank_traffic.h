@@ -24,7 +24,6 @@ class RankTrafficTally : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t>) override {}  // keyed by process: nothing to renumber
   // Adds another tally of the same run: a shard's.
   void merge(const RankTrafficTally& other);
 

@@ -416,16 +416,7 @@ std::vector<ImpactEstimate> ArrivalTally::impacts() const {
   return out;
 }
 
-void ArrivalTally::finish(std::span<const uint32_t> new_index) {
-  attribution_.flush();
-  std::vector<Comm> renumbered_comms(comms_.size());
-  for (size_t c = 0; c < comms_.size(); ++c) {
-    const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
-    if (renumbered_comms.size() <= to) renumbered_comms.resize(to + 1);
-    renumbered_comms[to] = std::move(comms_[c]);
-  }
-  comms_ = std::move(renumbered_comms);
-}
+void ArrivalTally::finish() { attribution_.flush(); }
 
 void ArrivalTally::merge(const ArrivalTally& other) {
   if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());

@@ -84,7 +84,7 @@ class ArrivalTally : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override;
+  void finish() override;
   // Adds another tally of the same run (finished, or both not yet): a shard's. Waits pass
   // back only along the ops one shard saw: shard by time, not by communicator.
   void merge(const ArrivalTally& other);

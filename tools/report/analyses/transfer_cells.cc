@@ -46,9 +46,6 @@ void TransferCellTally::call(const P2pCall& c) {
   for (const P2pCall::Piece& p : c.pieces) addBytes(cells_[{c.comm, c.func, p.src, p.dst}], p.bytes, ns);
 }
 
-void TransferCellTally::finish(std::span<const uint32_t> new_index) {
-  renumberKeys(cells_, new_index, [](Cell& c) -> uint32_t& { return c.comm; });
-}
 
 void TransferCellTally::merge(const TransferCellTally& other) {
   for (const auto& [cell, sums] : other.cells_) cells_[cell].merge(sums);

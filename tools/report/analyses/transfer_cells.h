@@ -44,7 +44,6 @@ class TransferCellTally : public JoinedOpSink {
 
   void collective(const CollInstance&, std::span<const MemberView>) override {}
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override;
   // A call's pieces, as P2pCallJoiner hands the call on, before finish().
   void call(const P2pCall& call);
   // Adds another tally of the same run (finished, or both not yet): a shard's.

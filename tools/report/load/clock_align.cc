@@ -130,6 +130,9 @@ bool ClockAligner::alignRound() {
 }
 
 void ClockAligner::fit(size_t p, std::vector<FitPoint>& anchors) {
+  // The fit's sums in one order whatever order the instances came in (communicator numbers,
+  // shards): the offsets the same to the last digit.
+  std::sort(anchors.begin(), anchors.end(), [](const FitPoint& a, const FitPoint& b) { return std::tie(a.x, a.y) < std::tie(b.x, b.y); });
   LineFit line = fitRobust(anchors, true, kOutlierFloorNs);
   uint64_t outliers = line.outliers;
   const bool drift_known = line.slope_fitted && line.kept > 2 && line.slope_stderr * 1e6 < kMaxDriftStderrPpm;
@@ -244,16 +247,6 @@ void AnchorSample::keep(Instance instance) {
   kept_[instance.comm].offer(hash, k, std::move(instance));
 }
 
-void AnchorSample::finish(std::span<const uint32_t> new_index) {
-  std::vector<BottomK<Instance>> renumbered_kept(kept_.size());
-  for (size_t c = 0; c < kept_.size(); ++c) {
-    const uint32_t to = renumbered(new_index, static_cast<uint32_t>(c));
-    for (Instance& instance : kept_[c].items()) instance.comm = to;
-    if (renumbered_kept.size() <= to) renumbered_kept.resize(to + 1);
-    renumbered_kept[to] = std::move(kept_[c]);
-  }
-  kept_ = std::move(renumbered_kept);
-}
 
 void AnchorSample::merge(const AnchorSample& other) {
   if (kept_.size() < other.kept_.size()) kept_.resize(other.kept_.size());

@@ -46,7 +46,6 @@ class AnchorSample : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t> new_index) override;
   void merge(const AnchorSample& other);
   // Every kept instance in the run's order (communicator, op index, seq, func name).
   std::vector<const Instance*> instances(const NamePool& names) const;

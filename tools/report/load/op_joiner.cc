@@ -1,7 +1,6 @@
 #include "tools/report/load/op_joiner.h"
 
 #include <algorithm>
-#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -271,10 +270,9 @@ void OpJoiner::finish() {
   free_colls_ = {};
   for (const auto& [key, transfer] : open_transfers_) sink_.transfer(transfer);
   open_transfers_ = {};
-  const std::vector<uint32_t> new_index = sortComms();
   findMissingRanks();
   noteUnplaced();
-  sink_.finish(new_index);
+  sink_.finish();
 }
 
 // Global rank: the header's (the launcher's RANK), else a comm info's, else the seat in a
@@ -341,22 +339,6 @@ void OpJoiner::placeWaiting() {
   waiting_p2ps_ = {};
 }
 
-std::vector<uint32_t> OpJoiner::sortComms() {
-  std::vector<uint32_t> order(run_.comms.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(run_.comms[a].restart_count, run_.comms[a].id) < std::tie(run_.comms[b].restart_count, run_.comms[b].id);
-  });
-  std::vector<uint32_t> new_index(order.size());
-  std::vector<Communicator> sorted;
-  sorted.reserve(order.size());
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    new_index[order[i]] = i;
-    sorted.push_back(std::move(run_.comms[order[i]]));
-  }
-  run_.comms = std::move(sorted);
-  return new_index;
-}
 
 // Ranks below the world size that no file names. Left empty when no file knows its rank:
 // then which ranks are missing cannot be told.

@@ -22,16 +22,17 @@
 
 namespace commtrace::report {
 
-// What receives the joined ops. Communicator indices are into RunModel::comms in the order
-// the communicators were first seen; finish() gives the final (sorted) order.
+// What receives the joined ops. Communicator indices are into RunModel::comms, numbered in
+// the order the joiner first saw each communicator (its comm info, near enough the order the
+// job made them); a number never changes, so nothing a sink keeps by communicator is renumbered.
 class JoinedOpSink {
  public:
   virtual ~JoinedOpSink() = default;
   // `instance.first_member` is meaningless here: its seats are `members`, in comm-rank order.
   virtual void collective(const CollInstance& instance, std::span<const MemberView> members) = 0;
   virtual void transfer(const P2pTransfer& transfer) = 0;
-  // Every op has been handed on; comm c is now comms[new_index[c]].
-  virtual void finish(std::span<const uint32_t> new_index) = 0;
+  // Every op has been handed on.
+  virtual void finish() {}
 };
 
 // What the joiner needs to know of a process before its records arrive.
@@ -51,7 +52,7 @@ class OpJoiner {
   int addProcess(ProcessIdentity identity);
   void add(const RecordBatch& batch);
   // Call once run.processes is complete: places waiting records, resolves ranks, hands on
-  // the instances still open (seats never recorded stay process -1), sorts communicators.
+  // the instances still open (seats never recorded stay process -1).
   void finish();
 
   uint64_t openCollectives() const { return open_colls_.size() - free_colls_.size(); }
@@ -108,7 +109,6 @@ class OpJoiner {
   void placeWaiting();
   bool seatInOnlyOpenSeat(int process, uint64_t comm_id);
   void resolveRanks();
-  std::vector<uint32_t> sortComms();
   void findMissingRanks();
   void noteUnplaced();
   void dropImplausibleRanks();

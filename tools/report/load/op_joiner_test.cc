@@ -30,7 +30,7 @@ class CountingSink : public JoinedOpSink {
     last_seq = c.seq;
   }
   void transfer(const P2pTransfer&) override { ++transfers; }
-  void finish(std::span<const uint32_t>) override { finished = true; }
+  void finish() override { finished = true; }
 
   uint64_t collectives = 0, whole = 0, transfers = 0, last_seq = 0;
   bool finished = false;
@@ -75,6 +75,42 @@ TEST(OpJoiner, HandsOnEachInstanceWhenItsLastSeatIsFilled) {
   ASSERT_EQ(run.processes[1].issues.size(), 1u);
   EXPECT_NE(run.processes[1].issues[0].find("1 op records repeat one already read"), std::string::npos)
       << run.processes[1].issues[0];
+}
+
+// A communicator's number is the order the joiner first saw it in, and stays its number: the
+// ops handed on before finish() name the communicator that RunModel::comms holds there after.
+TEST(OpJoiner, NumbersCommunicatorsAsFirstSeenAndNeverRenumbers) {
+  RunModel run;
+  run.names.intern("AllReduce");
+  run.processes.resize(2);
+  struct IdSink : JoinedOpSink {
+    explicit IdSink(const RunModel& r) : run(r) {}
+    void collective(const CollInstance& c, std::span<const MemberView>) override { seen.emplace_back(c.comm, run.comms[c.comm].id); }
+    void transfer(const P2pTransfer&) override {}
+    const RunModel& run;
+    std::vector<std::pair<uint32_t, uint64_t>> seen;  // (number, id) as handed on
+  } sink(run);
+  OpJoiner joiner(run, {{0, 0}, {1, 0}}, sink);
+  const uint64_t ids[] = {0xF000, 0x0A00, 0x5000};  // not in id order
+  for (int p = 0; p < 2; ++p) {
+    RecordBatch b;
+    b.process = p;
+    for (uint64_t id : ids) b.comm_infos.push_back({id, 0, 2, p, p, 1});
+    for (uint64_t id : ids) {
+      CollRow row;
+      row.comm_id = id;
+      row.func = 1;
+      row.view.process = p;
+      row.view.cpu_end_ns = 1000;
+      b.colls.push_back(row);
+    }
+    joiner.add(b);
+  }
+  ASSERT_EQ(sink.seen.size(), 3u);
+  joiner.finish();
+  ASSERT_EQ(run.comms.size(), 3u);
+  for (size_t c = 0; c < 3; ++c) EXPECT_EQ(run.comms[c].id, ids[c]) << "numbered in the order first seen";
+  for (const auto& [number, id] : sink.seen) EXPECT_EQ(run.comms[number].id, id) << "a number handed on still names its communicator";
 }
 
 // A record's numbers are whatever its bytes say: a global rank of 2^31-1 (the matrix's size
@@ -199,7 +235,6 @@ class OrderSink : public JoinedOpSink {
   explicit OrderSink(Delivery& d) : d_(d) {}
   void collective(const CollInstance& c, std::span<const MemberView>) override { d_.handed_on.emplace_back(c.comm, c.seq); }
   void transfer(const P2pTransfer& t) override { d_.handed_on.emplace_back(t.comm, t.op_index); }
-  void finish(std::span<const uint32_t>) override {}
 
  private:
   Delivery& d_;

@@ -1,7 +1,6 @@
 #include "tools/report/load/op_stream.h"
 
 #include <algorithm>
-#include <numeric>
 #include <tuple>
 
 #include "tools/report/load/gpu_gaps.h"
@@ -77,9 +76,7 @@ void replayRun(const RunModel& run, JoinedOpSink& sink) {
     for (uint32_t r = 0; r < c.n_members; ++r) members[r].gpu_gap_ns = gaps.members[c.first_member + r];
     sink.collective(c, members);
   }
-  std::vector<uint32_t> identity(run.comms.size());
-  std::iota(identity.begin(), identity.end(), 0u);
-  sink.finish(identity);
+  sink.finish();
 }
 
 void OpFanout::collective(const CollInstance& instance, std::span<const MemberView> members) {
@@ -90,8 +87,8 @@ void OpFanout::transfer(const P2pTransfer& transfer) {
   for (JoinedOpSink* sink : sinks_) sink->transfer(transfer);
 }
 
-void OpFanout::finish(std::span<const uint32_t> new_index) {
-  for (JoinedOpSink* sink : sinks_) sink->finish(new_index);
+void OpFanout::finish() {
+  for (JoinedOpSink* sink : sinks_) sink->finish();
 }
 
 }  // namespace commtrace::report

@@ -16,9 +16,7 @@ void RunModelSink::transfer(const P2pTransfer& transfer) {
   if (keep_ops_) run_.transfers.push_back(transfer);
 }
 
-void RunModelSink::finish(std::span<const uint32_t> new_index) {
-  for (CollInstance& c : run_.collectives) c.comm = new_index[c.comm];
-  for (P2pTransfer& t : run_.transfers) t.comm = new_index[t.comm];
+void RunModelSink::finish() {
   sortOps();
 }
 

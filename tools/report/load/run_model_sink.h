@@ -17,7 +17,7 @@ class RunModelSink : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override;
+  void finish() override;
 
  private:
   void sortOps();

@@ -25,9 +25,9 @@ void SinkThread::transfer(const P2pTransfer& transfer) {
   if (filling_.members.size() + 2 * filling_.transfers.size() >= kBatchMembers) handOver();
 }
 
-void SinkThread::finish(std::span<const uint32_t> new_index) {
+void SinkThread::finish() {
   settle();
-  if (!failed_) inner_.finish(new_index);
+  if (!failed_) inner_.finish();
 }
 
 void SinkThread::Batch::feed(JoinedOpSink& sink) const {

@@ -35,7 +35,7 @@ class SinkThread : public JoinedOpSink {
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
   // Waits until the inner sink has taken every op, then finishes it on this thread.
-  void finish(std::span<const uint32_t> new_index) override;
+  void finish() override;
   // Returns once the inner sink has taken every op handed so far: it may then be read (a
   // snapshot, a merge). Const: what the inner sink holds at the end is the same either way;
   // only when the thread takes it differs. What the inner sink threw is thrown here (or by

@@ -28,15 +28,11 @@ class RecordingSink : public JoinedOpSink {
     seen.push_back("t" + std::to_string(t.op_index) + ":" + std::to_string(t.send.process) + ">" + std::to_string(t.recv.process));
     ++taken;
   }
-  void finish(std::span<const uint32_t> new_index) override {
-    finished_after = seen.size();
-    renumbered = std::vector<uint32_t>(new_index.begin(), new_index.end());
-  }
+  void finish() override { finished_after = seen.size(); }
 
   std::vector<std::string> seen;
   std::atomic<size_t> taken = 0;
   size_t finished_after = 0;
-  std::vector<uint32_t> renumbered;
   uint64_t throw_at = UINT64_MAX;
 };
 
@@ -69,13 +65,11 @@ TEST(SinkThread, FeedsEveryOpInOrderAcrossBatches) {
   {
     SinkThread thread(threaded);
     feed(thread, ops, 100);
-    const uint32_t renumbering[] = {2, 0, 1};
-    thread.finish(renumbering);
+    thread.finish();
   }
   ASSERT_EQ(direct.seen.size(), ops);
   EXPECT_EQ(threaded.seen, direct.seen);
   EXPECT_EQ(threaded.finished_after, direct.seen.size());
-  EXPECT_EQ(threaded.renumbered, (std::vector<uint32_t>{2, 0, 1}));
 }
 
 TEST(SinkThread, SettleReturnsWithEverythingHandedSoFarTaken) {
@@ -99,7 +93,7 @@ TEST(SinkThread, WhatTheInnerSinkThrowsReachesTheCaller) {
   // It is not fed further: the ops after the failure are dropped, not half-taken.
   EXPECT_EQ(inner.seen.size(), 5u);
   feed(thread, 10, 4);
-  thread.finish({});
+  thread.finish();
   EXPECT_EQ(inner.seen.size(), 5u);
 }
 
@@ -107,7 +101,7 @@ TEST(SinkThread, AnUnfedSinkStartsNoThreadAndFinishes) {
   RecordingSink inner;
   SinkThread thread(inner);
   thread.settle();
-  thread.finish({});
+  thread.finish();
   EXPECT_TRUE(inner.seen.empty());
   EXPECT_EQ(inner.finished_after, 0u);
 }

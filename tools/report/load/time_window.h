@@ -48,7 +48,7 @@ class TimeWindowFilter : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
-  void finish(std::span<const uint32_t> new_index) override { next_.finish(new_index); }
+  void finish() override { next_.finish(); }
 
  private:
   bool inside(std::span<const MemberView> members);

@@ -74,7 +74,7 @@ class StragglerRule : public LiveRule {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override { live_.collective(instance, members); }
   void transfer(const P2pTransfer& transfer) override { live_.transfer(transfer); }
-  void finish(std::span<const uint32_t> new_index) override { live_.finish(new_index); }
+  void finish() override { live_.finish(); }
   void advance(uint64_t watermark_utc_ns, uint64_t) override { live_.advance(watermark_utc_ns); }
   void end() override { live_.advance(UINT64_MAX); }  // its last windows are whole
 

@@ -44,7 +44,6 @@ class LiveRule : public JoinedOpSink {
   // The joined ops: only a rule that judges them overrides these.
   void collective(const CollInstance&, std::span<const MemberView>) override {}
   void transfer(const P2pTransfer&) override {}
-  void finish(std::span<const uint32_t>) override {}
   // Every batch a file gives, as it is read.
   virtual void observe(const RecordBatch&) {}
   // After a look: every file has been read up to watermark_utc_ns; the watcher's clock reads now_utc_ns.
