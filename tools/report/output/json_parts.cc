@@ -1,6 +1,9 @@
 #include "tools/report/output/json_parts.h"
 
+#include <algorithm>
+
 #include "tools/report/format.h"
+#include "tools/report/output/row_bounds.h"
 
 namespace commtrace::report::json {
 namespace {
@@ -77,20 +80,25 @@ Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r) {
   return {{"comm", commId(r.comm)}, {"comm_name", r.comm_name}, {"func", r.func}, {"ops", r.ops}, {"busbw_gbs", busbw}};
 }
 
-Json matrixSliceJson(const MatrixSlice& s) {
+Json matrixSliceJson(const MatrixSlice& s, size_t max_cells) {
   Json slice = rowJson(rows::matrixSliceFields(), s);
-  slice["cells"] = rowsJson(rows::matrixCellFields(), s.cells);
+  Json cells = Json::array();
+  for (size_t i : bounds::keptRows(s.cells.size(), max_cells, [&](size_t i) { return -static_cast<double>(s.cells[i].bytes); }))
+    cells.push_back(rowJson(rows::matrixCellFields(), s.cells[i]));
+  slice["cells"] = std::move(cells);
+  slice["cells_total"] = s.cells.size();
   return slice;
 }
 
-Json overlapRowJson(const OverlapRow& o) {
+Json overlapRowJson(const OverlapRow& o, bool with_steps) {
   Json row = rowJson(rows::overlapFields(), o);
   if (o.clock_kernels != 0) {
     row["kernel_clock"] = {{"nccl_kernels", o.clock_kernels}, {"matched", o.clock_matched},
                            {"residual_rms_us", o.clock_residual_us}};
   }
   Json steps = Json::array();
-  for (const StepOverlap& s : o.steps) steps.push_back(rowJson(rows::overlapStepFields(), rows::OverlapStepRow{o, s}));
+  if (with_steps)
+    for (const StepOverlap& s : o.steps) steps.push_back(rowJson(rows::overlapStepFields(), rows::OverlapStepRow{o, s}));
   row["steps"] = steps;
   return row;
 }
@@ -116,19 +124,86 @@ Json cudaSyncRowJson(const CudaSyncRow& r) {
 
 // Bins where a rank had no instance (-1 in the Report) are null.
 Json heatmapJson(const LatenessHeatmap& h) {
+  const size_t group = bounds::groupOf(h.ranks.size(), kWideRanks);
   Json grid = Json::array();
-  for (const std::vector<double>& row : h.mean_lateness_us) {
+  for (const std::vector<double>& row : bounds::groupedMax(h.mean_lateness_us, group, [](double v) { return v < 0; })) {
     Json cells = Json::array();
     for (double v : row) cells.push_back(orNull(v >= 0, v));
     grid.push_back(std::move(cells));
   }
+  Json first_ranks = Json::array();
+  for (size_t r = 0; r < h.ranks.size(); r += group) first_ranks.push_back(h.ranks[r]);
   const bool by_time = h.axis != "op order";
   return {{"axis", h.axis},
-          {"ranks", h.ranks},
+          {"ranks", first_ranks},
+          {"ranks_per_row", group},
           {"start_us", orNull(by_time, h.start_us)},
           {"bin_us", orNull(by_time, h.bin_us)},
           {"bin_ops", orNull(!by_time, h.bin_ops)},
           {"mean_lateness_us", grid}};
+}
+
+std::vector<bool> overlapWithSteps(const std::vector<OverlapRow>& overlap) {
+  std::vector<bool> kept(overlap.size(), overlap.size() <= kWideRanks);
+  if (overlap.size() <= kWideRanks) return kept;
+  const bool exposure_known = std::any_of(overlap.begin(), overlap.end(), [](const OverlapRow& o) { return o.available; });
+  for (size_t i : bounds::keptRows(overlap.size(), kWideKept, [&](size_t i) { return exposure_known ? -overlap[i].exposed_us : -overlap[i].comm_us; }))
+    kept[i] = true;
+  return kept;
+}
+
+size_t keptCells(const CommMatrix& matrix) { return matrix.ranks > static_cast<int>(kWideRanks) ? kWideRanks : SIZE_MAX; }
+
+std::vector<const MatrixSlice*> keptSlices(const CommMatrix& matrix) {
+  std::vector<size_t> per_comm;
+  for (size_t i = 0; i < matrix.slices.size(); ++i)
+    if (matrix.slices[i].comm != 0) per_comm.push_back(i);
+  const auto bytesOf = [&](size_t i) {
+    double sum = 0;
+    for (const MatrixCell& c : matrix.slices[per_comm[i]].cells) sum += static_cast<double>(c.bytes);
+    return -sum;
+  };
+  const bool wide = matrix.ranks > static_cast<int>(kWideRanks);
+  std::vector<bool> kept(matrix.slices.size(), true);
+  if (wide) {
+    for (size_t i : per_comm) kept[i] = false;
+    for (size_t i : bounds::keptRows(per_comm.size(), kWideKept, bytesOf)) kept[per_comm[i]] = true;
+  }
+  std::vector<const MatrixSlice*> out;
+  for (size_t i = 0; i < matrix.slices.size(); ++i)
+    if (kept[i]) out.push_back(&matrix.slices[i]);
+  return out;
+}
+
+namespace {
+
+constexpr size_t kShortString = 80;
+
+// Host and communicator names come from the files: bytes that are not UTF-8 become U+FFFD.
+void writeScalar(std::ostream& out, const Json& value) { out << value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+bool isSmall(const Json& v) {
+  return !(v.is_structured() && !v.empty()) && !(v.is_string() && v.get_ref<const std::string&>().size() > kShortString);
+}
+
+}  // namespace
+
+void writeLaidOut(std::ostream& out, const Json& value, int depth, bool in_array) {
+  if (!value.is_structured() || value.empty()) return writeScalar(out, value);
+  const bool one_line = (value.is_array() || in_array) && std::all_of(value.begin(), value.end(), isSmall);
+  const std::string indent(static_cast<size_t>(2 * (depth + 1)), ' ');
+  out << (value.is_object() ? '{' : '[');
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it != value.begin()) out << (one_line ? ", " : ",");
+    if (!one_line) out << '\n' << indent;
+    if (value.is_object()) {
+      writeScalar(out, Json(it.key()));
+      out << ": ";
+    }
+    writeLaidOut(out, *it, depth + 1, value.is_array());
+  }
+  if (!one_line) out << '\n' << std::string(indent.size() - 2, ' ');
+  out << (value.is_object() ? '}' : ']');
 }
 
 }  // namespace commtrace::report::json

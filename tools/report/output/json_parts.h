@@ -3,6 +3,7 @@
 // (report_sections.h) put them in order.
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -47,13 +48,34 @@ inline Json orNull(bool known, double value) { return known ? Json(value) : Json
 Json runJson(const RunSummary& s);
 Json clocksJson(const ClockSummary& c);
 Json bandwidthSeriesRowJson(const BandwidthSeriesRow& r);
-Json matrixSliceJson(const MatrixSlice& s);
-Json overlapRowJson(const OverlapRow& o);
+Json matrixSliceJson(const MatrixSlice& s, size_t max_cells);  // the heaviest max_cells cells, in their order
+Json overlapRowJson(const OverlapRow& o, bool with_steps);
 Json kernelsJson(const KernelBreakdown& k);
 Json cudaSyncRowJson(const CudaSyncRow& r);
 Json heatmapJson(const LatenessHeatmap& h);
 
-// Writes a JSON object exactly as nlohmann's dump(2) writes it, one field at a time, and an
+// A run wider than kWideRanks ranks keeps the JSON to what a program needs without the parts
+// that grow with ranks x steps, ranks x time bins or communicators x ranks (every part is
+// in the CSV tables): the per-step overlap of the kWideKept ranks with most exposed
+// communication (else most communication), the lateness of consecutive ranks as one row (each
+// cell the largest), the kWideKept per-communicator matrix slices that moved most bytes, and
+// in each slice the kWideRanks rank pairs that moved most. At 16,384 ranks the JSON was
+// 308 MB, these parts 170 MB of it.
+inline constexpr size_t kWideRanks = 1024;
+inline constexpr size_t kWideKept = 64;
+// Whether overlap[i] keeps its steps.
+std::vector<bool> overlapWithSteps(const std::vector<OverlapRow>& overlap);
+// The slices the JSON keeps, in their order, and how many cells of each at most.
+std::vector<const MatrixSlice*> keptSlices(const CommMatrix& matrix);
+size_t keptCells(const CommMatrix& matrix);
+
+// A value as the report lays JSON out, its lines indented for `depth`: a row (an array of
+// scalars only, or such an object in an array: a table row, a heatmap row) on one line unless
+// it holds a sentence, anything else a member a line, two spaces a level. A wide run's JSON
+// is mostly rows: a line each halves the file against a number a line, and a row reads as one.
+void writeLaidOut(std::ostream& out, const Json& value, int depth, bool in_array = false);
+
+// Writes a JSON object exactly as writeLaidOut() writes it, one field at a time, and an
 // array field one element at a time: only one element is ever held as a document. (The
 // report of a 1,024-rank run as one document took some 400 MB to print 100 MB.)
 class PrettyObject {
@@ -62,7 +84,7 @@ class PrettyObject {
 
   void field(std::string_view key, const Json& value) {
     openField(key);
-    write(value, depth_ + 1);
+    write(value, depth_ + 1, false);
   }
   // element(row) -> Json for each of `rows`, in order.
   template <class Rows, class Element>
@@ -77,7 +99,7 @@ class PrettyObject {
     for (const auto& row : rows) {
       out_ << (first ? "\n" : ",\n") << indent(depth_ + 2);
       first = false;
-      write(element(row), depth_ + 2);
+      write(element(row), depth_ + 2, true);
     }
     out_ << '\n' << indent(depth_ + 1) << ']';
   }
@@ -97,16 +119,7 @@ class PrettyObject {
     out_ << (first_ ? "{\n" : ",\n") << indent(depth_ + 1) << '"' << key << "\": ";
     first_ = false;
   }
-  // A value dumped at depth 0, its lines shifted to `depth` (JSON strings hold no raw newline).
-  void write(const Json& value, int depth) {
-    // Host and communicator names come from the files: bytes that are not UTF-8 become U+FFFD.
-    const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
-    const std::string shift = indent(depth);
-    size_t from = 0;
-    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
-      out_.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << shift;
-    out_.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
-  }
+  void write(const Json& value, int depth, bool in_array) { writeLaidOut(out_, value, depth, in_array); }
 
   std::ostream& out_;
   const int depth_;

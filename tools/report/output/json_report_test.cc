@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tests/support/sample_report.h"
+#include "tools/report/output/json_parts.h"
 
 namespace commtrace::report {
 namespace {
@@ -19,16 +20,42 @@ nlohmann::json reportJson(const Report& r) {
   return nlohmann::json::parse(out.str());
 }
 
+std::string laidOut(const json::Json& value) {
+  std::ostringstream out;
+  json::writeLaidOut(out, value, 0);
+  return out.str();
+}
+
 // The document is written a field and an array element at a time; what comes out is
-// byte for byte what one document printed with two-space indentation would be, empty
-// arrays and objects included.
+// byte for byte what the same document laid out whole would be, empty arrays and objects
+// included.
 TEST(JsonReport, WrittenPieceByPieceAsOneDocumentWouldBe) {
   for (const Report& r : {testutil::sampleReport(), Report{}}) {
     std::ostringstream out;
     writeJson(r, out);
-    const auto doc = nlohmann::ordered_json::parse(out.str());
-    EXPECT_EQ(out.str(), doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    EXPECT_EQ(out.str(), laidOut(json::Json::parse(out.str())) + "\n");
   }
+}
+
+// A row (an array of scalars, or such an object in an array) takes one line; a row holding a
+// sentence, an object that is a field's value, or anything nested, a member a line.
+TEST(JsonReport, RowsOfScalarsTakeOneLineEach) {
+  const std::string sentence(81, 's');
+  const auto doc = json::Json::parse(R"({"rows": [{"a": 1, "b": "x", "c": null, "d": []}, [1.5, 2]], "text": [")" + sentence + R"(", 1], "empty": {}, "section": {"a": 1}})");
+  EXPECT_EQ(laidOut(doc), "{\n"
+                          "  \"rows\": [\n"
+                          "    {\"a\": 1, \"b\": \"x\", \"c\": null, \"d\": []},\n"
+                          "    [1.5, 2]\n"
+                          "  ],\n"
+                          "  \"text\": [\n"
+                          "    \"" + sentence + "\",\n"
+                          "    1\n"
+                          "  ],\n"
+                          "  \"empty\": {},\n"
+                          "  \"section\": {\n"
+                          "    \"a\": 1\n"
+                          "  }\n"
+                          "}");
 }
 
 TEST(JsonReport, NamesItsSchemaAndSummarisesTheRun) {
@@ -101,6 +128,94 @@ TEST(JsonReport, ABigRunsMatrixIsItsSlicesAlone) {
   EXPECT_TRUE(m.at("p2p_bytes").is_null());
   EXPECT_TRUE(m.at("time_us").is_null());
   EXPECT_EQ(m.at("slices")[0].at("cells").size(), 2u);
+}
+
+// Past 1,024 ranks the JSON keeps the per-step overlap of the 64 ranks with most exposed
+// communication only; up to 1,024, every rank's.
+TEST(JsonReport, AWideRunKeepsTheStepsOfTheMostExposedRanksOnly) {
+  for (const int ranks : {1024, 1100}) {
+    Report r = testutil::sampleReport();
+    const OverlapRow row = r.overlap.front();
+    r.overlap.clear();
+    for (int rank = 0; rank < ranks; ++rank) {
+      r.overlap.push_back(row);
+      r.overlap.back().rank = rank;
+      r.overlap.back().exposed_us = (rank * 7919) % ranks;  // a permutation: the largest are scattered
+    }
+    const nlohmann::json overlap = reportJson(r).at("overlap");
+    ASSERT_EQ(overlap.size(), static_cast<size_t>(ranks));
+    size_t with_steps = 0;
+    for (const nlohmann::json& o : overlap) {
+      if (o.at("steps").empty()) continue;
+      ++with_steps;
+      EXPECT_EQ(o.at("steps").size(), 2u);
+      if (ranks > 1024) EXPECT_GE(o.at("exposed_us").get<double>(), ranks - 64) << o.at("rank");
+    }
+    EXPECT_EQ(with_steps, ranks > 1024 ? 64u : static_cast<size_t>(ranks));
+  }
+}
+
+// Past 1,024 ranks the lateness heatmap's rows are groups of consecutive ranks, each cell the
+// largest of the group's (a bin none of them had stays null), at most 1,024 rows.
+TEST(JsonReport, AWideRunsLatenessRowsAreGroupsOfRanksEachCellTheLargest) {
+  Report r = testutil::sampleReport();
+  LatenessHeatmap& h = r.stragglers.heatmap;
+  h.ranks.clear();
+  h.mean_lateness_us.clear();
+  for (int rank = 0; rank < 2050; ++rank) {
+    h.ranks.push_back(rank);
+    h.mean_lateness_us.push_back({static_cast<double>(rank % 5), -1, rank == 7 ? 900.0 : -1});
+  }
+  const nlohmann::json heat = reportJson(r).at("lateness_heatmap");
+  EXPECT_EQ(heat.at("ranks_per_row"), 3);
+  const nlohmann::json& rows = heat.at("mean_lateness_us");
+  ASSERT_EQ(rows.size(), 684u);  // 2050 / 3, rounded up
+  EXPECT_EQ(heat.at("ranks").size(), 684u);
+  EXPECT_EQ(heat.at("ranks")[2], 6) << "each row's first rank";
+  EXPECT_EQ(rows[0][0], 2.0) << "ranks 0-2: the largest of 0, 1, 2";
+  EXPECT_EQ(rows[1][0], 4.0) << "ranks 3-5: the largest of 3, 4, 0";
+  EXPECT_TRUE(rows[1][1].is_null()) << "a bin no rank of the group had";
+  EXPECT_EQ(rows[2][2], 900.0) << "one late rank shows in its group";
+  EXPECT_TRUE(rows[3][2].is_null());
+  EXPECT_EQ(rows[683][0], 4.0) << "the last group, ranks 2049 alone";
+}
+
+// Past 1,024 ranks the matrix keeps the 64 per-communicator slices that moved most bytes, and
+// in every slice the 1,024 heaviest cells, in their order; the totals say what was left out.
+TEST(JsonReport, AWideRunsMatrixKeepsTheHeaviestSlicesAndCells) {
+  Report r = testutil::sampleReport();
+  r.matrix.ranks = 16384;
+  r.matrix.dense = false;
+  r.matrix.slices.clear();
+  MatrixSlice all{"all", 0, "", {}};
+  for (int i = 0; i < 2000; ++i) all.cells.push_back({i, i + 1, static_cast<uint64_t>((i * 7919) % 2000), 0, 1, 1, false});
+  r.matrix.slices.push_back(all);
+  for (uint64_t c = 1; c <= 100; ++c) r.matrix.slices.push_back({"comm", c, "", {{0, 1, (c * 37) % 101, 0, 1, 1, false}}});
+  const nlohmann::json m = reportJson(r).at("matrix");
+  EXPECT_EQ(m.at("slices_total"), 101);
+  const nlohmann::json& slices = m.at("slices");
+  ASSERT_EQ(slices.size(), 65u);
+  EXPECT_EQ(slices[0].at("label"), "all");
+  EXPECT_EQ(slices[0].at("cells_total"), 2000);
+  const nlohmann::json& cells = slices[0].at("cells");
+  ASSERT_EQ(cells.size(), 1024u);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    EXPECT_GE(cells[i].at("bytes").get<uint64_t>(), 2000u - 1024u) << i;
+    if (i > 0) EXPECT_LT(cells[i - 1].at("src").get<int>(), cells[i].at("src").get<int>()) << "in their order";
+  }
+  for (size_t s = 1; s < slices.size(); ++s) {
+    const uint64_t bytes = slices[s].at("cells")[0].at("bytes");
+    EXPECT_GE(bytes, 101u - 64u) << "one of the 64 heaviest communicators";
+  }
+}
+
+// Up to 1,024 ranks nothing is left out: every slice, every cell.
+TEST(JsonReport, ANarrowRunsMatrixIsWhole) {
+  const Report r = testutil::sampleReport();
+  const nlohmann::json m = reportJson(r).at("matrix");
+  EXPECT_EQ(m.at("slices").size(), r.matrix.slices.size());
+  EXPECT_EQ(m.at("slices_total"), r.matrix.slices.size());
+  EXPECT_EQ(m.at("slices")[0].at("cells").size(), m.at("slices")[0].at("cells_total").get<size_t>());
 }
 
 TEST(JsonReport, OverlapWithoutComputeRecordsGivesTheReasonNotZeros) {

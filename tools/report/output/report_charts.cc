@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <sstream>
 
 #include "tools/report/format.h"
+#include "tools/report/output/row_bounds.h"
 #include "tools/report/output/svg_charts.h"
 
 namespace commtrace::report::charts {
@@ -28,45 +28,25 @@ std::vector<std::string> numberedLabels(size_t n, const std::function<std::strin
 // 4,096-rank run's lateness, a row per rank, 50 MB).
 constexpr size_t kMaxRows = 128;
 
-// How many consecutive rows go into one so that n make at most kMaxRows.
-size_t groupOf(size_t n) { return std::max<size_t>(1, (n + kMaxRows - 1) / kMaxRows); }
+size_t groupOf(size_t n) { return bounds::groupOf(n, kMaxRows); }
 
-// Consecutive rows as one where there are more than kMaxRows: each cell the largest of its
-// rows' (NaN: none had one), so that one late rank still shows in its group; labelled
+// Consecutive rows as one where there are more than kMaxRows (NaN: no value), labelled
 // "first-last". Returns how many rows went into one.
 size_t groupRows(svg::Heatmap& h) {
   const size_t rows = h.values.size();
   const size_t group = groupOf(rows);
   if (group == 1) return 1;
-  std::vector<std::vector<double>> values;
+  h.values = bounds::groupedMax(h.values, group, [](double v) { return std::isnan(v); });
   std::vector<std::string> labels;
   for (size_t first = 0; first < rows; first += group) {
     const size_t last = std::min(rows, first + group) - 1;
-    std::vector<double> row = h.values[first];
-    for (size_t r = first + 1; r <= last; ++r)
-      for (size_t c = 0; c < row.size() && c < h.values[r].size(); ++c)
-        if (std::isnan(row[c]) || h.values[r][c] > row[c]) row[c] = h.values[r][c];
-    values.push_back(std::move(row));
     labels.push_back(first == last ? h.row_labels[first] : h.row_labels[first] + "-" + h.row_labels[last]);
   }
-  h.values = std::move(values);
   h.row_labels = std::move(labels);
   return group;
 }
 
-// Indices 0..n-1, in their order: all of them, or past kMaxRows the kMaxRows of least key
-// (the first of equal keys).
-std::vector<size_t> keptRows(size_t n, const std::function<double(size_t)>& key) {
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  if (n <= kMaxRows) return order;
-  std::vector<double> keys(n);
-  for (size_t i = 0; i < n; ++i) keys[i] = key(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
-  order.resize(kMaxRows);
-  std::sort(order.begin(), order.end());
-  return order;
-}
+std::vector<size_t> keptRows(size_t n, const std::function<double(size_t)>& key) { return bounds::keptRows(n, kMaxRows, key); }
 
 // A series' slowest column as a share of its median column (1 without one): the least got slowest.
 double dipOf(const BandwidthSeriesRow& row) {

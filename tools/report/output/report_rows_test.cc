@@ -161,7 +161,7 @@ TEST(ReportRows, JsonRowsAreAsDeclared) {
   expectAsDeclared(j["clocks"]["fits"], clockFitFields(), "clocks.fits");
   expectAsDeclared(j["communicators"], communicatorFields(), "communicators");
   expectAsDeclared(j["bandwidth"], bandwidthFields(), "bandwidth");
-  expectAsDeclared(j["matrix"]["slices"], matrixSliceFields(), "matrix.slices", {"cells"});
+  expectAsDeclared(j["matrix"]["slices"], matrixSliceFields(), "matrix.slices", {"cells", "cells_total"});
   for (const Json& slice : j["matrix"]["slices"]) expectAsDeclared(slice["cells"], matrixCellFields(), "matrix.slices[].cells");
   expectAsDeclared(j["overlap"], overlapFields(), "overlap", {"kernel_clock", "steps"});
   expectAsDeclared(j["overlap"][0]["steps"], overlapStepFields(), "overlap[].steps");

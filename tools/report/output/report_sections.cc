@@ -100,7 +100,8 @@ std::vector<ReportSection> declareSections() {
              for (const char* grid : {"bytes", "p2p_bytes", "time_us"}) m.field(grid, Json(nullptr));
            }
            m.field("model", r.matrix.model);
-           m.array("slices", r.matrix.slices, json::matrixSliceJson);
+           m.array("slices", json::keptSlices(r.matrix), [&](const MatrixSlice* s) { return json::matrixSliceJson(*s, json::keptCells(r.matrix)); });
+           m.field("slices_total", Json(r.matrix.slices.size()));
          });
        },
        [](const Report& r, const CsvOut& out) {
@@ -116,7 +117,10 @@ std::vector<ReportSection> declareSections() {
                            Rows::kInventory, "no rank recorded a collective or a transfer"}),
       rowSection("mismatches", "instances some ranks issued and others did not, or never finished", "mismatches.csv", rows::mismatchFields(), [](const Report& r) -> const auto& { return r.mismatches; }, pages::mismatches),
       jsonField("mismatches_total", "integer", "all mismatches found; `mismatches` may list fewer", [](const Report& r) { return Json(r.mismatches_total); }),
-      {"overlap", "[object]", "per process: communication hidden behind compute (below)", [](PrettyObject& doc, const Report& r) { doc.array("overlap", r.overlap, json::overlapRowJson); },
+      {"overlap", "[object]", "per process: communication hidden behind compute (below)", [](PrettyObject& doc, const Report& r) {
+         const std::vector<bool> with_steps = json::overlapWithSteps(r.overlap);
+         doc.array("overlap", r.overlap, [&](const OverlapRow& o) { return json::overlapRowJson(o, with_steps[static_cast<size_t>(&o - r.overlap.data())]); });
+       },
        [](const Report& r, const CsvOut& out) {
          out(csv::rowsTable("overlap.csv", rows::overlapFields(), r.overlap));
          out(csv::partsTable("overlap_steps.csv", rows::pick(rows::overlapFields(), {"rank"}), rows::overlapStepFields(), r.overlap, csv::stepsOf));
