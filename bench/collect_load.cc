@@ -91,24 +91,37 @@ int run(uint16_t port, int ranks, int rate, int seconds, const collect::LinkKey&
     frame::append(r.header_frame, frame::Type::kFileHeader, 0, encodeFileHeader(h));
     r.link->setKey(key, nowNs());
   }
-  // Every link up before the first second, as a job's are long before its collectives flow.
-  for (int tries = 0; tries < 500; ++tries) {
-    size_t ready = 0;
-    for (SimRank& r : sims) {
+  // Every link up before the first second, as a job's are long before its collectives flow;
+  // each proves itself with a first digest (its communicators) once greeted, as a flusher does
+  // at its next drain: the collector holds only so many unproven connections at once.
+  wire::Bytes payload, message;
+  std::vector<bool> proven(sims.size(), false);
+  const uint64_t connect_until = nowNs() + 120'000'000'000ull;
+  for (size_t ready = 0; ready < sims.size() && nowNs() < connect_until;) {
+    ready = 0;
+    for (size_t i = 0; i < sims.size(); ++i) {
+      SimRank& r = sims[i];
       r.link->pump(nowNs());
-      ready += r.link->ready();
+      if (r.link->ready() && !proven[i]) {
+        addCommInfos(r, ranks);
+        r.encoder->finish(r.chunk_index, /*closing=*/false, payload);
+        r.encoder->restartStringTable();
+        message = r.header_frame;
+        frame::append(message, frame::Type::kChunk, 0, payload);
+        proven[i] = r.link->offer(message, nowNs());
+        r.chunk_index += proven[i];
+      }
+      ready += proven[i];
     }
-    if (ready == sims.size()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   uint64_t offered = 0, dropped = 0;
-  wire::Bytes payload, message;
   const uint64_t first_second = nowNs();
   for (int second = 0; second < seconds; ++second) {
     const uint64_t second_start = first_second + static_cast<uint64_t>(second) * 1'000'000'000ull;
     for (SimRank& r : sims) {
       r.link->pump(nowNs());
-      if (second == 0 || r.link->needsHeader()) addCommInfos(r, ranks);
+      if (r.link->needsHeader()) addCommInfos(r, ranks);
       addCollectives(r, static_cast<uint64_t>(second), rate, second_start);
       r.encoder->finish(r.chunk_index, /*closing=*/false, payload);  // the job goes on: the collector is measured, then stopped
       r.encoder->restartStringTable();

@@ -64,6 +64,7 @@ int runCollect(const CollectOptions& options, std::ostream& err) {
   live.dir.clear();  // the streams come from the server, not a directory
   if (live.alerts_path.empty() && !options.spool_dir.empty()) live.alerts_path = options.spool_dir + "/alerts.jsonl";
   server_options.spool_dir = options.spool_dir;
+  server_options.max_unproven_per_address = options.unproven_per_host;
   CollectServer server(server_options);
   if (!server.start(err)) return 1;
   err << "commtrace: collector listening on " << server_options.host << ":" << server.port() << "\n" << std::flush;
@@ -116,6 +117,12 @@ Command addCollectCommand(CLI::App& app) {
   collect->add_option("--key-fd", o.key_fd, "read the job's key from this descriptor (how rank 0 hands it over)");
   collect->add_option("--parent-pid", o.parent_pid, "stop when this process is gone");
   collect->add_option("--metrics", o.metrics, "serve the live metrics for Prometheus at http://HOST:PORT/metrics (read-only; default: none)");
+  collect->add_option("--unproven-per-host", o.unproven_per_host,
+                      "connections from one address held at once before they prove they are the job's (a stranger's flood "
+                      "crowds out only itself); raise it where a host runs more processes than this, or for a load test "
+                      "from one address")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
   o.live.interval_s = 0.5;  // its streams are in memory: looking twice a second costs little, and a HANG line comes up to half a second sooner
   addLiveOptions(collect, o.live, f->live, "SPOOL/alerts.jsonl with --spool, else none");
   return {collect, [f] {

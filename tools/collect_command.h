@@ -5,9 +5,11 @@
 // engine on them: STRAGGLER, HANG and RECOVERED lines, alerts.jsonl, the metrics file.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
+#include "tools/collect_server.h"
 #include "tools/watch_command.h"
 
 namespace commtrace::tools {
@@ -19,6 +21,7 @@ struct CollectOptions {
   int key_fd = -1;          // read the job's key (64 hex digits) from this descriptor; else COMMTRACE_TOKEN
   long parent_pid = 0;      // > 0: stop when this process (the rank that spawned it) is gone
   std::string metrics;      // HOST:PORT of the /metrics endpoint; empty: none
+  size_t unproven_per_host = CollectServer::Options{}.max_unproven_per_address;
 };
 
 // The default port when neither --listen nor COMMTRACE_COLLECT_PORT names one.

@@ -318,6 +318,36 @@ TEST(CollectServer, AFloodFromOneAddressCrowdsOutOnlyItself) {
   closeAll(flood);
 }
 
+// A job's processes connecting at once, more of them than the collector holds unproven: the
+// newcomers wait in the listening socket's queue while the earlier prove themselves, and every
+// one gets in (the oldest unproven used to be closed for each newcomer: past 1,024 ranks
+// connecting together, ranks were refused and lost a minute of live digests).
+TEST(CollectServer, AJobsProcessesConnectingAtOnceAllGetIn) {
+  testutil::TempDir dir;
+  RunningServer server(dir.path(), {.max_unproven = 32, .max_unproven_per_address = 1024});
+  std::vector<std::unique_ptr<DigestSender>> ranks;
+  for (int i = 0; i < 400; ++i) {
+    ranks.push_back(std::make_unique<DigestSender>(DigestSender::Options{.host = "127.0.0.1", .port = server.port(), .quiet = true}));
+    ranks.back()->setKey(kKey, nowNs());
+  }
+  // Each proves itself with its first digest as soon as it is greeted, as a flusher does.
+  const testing::BuiltTrace trace = testing::buildTrace({{}});
+  std::vector<bool> sent(ranks.size(), false);
+  size_t proven = 0;
+  for (int tries = 0; tries < 1000 && proven < ranks.size(); ++tries) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      ranks[i]->pump(nowNs());
+      if (!sent[i] && ranks[i]->ready()) sent[i] = ranks[i]->offer(trace.bytes, nowNs());
+    }
+    proven = server.messagesSoFar();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  server.stopServing();
+  EXPECT_EQ(server.server().stats().messages, ranks.size()) << server.err();
+  EXPECT_EQ(server.server().stats().refused, 0u) << server.err();
+  EXPECT_EQ(server.server().stats().accepted, ranks.size());
+}
+
 // Out of descriptors, the collector closes its oldest unproven connection for a newcomer
 // (before, accept failed with EMFILE forever and every rank was locked out). Served in a
 // child whose descriptor limit is 48, soft and hard.

@@ -24,7 +24,7 @@ TcpListener listenTcp(const std::string& host, uint16_t port, bool nonblocking, 
   out.fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
   const int one = 1;
   if (out.fd >= 0) setsockopt(out.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool bound = out.fd >= 0 && bind(out.fd, found->ai_addr, found->ai_addrlen) == 0 && listen(out.fd, 1024) == 0;
+  const bool bound = out.fd >= 0 && bind(out.fd, found->ai_addr, found->ai_addrlen) == 0 && listen(out.fd, SOMAXCONN) == 0;
   const int error = errno;
   freeaddrinfo(found);
   if (!bound) {
