@@ -10,27 +10,92 @@
 
 namespace commtrace {
 
-bool FileBytes::open(const std::string& path) {
+size_t DescriptorPool::mostHeld() const {
+  std::lock_guard lock(mutex_);
+  return most_;
+}
+
+bool DescriptorPool::hold(FileBytes& f) {
+  if (f.held_) {
+    held_.splice(held_.end(), held_, f.held_at_);
+    return true;
+  }
+  while (held_.size() >= budget_) {
+    FileBytes& least = *held_.front();
+    close(least.fd_);
+    least.fd_ = -1;
+    least.held_ = false;
+    held_.pop_front();
+  }
+  f.fd_ = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st{};
+  if (f.fd_ < 0 || fstat(f.fd_, &st) != 0) return false;
+  if (st.st_dev != f.device_ || st.st_ino != f.inode_) {
+    close(f.fd_);
+    f.fd_ = -1;
+    errno = ESTALE;  // replaced since it was first opened
+    return false;
+  }
+  f.held_at_ = held_.insert(held_.end(), &f);
+  f.held_ = true;
+  most_ = std::max(most_, held_.size());
+  return true;
+}
+
+void DescriptorPool::drop(FileBytes& f) {
+  if (!f.held_) return;
+  held_.erase(f.held_at_);
+  f.held_ = false;
+}
+
+bool FileBytes::open(const std::string& path, DescriptorPool* pool) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st{};
   if (fd_ < 0 || fstat(fd_, &st) != 0) return false;
-  if (S_ISREG(st.st_mode)) return true;
-  errno = EINVAL;
-  return false;
+  if (!S_ISREG(st.st_mode)) {
+    errno = EINVAL;
+    return false;
+  }
+  if (pool == nullptr) return true;
+  // Known by path and inode from now on; the descriptor the pool's once it has room.
+  path_ = path;
+  device_ = st.st_dev;
+  inode_ = st.st_ino;
+  close(fd_);
+  fd_ = -1;
+  pool_ = pool;
+  std::lock_guard lock(pool->mutex_);
+  return pool->hold(*this);
 }
 
 FileBytes::~FileBytes() {
+  if (pool_ != nullptr) {
+    std::lock_guard lock(pool_->mutex_);
+    pool_->drop(*this);
+  }
   if (fd_ >= 0) close(fd_);
 }
 
 bool FileBytes::size(uint64_t& bytes) {
+  if (pool_ == nullptr) return sizeOpen(bytes);
+  std::lock_guard lock(pool_->mutex_);
+  return pool_->hold(*this) && sizeOpen(bytes);
+}
+
+bool FileBytes::readAt(uint64_t offset, void* buffer, size_t n) {
+  if (pool_ == nullptr) return readOpen(offset, buffer, n);
+  std::lock_guard lock(pool_->mutex_);
+  return pool_->hold(*this) && readOpen(offset, buffer, n);
+}
+
+bool FileBytes::sizeOpen(uint64_t& bytes) const {
   struct stat st{};
   if (fd_ < 0 || fstat(fd_, &st) != 0) return false;
   bytes = static_cast<uint64_t>(st.st_size);
   return true;
 }
 
-bool FileBytes::readAt(uint64_t offset, void* buffer, size_t n) {
+bool FileBytes::readOpen(uint64_t offset, void* buffer, size_t n) const {
   auto* p = static_cast<uint8_t*>(buffer);
   while (n > 0) {
     const ssize_t got = pread(fd_, p, n, static_cast<off_t>(offset));

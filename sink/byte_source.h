@@ -4,8 +4,12 @@
 // byte; what the reader has consumed it releases, and a memory stream frees it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <list>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,16 +27,49 @@ class ByteSource {
   virtual void release(uint64_t /*offset*/) {}
 };
 
+class FileBytes;
+
+// Descriptors for more files than a process may hold open (a 16,384-rank run's files under a
+// limit of 1,024): a FileBytes given the pool holds a descriptor while the pool has room; for
+// another's, the one read least recently is closed, and reopened by path when it is read
+// again (the same file: its device and inode are checked). Thread-safe: a read takes the
+// pool's lock, so that no descriptor is closed while another thread reads through it.
+class DescriptorPool {
+ public:
+  explicit DescriptorPool(size_t budget) : budget_(budget == 0 ? 1 : budget) {}
+  size_t mostHeld() const;  // descriptors held at once, at most so far
+
+ private:
+  friend class FileBytes;
+  // f's descriptor open and f the most recently read; false with errno set when it cannot be.
+  bool hold(FileBytes& f);
+  void drop(FileBytes& f);
+  mutable std::mutex mutex_;
+  std::list<FileBytes*> held_;  // with a descriptor, the least recently read first
+  const size_t budget_;
+  size_t most_ = 0;
+};
+
 class FileBytes final : public ByteSource {
  public:
-  // false with errno set when the path cannot be opened or is not a regular file.
-  bool open(const std::string& path);
+  // false with errno set when the path cannot be opened or is not a regular file. With a
+  // pool, the descriptor is the pool's to close and reopen (above).
+  bool open(const std::string& path, DescriptorPool* pool = nullptr);
   ~FileBytes() override;
   bool size(uint64_t& bytes) override;
   bool readAt(uint64_t offset, void* buffer, size_t n) override;
 
  private:
+  friend class DescriptorPool;
+  bool sizeOpen(uint64_t& bytes) const;
+  bool readOpen(uint64_t offset, void* buffer, size_t n) const;
   int fd_ = -1;
+  DescriptorPool* pool_ = nullptr;
+  std::string path_;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+  std::list<FileBytes*>::iterator held_at_;
+  bool held_ = false;
 };
 
 // Appended to by one owner and read by one reader on the same thread.

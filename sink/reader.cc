@@ -287,9 +287,9 @@ std::string_view TraceReader::str(StringId id) const {
   return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
 }
 
-bool TraceReader::open(const std::string& path, std::string& error) {
+bool TraceReader::open(const std::string& path, std::string& error, DescriptorPool* descriptors) {
   auto file = std::make_shared<FileBytes>();
-  if (!file->open(path)) {
+  if (!file->open(path, descriptors)) {
     path_ = path;
     error = errno == EINVAL ? "commtrace: " + path + " is not a regular file" : "commtrace: cannot read " + path + ": " + strerror(errno);
     return false;

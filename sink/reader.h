@@ -43,8 +43,9 @@ class TraceReader {
   TraceReader& operator=(const TraceReader&) = delete;
 
   // false with a complete message if the file cannot be read or is not a commtrace trace
-  // (no valid FileHeader frame at offset 0, or a newer format version).
-  bool open(const std::string& path, std::string& error);
+  // (no valid FileHeader frame at offset 0, or a newer format version). With `descriptors`,
+  // the file's descriptor is that pool's (byte_source.h).
+  bool open(const std::string& path, std::string& error, DescriptorPool* descriptors = nullptr);
   // The same for a stream held elsewhere (a live digest stream), `name` standing for its path.
   bool open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error);
 

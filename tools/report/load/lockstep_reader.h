@@ -55,8 +55,9 @@ class FileLeads {
 // thread. Which file's batch comes next depends on the files alone (what was delivered
 // before), never on which thread finished decoding first: the threads decode ahead, and
 // the same files are delivered in the same order every time (so every figure of the report
-// is the same). At most `max_open` files are open at a time (the rest wait their turn, and
-// do not move in step with the others). `options`: what each process's reader keeps. With
+// is the same). At most `max_open` descriptors are held at a time: with more files, each
+// is still read in step, its descriptor closed for another's and reopened when its turn
+// comes (sink/byte_source.h, DescriptorPool). `options`: what each process's reader keeps. With
 // `leads` (kept by deliver's joiner), a file far ahead of another in ops waits for it.
 void readInLockstep(const std::vector<std::string>& paths, SharedNames& names, const ProcessReadOptions& options, unsigned threads,
                     size_t max_open, const std::function<void(LoadMessage&)>& deliver, FileLeads* leads = nullptr);

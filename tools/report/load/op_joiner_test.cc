@@ -189,9 +189,59 @@ TEST(OpJoiner, FilesReadInStepKeepTheOpenInstancesAWindowOfTheRun) {
   const uint64_t in_step = mostOpenWhileReading(options.dir, 64, handed_on);
   EXPECT_EQ(handed_on, 100'000u);
   EXPECT_LE(in_step, 2u * 16'384u) << "about two chunks of instances";
-  const uint64_t one_by_one = mostOpenWhileReading(options.dir, 1, handed_on);
+  const uint64_t one_descriptor = mostOpenWhileReading(options.dir, 1, handed_on);
   EXPECT_EQ(handed_on, 100'000u);
-  EXPECT_EQ(one_by_one, 100'000u) << "one file after another, every instance waits for the last";
+  EXPECT_EQ(one_descriptor, in_step) << "with one descriptor for eight files, still in step";
+}
+
+// The descriptors held to read `dir`'s files now (/proc/self/fd).
+size_t descriptorsInto(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(fd.path(), ec);
+    if (!ec && target.parent_path() == std::filesystem::path(dir)) ++n;
+  }
+  return n;
+}
+
+// More files than descriptors: the files are delivered in the order they are with
+// descriptors to spare, batch for batch, so every figure of the report is the same, and no
+// more descriptors than the budget are held. (They were read a budget's worth after another,
+// and a 1,024-file run under 200 descriptors named other figures for its straggler.)
+TEST(OpJoiner, MoreFilesThanDescriptorsAreReadInTheSameOrder) {
+  testutil::TempDir dir;
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir.path() + "/run";
+  options.ranks = 24;
+  options.collectives_per_rank = 3000;
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(options.dir)) files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  const auto delivered = [&](size_t max_open, size_t& most_held) {
+    RunModel run;
+    SharedNames names(run.names);
+    std::vector<std::tuple<int, size_t, uint64_t>> order;  // (process, rows, position)
+    size_t batches = 0;
+    most_held = 0;
+    readInLockstep(files, names, ProcessReadOptions{}, 2, max_open, [&](LoadMessage& message) {
+      const auto* batch = std::get_if<RecordBatch>(&message);
+      if (batch == nullptr) return;
+      order.emplace_back(batch->process, batch->colls.size() + batch->p2ps.size(), batch->position_ns);
+      if (++batches % 7 == 0) most_held = std::max(most_held, descriptorsInto(options.dir));
+    });
+    return order;
+  };
+  size_t spare_held = 0, pooled_held = 0;
+  const auto with_spare = delivered(64, spare_held);
+  const auto pooled = delivered(4, pooled_held);
+  ASSERT_GT(with_spare.size(), 24u * 3);
+  EXPECT_EQ(pooled, with_spare);
+  EXPECT_GT(spare_held, 4u) << "with descriptors to spare every file keeps its own";
+  EXPECT_LE(pooled_held, 4u);
 }
 
 // Four ranks of one communicator, 20,000 AllReduces each in chunks of 500, whose CPU clocks

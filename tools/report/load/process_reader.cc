@@ -31,7 +31,9 @@ MemberView viewOf(int process, uint64_t cpu_start, uint64_t cpu_end, uint64_t gp
 
 }  // namespace
 
-bool ProcessReader::open(const std::string& path, std::string& error) { return reader_.open(path, error) && opened(); }
+bool ProcessReader::open(const std::string& path, std::string& error, DescriptorPool* descriptors) {
+  return reader_.open(path, error, descriptors) && opened();
+}
 
 bool ProcessReader::open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error) {
   return reader_.open(name, std::move(source), error) && opened();

@@ -138,7 +138,8 @@ class ProcessReader {
         phases_(options.keep_all_phases, options.step_range) {}
 
   // false with the reader's "commtrace: ..." message when the file is not a readable trace.
-  bool open(const std::string& path, std::string& error);
+  // With `descriptors`, its descriptor is that pool's (sink/byte_source.h).
+  bool open(const std::string& path, std::string& error, DescriptorPool* descriptors = nullptr);
   // The same for a stream held in memory (the live collector's), `name` standing for its path.
   bool open(const std::string& name, std::shared_ptr<ByteSource> source, std::string& error);
   // The next chunk's rows; false at the end of the file. The chunk is decoded into
