@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/open_descriptors.h"
 #include "tests/support/report_load_support.h"
 #include "tests/support/temp_dir.h"
 #include "tools/report/load/lockstep_reader.h"
@@ -194,17 +195,6 @@ TEST(OpJoiner, FilesReadInStepKeepTheOpenInstancesAWindowOfTheRun) {
   EXPECT_EQ(one_descriptor, in_step) << "with one descriptor for eight files, still in step";
 }
 
-// The descriptors held to read `dir`'s files now (/proc/self/fd).
-size_t descriptorsInto(const std::string& dir) {
-  size_t n = 0;
-  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    const std::filesystem::path target = std::filesystem::read_symlink(fd.path(), ec);
-    if (!ec && target.parent_path() == std::filesystem::path(dir)) ++n;
-  }
-  return n;
-}
-
 // More files than descriptors: the files are delivered in the order they are with
 // descriptors to spare, batch for batch, so every figure of the report is the same, and no
 // more descriptors than the budget are held. (They were read a budget's worth after another,
@@ -231,7 +221,7 @@ TEST(OpJoiner, MoreFilesThanDescriptorsAreReadInTheSameOrder) {
       const auto* batch = std::get_if<RecordBatch>(&message);
       if (batch == nullptr) return;
       order.emplace_back(batch->process, batch->colls.size() + batch->p2ps.size(), batch->position_ns);
-      if (++batches % 7 == 0) most_held = std::max(most_held, descriptorsInto(options.dir));
+      if (++batches % 7 == 0) most_held = std::max(most_held, testutil::descriptorsInto(options.dir));
     });
     return order;
   };

@@ -26,8 +26,8 @@ struct RunFollower::File {
   bool silentSince(std::chrono::steady_clock::time_point since) const { return !closed && last_read <= since; }
 };
 
-RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink)
-    : dir_(std::move(dir)), run_(run), names_(run.names), options_{.keep_all_phases = false, .keep_compute = false, .gpu_gaps = true, .gap_window = kLiveGapWindow, .match_kernel_clocks = false}, joiner_(run, {}, sink) {
+RunFollower::RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink, size_t max_open)
+    : dir_(std::move(dir)), run_(run), names_(run.names), options_{.keep_all_phases = false, .keep_compute = false, .gpu_gaps = true, .gap_window = kLiveGapWindow, .match_kernel_clocks = false}, joiner_(run, {}, sink), descriptors_(max_open) {
   run_.dir = dir_;
 }
 
@@ -104,7 +104,7 @@ void RunFollower::admitNewFiles() {
     if (std::binary_search(seen_.begin(), seen_.end(), path)) continue;
     auto reader = std::make_unique<ProcessReader>(names_, static_cast<int>(run_.processes.size()), options_);
     std::string error;
-    if (!reader->open(path, error)) {
+    if (!reader->open(path, error, &descriptors_)) {
       retry_ = true;
       continue;
     }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "sink/byte_source.h"
+#include "tools/report/load/lockstep_reader.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/process_reader.h"
 #include "tools/report/load/run_model.h"
@@ -22,8 +24,9 @@ namespace commtrace::report {
 class RunFollower {
  public:
   // run: filled as files appear (processes, communicators); sink: every joined op. An empty
-  // dir: no directory is listed, the streams come from admit() alone.
-  RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink);
+  // dir: no directory is listed, the streams come from admit() alone. At most max_open
+  // descriptors are held: with more files, each is reopened when its turn comes.
+  RunFollower(std::string dir, RunModel& run, JoinedOpSink& sink, size_t max_open = openFileBudget());
   ~RunFollower();
 
   // Also hands every batch read, as read, to `observer` (the live hang alerts').
@@ -64,6 +67,7 @@ class RunFollower {
   ProcessReadOptions options_;
   OpJoiner joiner_;
   DecodedChunk scratch_;
+  DescriptorPool descriptors_;  // outlives files_, whose readers hold its descriptors
   std::vector<std::unique_ptr<File>> files_;
   std::vector<std::string> seen_;  // paths admitted, sorted (one not readable yet is tried again)
   std::function<void(const RecordBatch&)> observer_;

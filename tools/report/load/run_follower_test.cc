@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/open_descriptors.h"
 #include "tests/support/temp_dir.h"
 #include "tools/report/build_report.h"
 #include "tools/report/load/run_loader.h"
@@ -30,6 +31,14 @@ std::vector<char> bytesOf(const fs::path& path) {
 void writePrefix(const fs::path& path, const std::vector<char>& bytes, size_t n) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(n));
+}
+
+// Each communicator's collective instances, by communicator id.
+std::map<uint64_t, uint64_t> instancesById(const RunModel& run, const StreamedAnalyses& analyses) {
+  std::map<uint64_t, uint64_t> out;
+  const std::vector<uint64_t> counts = analyses.shapes.instancesPerComm(run.comms.size());
+  for (size_t c = 0; c < counts.size(); ++c) out[run.comms[c].id] = counts[c];
+  return out;
 }
 
 TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
@@ -73,13 +82,7 @@ TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
   follower.finish();
 
   // Communicators are numbered as first seen, and the followed files appeared in another
-  // order: compare by communicator id.
-  const auto instancesById = [](const RunModel& m, const StreamedAnalyses& s) {
-    std::map<uint64_t, uint64_t> out;
-    const std::vector<uint64_t> counts = s.shapes.instancesPerComm(m.comms.size());
-    for (size_t c = 0; c < counts.size(); ++c) out[m.comms[c].id] = counts[c];
-    return out;
-  };
+  // order: compared by communicator id.
   EXPECT_EQ(instancesById(run, followed), instancesById(whole, loaded));
   EXPECT_EQ(followed.transfer_gaps.transfers(), loaded.transfer_gaps.transfers());
   EXPECT_TRUE(followed.gaps.gaps().empty()) << "every instance joined whole";
@@ -91,6 +94,41 @@ TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
   const auto a = bandwidthById(run, followed), b = bandwidthById(whole, loaded);
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(a, b);
+}
+
+// A directory of more files than the follower may hold descriptors for: every file is still
+// followed to its end (each reopened when its turn comes), as the finished run is loaded, and
+// no more descriptors than allowed are held.
+TEST(RunFollower, FollowsMoreFilesThanItHoldsDescriptorsFor) {
+  testutil::TempDir dir;
+  synthetic::SyntheticRunOptions options;
+  options.dir = dir.path() + "/run";
+  options.ranks = 12;
+  options.collectives_per_rank = 600;
+  synthetic::SyntheticRunTruth truth;
+  std::string error;
+  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  RunModel whole;
+  StreamedAnalyses loaded;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {options.dir}, .stream = &loaded, .keep_ops = false}, whole, err)) << err.str();
+
+  RunModel run;
+  StreamedAnalyses followed;
+  RunFollower follower(options.dir, run, followed, /*max_open=*/3);
+  size_t most_held = 0;
+  for (int polls = 0; polls < 50 && follower.closedFiles() < 12; ++polls) {
+    ASSERT_TRUE(follower.poll(err)) << err.str();
+    most_held = std::max(most_held, testutil::descriptorsInto(options.dir));
+  }
+  EXPECT_EQ(follower.files(), 12u);
+  EXPECT_EQ(follower.closedFiles(), 12u);
+  follower.finish();
+  EXPECT_EQ(instancesById(run, followed), instancesById(whole, loaded));
+  EXPECT_EQ(followed.transfer_gaps.transfers(), loaded.transfer_gaps.transfers());
+  EXPECT_TRUE(followed.gaps.gaps().empty()) << "every instance joined whole";
+  EXPECT_LE(most_held, 3u);
+  EXPECT_GE(most_held, 1u);
 }
 
 // A process that died mid-run leaves its file open and silent: once it has been silent for
