@@ -135,13 +135,14 @@ bool CollectServer::start(std::ostream& err) {
 
 void CollectServer::accept(Clock::time_point now, std::ostream& err) {
   for (;;) {
-    // The unproven all young (a job's processes connecting at once, each proving itself in a
-    // round trip): the newcomers wait in the listening socket's queue, not refused.
-    if (unproven_ >= options_.max_unproven && !closeOldestUnproven(nullptr, now - kProofGrace, now, err)) return;
+    // As many unproven as it holds (a job's processes connecting at once, each proving itself
+    // with its first digest): the newcomers wait in the listening socket's queue, not refused;
+    // the unproven leave as they prove themselves, or at the handshake time.
+    if (unproven_ >= options_.max_unproven) return;
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
       // Out of descriptors, the listening socket stays readable: not accepting would spin.
-      if (closeOldestUnproven(nullptr, now, now, err)) continue;
+      if (closeOldestUnproven(now, err)) continue;
       if (spare_fd_ >= 0) close(spare_fd_);
       fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) close(fd);
@@ -169,8 +170,8 @@ void CollectServer::accept(Clock::time_point now, std::ostream& err) {
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &readable) != 0) continue;  // closed with the connection
     ++unproven_;
     const size_t from_address = ++unproven_by_address_[connection->address];
-    if (from_address > options_.max_unproven_per_address && !closeOldestUnproven(&connection->address, now - kProofGrace, now, err)) {
-      refuse(*connection, {kCrowded, std::string(kCrowded)}, now, err);  // its address's unproven are all young
+    if (from_address > options_.max_unproven_per_address) {
+      refuse(*connection, {kCrowded, std::string(kCrowded)}, now, err);  // a flood from one address crowds out itself
       continue;
     }
     ++stats_.accepted;
@@ -179,14 +180,12 @@ void CollectServer::accept(Clock::time_point now, std::ostream& err) {
 }
 
 // Connections are in order of arrival: the first unproven one found is the oldest.
-bool CollectServer::closeOldestUnproven(const std::string* address, Clock::time_point accepted_before, Clock::time_point now,
-                                        std::ostream& err) {
-  for (auto& c : connections_) {
-    if (c->fd < 0 || !c->counted_unproven || (address != nullptr && c->address != *address)) continue;
-    if (c->accepted_at >= accepted_before) return false;
-    refuse(*c, {kCrowded, std::string(kCrowded)}, now, err);
-    return true;
-  }
+bool CollectServer::closeOldestUnproven(Clock::time_point now, std::ostream& err) {
+  for (auto& c : connections_)
+    if (c->fd >= 0 && c->counted_unproven) {
+      refuse(*c, {kCrowded, std::string(kCrowded)}, now, err);
+      return true;
+    }
   return false;
 }
 
@@ -286,13 +285,14 @@ void CollectServer::serveFor(double seconds, std::ostream& err) {
     const int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count()) + 1;
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), std::min(wait_ms, 1000));
     now = Clock::now();
+    bool newcomers = false;
     for (int i = 0; i < n; ++i) {
       auto* c = static_cast<Connection*>(events[static_cast<size_t>(i)].data.ptr);
       if (c == nullptr) {
-        accept(now, err);
+        newcomers = true;
         continue;
       }
-      if (c->fd < 0) continue;  // closed earlier in this batch to make room
+      if (c->fd < 0) continue;  // closed already in this batch
       Refusal why;
       if (readFrom(*c, (events[static_cast<size_t>(i)].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0, why)) continue;
       if (why.kind.empty()) {
@@ -301,6 +301,9 @@ void CollectServer::serveFor(double seconds, std::ostream& err) {
         refuse(*c, why, now, err);
       }
     }
+    // Newcomers after what the connections sent: a proof that came in this batch is read
+    // before its connection could be closed, as the oldest unproven, to make room.
+    if (newcomers) accept(now, err);
     closeSilent(now, err);
     refusals_.tick(now, err);
     std::erase_if(connections_, [](const std::unique_ptr<Connection>& c) { return c->fd < 0; });

@@ -11,16 +11,16 @@
 // Strangers must not starve the job's ranks of it. Until a peer has sent a header sealed with
 // the key (collect_protocol.h) it is "unproven": the server reads no byte past that header
 // (48 bytes held at most), closes it if it has not proven itself within handshake_seconds,
-// and holds at most max_unproven such connections, max_unproven_per_address from one address,
-// closing the oldest to make room once it has had kProofGrace to prove itself (a rank proves
-// itself within milliseconds of connecting). While every unproven one is younger (16,384
-// ranks connecting at once), newcomers wait in the listening socket's queue instead, and a
-// newcomer from an address whose unproven are all young is the one refused. Out of
+// and holds at most max_unproven such connections, max_unproven_per_address from one address.
+// Past max_unproven, newcomers wait in the listening socket's queue (16,384 ranks connecting
+// at once get in as the first prove themselves, each with its first digest); past
+// max_unproven_per_address, the newcomer from that address is refused (a flood from one
+// address crowds out only itself). Closing the oldest unproven one for a newcomer instead
+// refused every rank past the first 1,024 of a job connecting at once, for a minute. Out of
 // descriptors, it closes the oldest unproven connection, else the newcomer, rather than
 // spinning on a listening socket it cannot accept from.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -79,13 +79,8 @@ class CollectServer {
   struct Connection;
   using Clock = RefusalLog::Clock;
   void accept(Clock::time_point now, std::ostream& err);
-  // A process proves itself with its first digest, sent at the flusher's next drain after
-  // the greeting (a fraction of a second): an unproven connection younger than this is not
-  // closed to make room for another.
-  static constexpr auto kProofGrace = std::chrono::seconds(2);
-  // The oldest unproven connection (from `address`, or any when null) closed if it was
-  // accepted before `accepted_before`; false if none was.
-  bool closeOldestUnproven(const std::string* address, Clock::time_point accepted_before, Clock::time_point now, std::ostream& err);
+  // The oldest unproven connection closed (out of descriptors); false if there is none.
+  bool closeOldestUnproven(Clock::time_point now, std::ostream& err);
   // Connections unproven past the handshake deadline closed.
   void closeSilent(Clock::time_point now, std::ostream& err);
   // Why a connection is refused: `kind` a fixed phrase the summaries count, `words` this one's.

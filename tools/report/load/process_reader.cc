@@ -179,15 +179,15 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
   if (isComputeKernel(k, text)) {
     ++compute_kernels_;
     if (keep_compute_) compute_cupti_.push_back({k.start_ns, k.end_ns, kernel, k.stream_id});
-  } else if (duration != 0 && match_kernel_clocks_) {
-    clock_match_.addKernelEnd(k.end_ns);
+  } else if (duration != 0 && clock_match_) {
+    clock_match_->addKernelEnd(k.end_ns);
   }
 }
 
 void ProcessReader::noteGpuTimes(const MemberView& v) {
   if (v.gpu_start_ns != 0 && (first_gpu_ns_ == 0 || v.gpu_start_ns < first_gpu_ns_)) first_gpu_ns_ = v.gpu_start_ns;
   last_gpu_ns_ = std::max(last_gpu_ns_, v.gpu_end_ns);
-  if (v.gpu_end_ns != 0 && match_kernel_clocks_) clock_match_.addOpEnd(v.gpu_end_ns);
+  if (v.gpu_end_ns != 0 && clock_match_) clock_match_->addOpEnd(v.gpu_end_ns);
 }
 
 uint64_t ProcessReader::utcOf(uint64_t cpu_ns) const { return cpuToUtc(cpu_ns, utcMinusCpu(reader_.header())); }
@@ -217,7 +217,7 @@ void describeProcess(const trace::v1::FileHeader& h, const std::string& path, Pr
 // GPU's through NCCL's kernels, and the CPU's through CUPTI's.
 void ProcessReader::mapClocks(ProcessInfo& info) {
   info.gpu_from_cupti = fitClockMap(cupti_gpu_samples_);
-  const KernelClockMatch match = clock_match_.finish();
+  const KernelClockMatch match = clock_match_ ? clock_match_->finish() : KernelClockMatch{};
   if (!info.gpu_from_cupti.valid && match.kernels != 0) {
     info.gpu_from_cupti = fitClockMap(match.pairs);
     info.cupti_match = {match.kernels, match.matched, rmsResidual(match.pairs, info.gpu_from_cupti)};
