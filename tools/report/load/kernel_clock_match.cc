@@ -63,9 +63,15 @@ KernelClockMatcher::KernelClockMatcher() : op_order_(later), kernel_order_(later
 
 void KernelClockMatcher::addOpEnd(uint64_t gpu_end_ns) {
   if (!probed_) {
-    probe_ops_.push_back(gpu_end_ns);
-    if (probe_kernels_.empty() && probe_ops_.size() >= 2 * kOpEndsBeforeKernels)
-      probe_ops_.erase(probe_ops_.begin(), probe_ops_.end() - kOpEndsBeforeKernels);
+    // Until a kernel comes, the latest kOpEndsBeforeKernels in a ring (in no order: probe()
+    // sorts them): a run without CUPTI holds 16 KB a process here, where a vector cut back
+    // when twice as long held 32 KB (512 MB of a 16,384-rank report).
+    if (!probe_kernels_.empty() || probe_ops_.size() < kOpEndsBeforeKernels) {
+      probe_ops_.push_back(gpu_end_ns);
+    } else {
+      probe_ops_[probe_next_] = gpu_end_ns;
+      probe_next_ = (probe_next_ + 1) % kOpEndsBeforeKernels;
+    }
     return;
   }
   op_order_.push(gpu_end_ns);

@@ -53,6 +53,7 @@ class KernelClockMatcher {
 
   bool probed_ = false;
   std::vector<uint64_t> probe_kernels_, probe_ops_;  // held until the offset is chosen
+  size_t probe_next_ = 0;  // the ring slot of probe_ops_ the next op end takes while no kernel has come
   Order op_order_, kernel_order_;
   std::deque<uint64_t> ops_;      // op ends in order: the window kernels are matched in
   std::deque<uint64_t> kernels_;  // kernel ends in order, waiting for the ops around them
