@@ -10,16 +10,19 @@
 
 namespace commtrace {
 
-size_t DescriptorPool::mostHeld() const {
-  std::lock_guard lock(mutex_);
-  return most_;
-}
-
 bool DescriptorPool::hold(FileBytes& f) {
   if (f.held_) {
     held_.splice(held_.end(), held_, f.held_at_);
     return true;
   }
+  makeRoom();
+  if (f.fd_ < 0 && !f.reopen()) return false;  // else just opened by open()
+  f.held_at_ = held_.insert(held_.end(), &f);
+  f.held_ = true;
+  return true;
+}
+
+void DescriptorPool::makeRoom() {
   while (held_.size() >= budget_) {
     FileBytes& least = *held_.front();
     close(least.fd_);
@@ -27,19 +30,6 @@ bool DescriptorPool::hold(FileBytes& f) {
     least.held_ = false;
     held_.pop_front();
   }
-  f.fd_ = ::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st{};
-  if (f.fd_ < 0 || fstat(f.fd_, &st) != 0) return false;
-  if (st.st_dev != f.device_ || st.st_ino != f.inode_) {
-    close(f.fd_);
-    f.fd_ = -1;
-    errno = ESTALE;  // replaced since it was first opened
-    return false;
-  }
-  f.held_at_ = held_.insert(held_.end(), &f);
-  f.held_ = true;
-  most_ = std::max(most_, held_.size());
-  return true;
 }
 
 void DescriptorPool::drop(FileBytes& f) {
@@ -49,6 +39,11 @@ void DescriptorPool::drop(FileBytes& f) {
 }
 
 bool FileBytes::open(const std::string& path, DescriptorPool* pool) {
+  std::unique_lock<std::mutex> lock;
+  if (pool != nullptr) {  // room first: never more descriptors than the budget, even while opening
+    lock = std::unique_lock(pool->mutex_);
+    pool->makeRoom();
+  }
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st{};
   if (fd_ < 0 || fstat(fd_, &st) != 0) return false;
@@ -57,15 +52,23 @@ bool FileBytes::open(const std::string& path, DescriptorPool* pool) {
     return false;
   }
   if (pool == nullptr) return true;
-  // Known by path and inode from now on; the descriptor the pool's once it has room.
+  // Known by path and inode from now on; the descriptor the pool's to close and reopen.
   path_ = path;
   device_ = st.st_dev;
   inode_ = st.st_ino;
+  pool_ = pool;
+  return pool->hold(*this);
+}
+
+bool FileBytes::reopen() {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return false;
+  struct stat st{};
+  if (fstat(fd_, &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) return true;
   close(fd_);
   fd_ = -1;
-  pool_ = pool;
-  std::lock_guard lock(pool->mutex_);
-  return pool->hold(*this);
+  errno = ESTALE;  // replaced since it was first opened
+  return false;
 }
 
 FileBytes::~FileBytes() {

@@ -37,17 +37,17 @@ class FileBytes;
 class DescriptorPool {
  public:
   explicit DescriptorPool(size_t budget) : budget_(budget == 0 ? 1 : budget) {}
-  size_t mostHeld() const;  // descriptors held at once, at most so far
 
  private:
   friend class FileBytes;
-  // f's descriptor open and f the most recently read; false with errno set when it cannot be.
+  // f's descriptor open (the least recently read's closed for it, when the pool is full) and
+  // f the most recently read; false with errno set when it cannot be.
   bool hold(FileBytes& f);
+  void makeRoom();  // the least recently read's descriptors closed until one more fits
   void drop(FileBytes& f);
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::list<FileBytes*> held_;  // with a descriptor, the least recently read first
   const size_t budget_;
-  size_t most_ = 0;
 };
 
 class FileBytes final : public ByteSource {
@@ -63,6 +63,7 @@ class FileBytes final : public ByteSource {
   friend class DescriptorPool;
   bool sizeOpen(uint64_t& bytes) const;
   bool readOpen(uint64_t offset, void* buffer, size_t n) const;
+  bool reopen();  // by path, the same file (device and inode) or false with errno ESTALE
   int fd_ = -1;
   DescriptorPool* pool_ = nullptr;
   std::string path_;

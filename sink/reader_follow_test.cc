@@ -4,8 +4,11 @@
 // same for a stream in memory (the live collector's), which frees what has been read.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <fstream>
 
+#include "sink/byte_source.h"
 #include "tests/support/sink_test_support.h"
 
 namespace commtrace {
@@ -93,6 +96,34 @@ TEST(ReaderFollow, AStreamInMemoryReadsAsTheFileWouldAndFreesWhatWasRead) {
   EXPECT_LE(most_held, built.header_end + longest_frame + 37) << "what was read was freed as it was read";
   uint8_t byte = 0;
   EXPECT_FALSE(stream->readAt(0, &byte, 1)) << "released bytes cannot be read again";
+}
+
+// Two files through a pool of one descriptor: each read takes it from the other, and a file
+// reopened reads what it did; one replaced while its descriptor was closed is not read as the
+// same file (its device and inode changed), the other still is.
+TEST(DescriptorPool, FilesShareItsDescriptorsAndAReplacedFileIsNotReadAsTheSame) {
+  TempDir dir;
+  const std::string a_path = dir.path() + "/a", b_path = dir.path() + "/b";
+  writeBytes(a_path, {'a', 'a', 'a', 'a'}, 0, 4, false);
+  writeBytes(b_path, {'b', 'b', 'b', 'b'}, 0, 4, false);
+  DescriptorPool pool(1);
+  FileBytes a, b;
+  ASSERT_TRUE(a.open(a_path, &pool));
+  ASSERT_TRUE(b.open(b_path, &pool));  // a's descriptor closed for it
+  char got[4] = {};
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(a.readAt(0, got, 4));
+    EXPECT_EQ(std::string(got, 4), "aaaa");
+    ASSERT_TRUE(b.readAt(0, got, 4));
+    EXPECT_EQ(std::string(got, 4), "bbbb");
+  }
+  writeBytes(dir.path() + "/a.new", {'x', 'x', 'x', 'x'}, 0, 4, false);
+  ASSERT_EQ(std::rename((dir.path() + "/a.new").c_str(), a_path.c_str()), 0);
+  errno = 0;
+  EXPECT_FALSE(a.readAt(0, got, 4)) << "another file by the same name";
+  EXPECT_EQ(errno, ESTALE);
+  ASSERT_TRUE(b.readAt(0, got, 4));
+  EXPECT_EQ(std::string(got, 4), "bbbb");
 }
 
 }  // namespace

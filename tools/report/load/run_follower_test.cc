@@ -41,30 +41,36 @@ std::map<uint64_t, uint64_t> instancesById(const RunModel& run, const StreamedAn
   return out;
 }
 
-TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
-  testutil::TempDir dir;
+// A synthetic run of `ranks` x `collectives` written to `dir` and loaded as `report` loads it.
+void writeAndLoad(const std::string& dir, int ranks, int collectives, RunModel& whole, StreamedAnalyses& loaded) {
   synthetic::SyntheticRunOptions options;
-  options.dir = dir.path() + "/finished";
-  options.ranks = 8;
-  options.collectives_per_rank = 2000;
+  options.dir = dir;
+  options.ranks = ranks;
+  options.collectives_per_rank = collectives;
   synthetic::SyntheticRunTruth truth;
   std::string error;
   ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {dir}, .stream = &loaded, .keep_ops = false}, whole, err)) << err.str();
+}
 
+TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
+  testutil::TempDir dir;
+  const std::string finished = dir.path() + "/finished";
   RunModel whole;
   StreamedAnalyses loaded;
-  std::ostringstream err;
-  ASSERT_TRUE(loadRun({.paths = {options.dir}, .stream = &loaded, .keep_ops = false}, whole, err)) << err.str();
+  ASSERT_NO_FATAL_FAILURE(writeAndLoad(finished, 8, 2000, whole, loaded));
 
   const fs::path watched = dir.path() + "/live";
   fs::create_directories(watched);
   std::vector<std::pair<fs::path, std::vector<char>>> files;
-  for (const auto& entry : fs::directory_iterator(options.dir)) files.emplace_back(watched / entry.path().filename(), bytesOf(entry.path()));
+  for (const auto& entry : fs::directory_iterator(finished)) files.emplace_back(watched / entry.path().filename(), bytesOf(entry.path()));
   ASSERT_EQ(files.size(), 8u);
 
   RunModel run;
   StreamedAnalyses followed;
   RunFollower follower(watched.string(), run, followed);
+  std::ostringstream err;
   constexpr size_t kCuts = 7;
   uint64_t watermark = 0;
   for (size_t cut = 1; cut <= kCuts; ++cut) {
@@ -101,25 +107,19 @@ TEST(RunFollower, JoinsWhatTheFinishedRunHoldsWhileItsFilesGrow) {
 // no more descriptors than allowed are held.
 TEST(RunFollower, FollowsMoreFilesThanItHoldsDescriptorsFor) {
   testutil::TempDir dir;
-  synthetic::SyntheticRunOptions options;
-  options.dir = dir.path() + "/run";
-  options.ranks = 12;
-  options.collectives_per_rank = 600;
-  synthetic::SyntheticRunTruth truth;
-  std::string error;
-  ASSERT_TRUE(synthetic::writeSyntheticRun(options, truth, error)) << error;
+  const std::string run_dir = dir.path() + "/run";
   RunModel whole;
   StreamedAnalyses loaded;
-  std::ostringstream err;
-  ASSERT_TRUE(loadRun({.paths = {options.dir}, .stream = &loaded, .keep_ops = false}, whole, err)) << err.str();
+  ASSERT_NO_FATAL_FAILURE(writeAndLoad(run_dir, 12, 600, whole, loaded));
 
   RunModel run;
   StreamedAnalyses followed;
-  RunFollower follower(options.dir, run, followed, /*max_open=*/3);
+  RunFollower follower(run_dir, run, followed, /*max_open=*/3);
+  std::ostringstream err;
   size_t most_held = 0;
   for (int polls = 0; polls < 50 && follower.closedFiles() < 12; ++polls) {
     ASSERT_TRUE(follower.poll(err)) << err.str();
-    most_held = std::max(most_held, testutil::descriptorsInto(options.dir));
+    most_held = std::max(most_held, testutil::descriptorsInto(run_dir));
   }
   EXPECT_EQ(follower.files(), 12u);
   EXPECT_EQ(follower.closedFiles(), 12u);

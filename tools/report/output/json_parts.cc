@@ -8,7 +8,6 @@
 namespace commtrace::report::json {
 namespace {
 
-
 // Ids are 64-bit hashes: a hex string survives every JSON parser (doubles do not).
 Json commId(uint64_t id) { return id == 0 ? Json(nullptr) : Json(fmt::hexId(id)); }
 
@@ -27,6 +26,17 @@ Json windowJson(const RunSummary& s) {
           {"step_period_ops", s.window_step_rank < 0 || s.window_step_period == 0 ? Json(nullptr) : Json(s.window_step_period)},
           {"step_range", s.window_step_range.empty() ? Json(nullptr) : Json(s.window_step_range)}};
 }
+
+constexpr size_t kShortString = 80;  // longer, a sentence: its row takes a member a line
+
+// Host and communicator names come from the files: bytes that are not UTF-8 become U+FFFD.
+void writeScalar(std::ostream& out, const Json& value) { out << value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+bool isSmall(const Json& v) {
+  return !(v.is_structured() && !v.empty()) && !(v.is_string() && v.get_ref<const std::string&>().size() > kShortString);
+}
+
+bool isWide(const CommMatrix& matrix) { return matrix.ranks > static_cast<int>(kWideRanks); }
 
 }  // namespace
 
@@ -152,21 +162,19 @@ std::vector<bool> overlapWithSteps(const std::vector<OverlapRow>& overlap) {
   return kept;
 }
 
-size_t keptCells(const CommMatrix& matrix) { return matrix.ranks > static_cast<int>(kWideRanks) ? kWideRanks : SIZE_MAX; }
+size_t keptCells(const CommMatrix& matrix) { return isWide(matrix) ? kWideRanks : SIZE_MAX; }
 
 std::vector<const MatrixSlice*> keptSlices(const CommMatrix& matrix) {
-  std::vector<size_t> per_comm;
-  for (size_t i = 0; i < matrix.slices.size(); ++i)
-    if (matrix.slices[i].comm != 0) per_comm.push_back(i);
-  const auto bytesOf = [&](size_t i) {
-    double sum = 0;
-    for (const MatrixCell& c : matrix.slices[per_comm[i]].cells) sum += static_cast<double>(c.bytes);
-    return -sum;
-  };
-  const bool wide = matrix.ranks > static_cast<int>(kWideRanks);
   std::vector<bool> kept(matrix.slices.size(), true);
-  if (wide) {
-    for (size_t i : per_comm) kept[i] = false;
+  if (isWide(matrix)) {
+    std::vector<size_t> per_comm;
+    for (size_t i = 0; i < matrix.slices.size(); ++i)
+      if (matrix.slices[i].comm != 0) per_comm.push_back(i), kept[i] = false;
+    const auto bytesOf = [&](size_t i) {
+      double sum = 0;
+      for (const MatrixCell& c : matrix.slices[per_comm[i]].cells) sum += static_cast<double>(c.bytes);
+      return -sum;
+    };
     for (size_t i : bounds::keptRows(per_comm.size(), kWideKept, bytesOf)) kept[per_comm[i]] = true;
   }
   std::vector<const MatrixSlice*> out;
@@ -174,19 +182,6 @@ std::vector<const MatrixSlice*> keptSlices(const CommMatrix& matrix) {
     if (kept[i]) out.push_back(&matrix.slices[i]);
   return out;
 }
-
-namespace {
-
-constexpr size_t kShortString = 80;
-
-// Host and communicator names come from the files: bytes that are not UTF-8 become U+FFFD.
-void writeScalar(std::ostream& out, const Json& value) { out << value.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-bool isSmall(const Json& v) {
-  return !(v.is_structured() && !v.empty()) && !(v.is_string() && v.get_ref<const std::string&>().size() > kShortString);
-}
-
-}  // namespace
 
 void writeLaidOut(std::ostream& out, const Json& value, int depth, bool in_array) {
   if (!value.is_structured() || value.empty()) return writeScalar(out, value);
