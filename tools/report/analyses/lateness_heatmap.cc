@@ -6,6 +6,7 @@
 #include "tools/report/analyses/rank_index.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/stats.h"
+#include "tools/report/load/width_budget.h"
 
 namespace commtrace::report {
 namespace {
@@ -24,29 +25,29 @@ void FineBins::add(uint64_t x, int64_t value, uint32_t count) {
   count_[i] += count;
 }
 
-// The width is the least power of two that spans [lowest, highest] in kFineBins bins, and
+// The width is the least power of two that spans [lowest, highest] in bins_ bins, and
 // the window starts at the lowest: both depend only on the positions seen, not on the order
 // they came in, so two tallies of the same values bin them alike.
 void FineBins::include(uint64_t lo, uint64_t hi) {
   if (sum_.empty()) {
-    sum_.assign(kFineBins, 0);
-    count_.assign(kFineBins, 0);
+    sum_.assign(bins_, 0);
+    count_.assign(bins_, 0);
     lowest_ = lo;
     highest_ = hi;
     first_ = lo >> shift_;
   }
   lowest_ = std::min(lowest_, lo);
   highest_ = std::max(highest_, hi);
-  while ((highest_ >> shift_) - (lowest_ >> shift_) >= kFineBins) widen();
+  while ((highest_ >> shift_) - (lowest_ >> shift_) >= bins_) widen();
   if ((lowest_ >> shift_) != first_) moveWindow(lowest_ >> shift_);
 }
 
 // Twice the width: bins 2k and 2k+1 become bin k.
 void FineBins::widen() {
-  std::vector<int64_t> sum(kFineBins, 0);
-  std::vector<uint32_t> count(kFineBins, 0);
+  std::vector<int64_t> sum(bins_, 0);
+  std::vector<uint32_t> count(bins_, 0);
   const uint64_t new_first = first_ / 2;
-  for (size_t i = 0; i < kFineBins; ++i) {
+  for (size_t i = 0; i < bins_; ++i) {
     const size_t to = static_cast<size_t>((first_ + i) / 2 - new_first);
     sum[to] += sum_[i];
     count[to] += count_[i];
@@ -59,9 +60,9 @@ void FineBins::widen() {
 
 // Every filled bin lies in [lowest, highest], which fits the window from new_first.
 void FineBins::moveWindow(uint64_t new_first) {
-  std::vector<int64_t> sum(kFineBins, 0);
-  std::vector<uint32_t> count(kFineBins, 0);
-  for (size_t i = 0; i < kFineBins; ++i) {
+  std::vector<int64_t> sum(bins_, 0);
+  std::vector<uint32_t> count(bins_, 0);
+  for (size_t i = 0; i < bins_; ++i) {
     if (count_[i] == 0) continue;
     const size_t to = static_cast<size_t>(first_ + i - new_first);
     sum[to] = sum_[i];
@@ -92,15 +93,24 @@ void LatenessBins::collective(const CollInstance& c, std::span<const MemberView>
   if (!arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) return;
   for (const MemberArrival& m : arrivals_.members) {
     if (m.process < 0) continue;
-    if (processes_.size() <= static_cast<size_t>(m.process)) processes_.resize(static_cast<size_t>(m.process) + 1);
+    if (processes_.size() <= static_cast<size_t>(m.process)) resize(static_cast<size_t>(m.process) + 1);
     Process& p = processes_[static_cast<size_t>(m.process)];
     p.by_gpu_end.add(members[static_cast<size_t>(m.comm_rank)].gpu_end_ns, static_cast<int64_t>(m.lateness_ns));
     p.by_op_index.add(c.op_index, static_cast<int64_t>(m.lateness_ns));
   }
 }
 
+void LatenessBins::resize(size_t processes) {
+  processes_.resize(processes, Process{FineBins(fine_bins_), FineBins(fine_bins_)});
+}
+
+void LatenessBins::runWidth(size_t processes) {
+  fine_bins_ = std::min(fine_bins_, keptAtWidth(FineBins::kFineBins, processes, kFewestFineBins));
+}
+
 void LatenessBins::merge(const LatenessBins& other) {
-  if (processes_.size() < other.processes_.size()) processes_.resize(other.processes_.size());
+  fine_bins_ = std::min(fine_bins_, other.fine_bins_);
+  if (processes_.size() < other.processes_.size()) resize(other.processes_.size());
   for (size_t p = 0; p < other.processes_.size(); ++p) {
     processes_[p].by_gpu_end.merge(other.processes_[p].by_gpu_end);
     processes_[p].by_op_index.merge(other.processes_[p].by_op_index);

@@ -27,6 +27,7 @@ constexpr int kHeatmapBins = 100;
 class FineBins {
  public:
   static constexpr size_t kFineBins = 1024;
+  explicit FineBins(size_t bins = kFineBins) : bins_(bins) {}
   void add(uint64_t x, int64_t value, uint32_t count = 1);
   void merge(const FineBins& other);
   bool empty() const { return sum_.empty(); }
@@ -47,6 +48,7 @@ class FineBins {
 
   uint64_t width() const { return uint64_t{1} << shift_; }
 
+  size_t bins_;         // how many
   unsigned shift_ = 0;  // bins are 2^shift_ wide: a position's bin is a shift, not a division (two per member of every op)
   uint64_t first_ = 0;  // the first bin's index, in bins of width() from 0
   uint64_t lowest_ = 0, highest_ = 0;
@@ -73,11 +75,14 @@ LinearMap alignedAxisOf(const ClockAlignment& clocks, size_t p);
 
 // Each member's lateness at its own GPU end (members stop together, so it is where the
 // instance ended, to within the clocks' residual) and at the instance's op index, per
-// process, kept as the instances stream by.
+// process, kept as the instances stream by: in kFineBins bins, fewer past 1,024 processes
+// (width_budget.h; sized when a process is first seen).
 class LatenessBins : public JoinedOpSink {
  public:
+  static constexpr size_t kFewestFineBins = 256;
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
+  void runWidth(size_t processes) override;
   void merge(const LatenessBins& other);
 
   struct Process {
@@ -87,8 +92,11 @@ class LatenessBins : public JoinedOpSink {
   const std::vector<Process>& processes() const { return processes_; }
 
  private:
+  void resize(size_t processes);
+
   InstanceArrivals arrivals_;  // reused from instance to instance
   std::vector<Process> processes_;
+  size_t fine_bins_ = FineBins::kFineBins;  // for a process first seen now
 };
 
 // Bins of the aligned timeline: each process's fine bins mapped through its clock fit (a

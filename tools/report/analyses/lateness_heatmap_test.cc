@@ -43,6 +43,50 @@ TEST(FineBins, SameBinsWhateverTheOrderOrSplit) {
   EXPECT_EQ(total, xs.size());
 }
 
+// A wide run's processes get fewer bins (width_budget.h): the same values in 256 bins of a
+// wider power of two, every value still counted; merged into a tally of full-size bins, the
+// same as the narrow ones' (bins of one width line up).
+TEST(FineBins, FewerBinsAreWiderAndMergeIntoMore) {
+  FineBins full, few(256);
+  for (uint64_t x = 0; x < 100'000; x += 7) {
+    full.add(x, 1);
+    few.add(x, 1);
+  }
+  const auto coarse = binsOf(few);
+  EXPECT_LE(coarse.size(), 256u);
+  EXPECT_GT(coarse.size(), 128u);
+  EXPECT_GT(binsOf(full).size(), 512u);
+  uint64_t total = 0;
+  for (const auto& [centre, sum, count] : coarse) total += count;
+  EXPECT_EQ(total, 14'286u) << "0, 7, ... 99,995";
+  FineBins into;
+  into.merge(few);
+  EXPECT_EQ(binsOf(into), coarse);
+}
+
+TEST(LatenessBins, AWideRunsProcessesGetFewerFineBins) {
+  const auto binsAfter = [](size_t width) {
+    LatenessBins tally;
+    tally.runWidth(width);
+    const NamePool names;
+    std::vector<MemberView> members(2);
+    for (uint64_t i = 0; i < 20'000; ++i) {
+      CollInstance c;
+      c.func = names.find("AllReduce");
+      c.seq = c.op_index = i;
+      c.n_members = 2;
+      for (int m = 0; m < 2; ++m)
+        members[static_cast<size_t>(m)] = MemberView{.process = m, .comm_rank = m, .gpu_start_ns = 1'000'000 * i + 1000u * static_cast<uint64_t>(m),
+                                                    .gpu_end_ns = 1'000'000 * i + 5000};
+      tally.collective(c, members);
+    }
+    return binsOf(tally.processes()[0].by_gpu_end).size();
+  };
+  EXPECT_GT(binsAfter(1024), 512u);
+  EXPECT_LE(binsAfter(4096), 256u) << "a quarter at four times the width: the floor";
+  EXPECT_GT(binsAfter(4096), 128u);
+}
+
 TEST(FineBins, NarrowRangesKeepEveryPosition) {
   FineBins bins;
   for (uint64_t x = 100; x < 600; ++x) bins.add(x, static_cast<int64_t>(x));

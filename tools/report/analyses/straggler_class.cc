@@ -7,6 +7,7 @@
 
 #include "core/nccl_vocab.h"
 #include "tools/report/load/stats.h"
+#include "tools/report/load/width_budget.h"
 
 namespace commtrace::report {
 namespace {
@@ -138,8 +139,8 @@ void StragglerEvidence::add(const Attributed& a) {
     p.addGaps(us(m.gap_ns), peer_gap, m.arrival_ns / 1e3);
     // The op by its process and start: the same sample whatever order the ops came in.
     const uint64_t hash = instanceHash(0, static_cast<uint64_t>(m.process), m.gpu_start_ns);
-    if (!p.sample.keeps(hash, kSampled)) continue;
-    LateArrival& late = p.sample.seatFor(hash, kSampled);
+    if (!p.sample.keeps(hash, sampled_)) continue;
+    LateArrival& late = p.sample.seatFor(hash, sampled_);
     late.hash = hash;
     late.gpu_start_ns = m.gpu_start_ns;
     late.gap_ns = m.gap_ns;
@@ -149,13 +150,13 @@ void StragglerEvidence::add(const Attributed& a) {
     if (a.transfer) {
       // Its role's other players' latest ops (the same stage of another pipeline copy).
       const std::vector<RolePeer>& peers = a.role_peers[i];
-      late.peers.assign(peers.begin(), peers.begin() + static_cast<std::ptrdiff_t>(std::min(peers.size(), kPeersKept)));
+      late.peers.assign(peers.begin(), peers.begin() + static_cast<std::ptrdiff_t>(std::min(peers.size(), peers_kept_)));
     } else {
       // Peers spread over the communicator, the same ones whatever order the ops came in.
       const size_t peers = static_cast<size_t>(std::count_if(a.members.begin(), a.members.end(), [](const SyncMember& o) {
         return o.last_share == 0 && o.gap_ns != MemberView::kNoGap;
       }));
-      const size_t stride = std::max<size_t>(1, (peers + kPeersKept - 1) / kPeersKept);
+      const size_t stride = std::max<size_t>(1, (peers + peers_kept_ - 1) / peers_kept_);
       size_t k = 0;
       for (const SyncMember& o : a.members) {
         if (o.last_share != 0 || o.gap_ns == MemberView::kNoGap) continue;
@@ -163,6 +164,17 @@ void StragglerEvidence::add(const Attributed& a) {
       }
     }
   }
+}
+
+void StragglerEvidence::runWidth(size_t processes) {
+  cutSamples(keptAtWidth(kSampled, processes, kFewestSampled));
+  peers_kept_ = std::min(peers_kept_, keptAtWidth(kPeersKept, processes, kFewestPeersKept));
+}
+
+void StragglerEvidence::cutSamples(size_t sampled) {
+  if (sampled >= sampled_) return;
+  sampled_ = sampled;
+  for (Process& p : processes_) p.sample.trim(sampled_);
 }
 
 void StragglerEvidence::resize(size_t processes) {
@@ -206,11 +218,13 @@ void StragglerEvidence::Process::merge(const Process& other) {
 }
 
 void StragglerEvidence::merge(const StragglerEvidence& other) {
+  cutSamples(other.sampled_);
+  peers_kept_ = std::min(peers_kept_, other.peers_kept_);
   if (processes_.size() < other.processes_.size()) resize(other.processes_.size());
   for (size_t p = 0; p < other.processes_.size(); ++p) {
     syncs_[p] += other.syncs_[p];
     processes_[p].merge(other.processes_[p]);
-    for (const LateArrival& late : other.processes_[p].sample.items()) processes_[p].sample.offer(late.hash, kSampled, late);
+    for (const LateArrival& late : other.processes_[p].sample.items()) processes_[p].sample.offer(late.hash, sampled_, late);
   }
 }
 

@@ -20,7 +20,9 @@
 // op) is kept for a sample of a process's late arrivals, the kSampled with the smallest hash,
 // with up to kPeersKept of its peers' gaps each (a collective's other members; a send or
 // receive has none: its other end does other work), and measured at the end: the compute
-// time in those gaps by overlap's pass over each process's kernels (gap_busy_time.h).
+// time in those gaps by overlap's pass over each process's kernels (gap_busy_time.h). Past
+// 1,024 processes the sample is smaller (width_budget.h), down to kFewestSampled late
+// arrivals with kFewestPeersKept peers each.
 #pragma once
 
 #include <array>
@@ -47,12 +49,18 @@ constexpr double kMinGapSpreadUs = 10.0;
 class StragglerEvidence {
  public:
   static constexpr size_t kSampled = 256;
+  static constexpr size_t kFewestSampled = 32;
   static constexpr size_t kPeersKept = 16;
+  static constexpr size_t kFewestPeersKept = 8;
 
   // A synchronization as WaitAttribution attributed it.
   void add(const Attributed& a);
-  // Adds another's evidence of the same run (a shard's).
+  // Adds another's evidence of the same run (a shard's): the smaller of the two samples' sizes.
   void merge(const StragglerEvidence& other);
+  // The run's width, which sizes the samples (JoinedOpSink::runWidth).
+  void runWidth(size_t processes);
+  size_t sampled() const { return sampled_; }  // late arrivals kept per process, at most
+  size_t peersKept() const { return peers_kept_; }  // peers kept per late arrival, at most
 
   using PeerGap = RolePeer;  // a peer's op and the gap before it
   // One late arrival kept for the measures that need the clock maps.
@@ -96,8 +104,12 @@ class StragglerEvidence {
  private:
   void resize(size_t processes);  // processes_ and syncs_ alike
 
+  void cutSamples(size_t sampled);
+
   std::vector<Process> processes_;
   std::vector<uint64_t> syncs_;
+  size_t sampled_ = kSampled;
+  size_t peers_kept_ = kPeersKept;  // for late arrivals sampled from now on
 };
 
 // The figures a class was decided on (StragglerRow's gap fields; NaN: not measured).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/report/load/op_stream.h"
+#include "tools/report/load/width_budget.h"
 
 namespace commtrace::report {
 namespace {
@@ -86,6 +87,50 @@ TEST(StragglerEvidence, TheSampleIsTheSmallestHashesWhateverTheOrder) {
     ASSERT_EQ(late.peers.size(), 1u);
     EXPECT_EQ(late.peers[0].process, 0);
   }
+}
+
+// Past 1,024 processes the sample halves as the width doubles (width_budget.h): told before
+// or after the first delays, or merged with a shard told, it is the smallest hashes at the
+// smaller size; told 1,024, it stays whole.
+TEST(StragglerEvidence, AWideRunsSampleIsTheSmallestHashesAtASmallerSize) {
+  constexpr int kArrivals = 1000;
+  StragglerEvidence told_first, told_later, merged, narrow;
+  told_first.runWidth(4096);
+  narrow.runWidth(1024);
+  StragglerEvidence shard;
+  shard.runWidth(4096);
+  for (int i = 0; i < kArrivals; ++i) {
+    const uint64_t start = 1000 * static_cast<uint64_t>(i + 1);
+    for (StragglerEvidence* e : {&told_first, &told_later, &narrow}) addDelay(*e, start, 200, 100);
+    addDelay(i % 2 == 0 ? merged : shard, start, 200, 100);
+  }
+  told_later.runWidth(4096);
+  merged.merge(shard);
+  std::vector<uint64_t> smallest;
+  for (int i = 0; i < kArrivals; ++i) smallest.push_back(instanceHash(0, 1, 1000 * static_cast<uint64_t>(i + 1)));
+  std::sort(smallest.begin(), smallest.end());
+  EXPECT_EQ(told_first.sampled(), StragglerEvidence::kSampled / 4);
+  EXPECT_EQ(told_first.peersKept(), StragglerEvidence::kFewestPeersKept);
+  EXPECT_EQ(narrow.sampled(), StragglerEvidence::kSampled);
+  EXPECT_EQ(narrow.peersKept(), StragglerEvidence::kPeersKept);
+  EXPECT_EQ(sampledHashes(narrow).size(), StragglerEvidence::kSampled);
+  smallest.resize(StragglerEvidence::kSampled / 4);
+  EXPECT_EQ(sampledHashes(told_first), smallest);
+  EXPECT_EQ(sampledHashes(told_later), smallest);
+  EXPECT_EQ(sampledHashes(merged), smallest);
+  told_first.runWidth(1 << 20);
+  EXPECT_EQ(told_first.sampled(), StragglerEvidence::kFewestSampled) << "never under the floor";
+}
+
+TEST(WidthBudget, FullUpTo1024ProcessesThenHalvedPerDoublingDownToTheFloor) {
+  EXPECT_EQ(keptAtWidth(256, 1, 32), 256u);
+  EXPECT_EQ(keptAtWidth(256, 1024, 32), 256u);
+  EXPECT_EQ(keptAtWidth(256, 1025, 32), 128u);
+  EXPECT_EQ(keptAtWidth(256, 2048, 32), 128u);
+  EXPECT_EQ(keptAtWidth(256, 2049, 32), 64u);
+  EXPECT_EQ(keptAtWidth(256, 16384, 32), 32u);
+  EXPECT_EQ(keptAtWidth(256, 65536, 32), 32u);
+  EXPECT_EQ(keptAtWidth(16, 65536, 32), 16u) << "a floor over the full size keeps the full size";
 }
 
 }  // namespace

@@ -84,6 +84,7 @@ class ArrivalTally : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
+  void runWidth(size_t processes) override { evidence_.runWidth(processes); }
   void finish() override;
   // Adds another tally of the same run (finished, or both not yet): a shard's. Waits pass
   // back only along the ops one shard saw: shard by time, not by communicator.

@@ -36,6 +36,22 @@ class BottomK {
   void offer(uint64_t hash, size_t k, Item item) {
     if (keeps(hash, k)) seatFor(hash, k) = std::move(item);
   }
+  // Keeps only the k smallest (a sample cut to a smaller size: the same as if it had been
+  // kept at k from the start).
+  void trim(size_t k) {
+    if (items_.size() <= k) return;
+    while (heaviest_.size() > k) {
+      std::pop_heap(heaviest_.begin(), heaviest_.end());
+      heaviest_.pop_back();
+    }
+    std::vector<Item> kept;
+    kept.reserve(heaviest_.size());
+    for (auto& [hash, seat] : heaviest_) {
+      kept.push_back(std::move(items_[seat]));
+      seat = static_cast<uint32_t>(kept.size() - 1);
+    }
+    items_ = std::move(kept);
+  }
   // The kept items, in no order.
   const std::vector<Item>& items() const { return items_; }
   std::vector<Item>& items() { return items_; }

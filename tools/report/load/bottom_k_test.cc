@@ -37,6 +37,27 @@ TEST(BottomK, KeepsTheSmallestHashesWhateverTheOrder) {
   EXPECT_EQ(keptHashes(descending), smallest);
 }
 
+TEST(BottomK, CutToASmallerSizeMidwayKeepsWhatThatSizeKeptThroughout) {
+  std::mt19937_64 rng(11);
+  std::vector<uint64_t> hashes(3000);
+  for (uint64_t& h : hashes) h = rng();
+  BottomK<Item> small, cut;
+  for (uint64_t h : hashes) small.offer(h, 16, Item{h, {static_cast<int>(h % 97)}});
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    const size_t k = i < hashes.size() / 2 ? 64 : 16;
+    if (i == hashes.size() / 2) cut.trim(16);
+    cut.offer(hashes[i], k, Item{hashes[i], {static_cast<int>(hashes[i] % 97)}});
+  }
+  EXPECT_EQ(keptHashes(cut), keptHashes(small));
+  for (const Item& item : cut.items()) EXPECT_EQ(item.payload, std::vector<int>{static_cast<int>(item.hash % 97)});
+  cut.trim(4);  // and the heap stays one: a lighter newcomer still displaces the heaviest
+  cut.offer(0, 4, Item{0, {}});
+  std::vector<uint64_t> four = keptHashes(small);
+  four.resize(3);
+  four.insert(four.begin(), 0);
+  EXPECT_EQ(keptHashes(cut), four);
+}
+
 TEST(BottomK, ShardsMergedKeepWhatTheWholeKeeps) {
   std::mt19937_64 rng(7);
   std::vector<uint64_t> hashes(5000);

@@ -8,6 +8,7 @@
 
 #include "core/nccl_vocab.h"
 #include "tools/report/load/linear_fit.h"
+#include "tools/report/load/width_budget.h"
 #include "tools/report/load/op_stream.h"
 
 namespace commtrace::report {
@@ -213,11 +214,15 @@ ClockAlignment ClockAligner::align() {
   return out;
 }
 
-// Instances kept per communicator: 4,096, fewer for wide communicators so that one keeps at
-// most about a million member ends (each member gets an anchor from every instance).
-size_t anchorInstancesFor(size_t members) {
-  constexpr size_t kMostInstances = 1024, kFewestInstances = 64, kMostEnds = size_t{1} << 18;
-  return std::clamp(kMostEnds / std::max<size_t>(members, 1), kFewestInstances, kMostInstances);
+constexpr size_t kFewestInstances = 64;
+
+// Instances kept per communicator: 1,024, fewer for wide communicators so that one keeps at
+// most about 262,000 member ends (each member gets an anchor from every instance), and fewer
+// in a wide run (width_budget.h): 16,384 processes' 2,048 tensor-parallel groups held 140 MB.
+size_t anchorInstancesFor(size_t members, size_t run_width) {
+  constexpr size_t kMostInstances = 1024, kMostEnds = size_t{1} << 18;
+  const size_t by_members = std::clamp(kMostEnds / std::max<size_t>(members, 1), kFewestInstances, kMostInstances);
+  return keptAtWidth(by_members, run_width, kFewestInstances);
 }
 
 }  // namespace
@@ -235,7 +240,7 @@ void AnchorSample::collective(const CollInstance& c, std::span<const MemberView>
   if (c.n_members < 2 || func == nullptr || !func->synchronizing) return;
   Instance instance{c.comm, c.func, c.seq, c.op_index, instanceHash(c.func, c.seq, c.op_index), c.n_members, {}};
   if (kept_.size() <= c.comm) kept_.resize(c.comm + 1);
-  if (!kept_[c.comm].keeps(instance.hash, anchorInstancesFor(c.n_members))) return;
+  if (!kept_[c.comm].keeps(instance.hash, anchorInstancesFor(c.n_members, width_))) return;
   for (const MemberView& m : members)
     if (m.process >= 0 && m.gpu_end_ns != 0) instance.ends.emplace_back(m.process, m.gpu_end_ns);
   keep(std::move(instance));
@@ -243,12 +248,20 @@ void AnchorSample::collective(const CollInstance& c, std::span<const MemberView>
 
 void AnchorSample::keep(Instance instance) {
   const uint64_t hash = instance.hash;
-  const size_t k = anchorInstancesFor(instance.members);
+  const size_t k = anchorInstancesFor(instance.members, width_);
   kept_[instance.comm].offer(hash, k, std::move(instance));
+}
+
+void AnchorSample::runWidth(size_t processes) {
+  if (processes <= width_) return;
+  width_ = processes;
+  for (BottomK<Instance>& kept : kept_)
+    if (!kept.items().empty()) kept.trim(anchorInstancesFor(kept.items().front().members, width_));
 }
 
 
 void AnchorSample::merge(const AnchorSample& other) {
+  runWidth(other.width_);
   if (kept_.size() < other.kept_.size()) kept_.resize(other.kept_.size());
   for (const BottomK<Instance>& kept : other.kept_)
     for (const Instance& instance : kept.items()) keep(instance);

@@ -32,6 +32,7 @@ namespace commtrace::report {
 // arrive in or shards merge in), with each member's process and GPU end. Up to 1,024
 // instances a communicator, fewer for wide ones (about 262,000 member ends at most each, and
 // never fewer than 64 instances): a member of a 64-rank communicator gets 1,024 anchors from it.
+// Past 1,024 processes, fewer again (width_budget.h).
 class AnchorSample : public JoinedOpSink {
  public:
   struct Instance {
@@ -46,6 +47,7 @@ class AnchorSample : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
+  void runWidth(size_t processes) override;
   void merge(const AnchorSample& other);
   // Every kept instance in the run's order (communicator, op index, seq, func name).
   std::vector<const Instance*> instances(const NamePool& names) const;
@@ -54,6 +56,7 @@ class AnchorSample : public JoinedOpSink {
   void keep(Instance instance);
 
   std::vector<BottomK<Instance>> kept_;  // per communicator
+  size_t width_ = 0;                     // the run's processes, as told
 };
 
 struct ClockAlignment {

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "tools/report/load/op_stream.h"
 
 using namespace commtrace::report;
 
@@ -231,6 +234,30 @@ TEST(AnchorSample, KeepsABoundedSampleChosenByHashNotByArrival) {
   EXPECT_EQ(ops(forward, 1), ops(backward, 1));
   const std::vector<uint64_t> kept = ops(forward, 0);
   EXPECT_GT(kept.back() - kept.front(), 4500u) << "spread over the run, not its first instances";
+
+  // In a run of 4,096 processes, a quarter (width_budget.h), never under 64 instances: told
+  // first, or after the instances (a followed run's files), or merged, the same sample.
+  AnchorSample wide, told_later, merged;
+  wide.runWidth(4096);
+  feed(wide, 0, 4, 5000, false);
+  feed(wide, 1, 1024, 1000, false);
+  feed(told_later, 0, 4, 5000, true);
+  told_later.runWidth(4096);
+  merged.merge(wide);
+  EXPECT_EQ(ops(wide, 0).size(), 256u);
+  EXPECT_EQ(ops(wide, 1).size(), 64u) << "the floor";
+  std::vector<uint64_t> smallest = ops(forward, 0);
+  const auto hash_order = [&](uint64_t a, uint64_t b) {
+    const NameId f = names.find("AllReduce");
+    return instanceHash(f, a, a) < instanceHash(f, b, b);
+  };
+  std::sort(smallest.begin(), smallest.end(), hash_order);
+  smallest.resize(256);
+  std::sort(smallest.begin(), smallest.end());
+  EXPECT_EQ(ops(wide, 0), smallest) << "the smallest hashes of the full sample";
+  EXPECT_EQ(ops(told_later, 0), smallest);
+  EXPECT_EQ(ops(merged, 0), smallest);
+  EXPECT_EQ(ops(merged, 1), ops(wide, 1));
 }
 
 }  // namespace

@@ -59,18 +59,19 @@ void insertSorted(std::deque<T>& d, T value) {
 
 }  // namespace
 
-KernelClockMatcher::KernelClockMatcher() : op_order_(later), kernel_order_(later) {}
+KernelClockMatcher::KernelClockMatcher(size_t op_ends_before_kernels)
+    : probe_ring_(op_ends_before_kernels), op_order_(later), kernel_order_(later) {}
 
 void KernelClockMatcher::addOpEnd(uint64_t gpu_end_ns) {
   if (!probed_) {
-    // Until a kernel comes, the latest kOpEndsBeforeKernels in a ring (in no order: probe()
+    // Until a kernel comes, the latest probe_ring_ in a ring (in no order: probe()
     // sorts them): a run without CUPTI holds 16 KB a process here, where a vector cut back
     // when twice as long held 32 KB (512 MB of a 16,384-rank report).
-    if (!probe_kernels_.empty() || probe_ops_.size() < kOpEndsBeforeKernels) {
+    if (!probe_kernels_.empty() || probe_ops_.size() < probe_ring_) {
       probe_ops_.push_back(gpu_end_ns);
     } else {
       probe_ops_[probe_next_] = gpu_end_ns;
-      probe_next_ = (probe_next_ + 1) % kOpEndsBeforeKernels;
+      probe_next_ = (probe_next_ + 1) % probe_ring_;
     }
     return;
   }

@@ -33,12 +33,13 @@ struct KernelClockMatch {
 class KernelClockMatcher {
  public:
   static constexpr size_t kOpEndsBeforeKernels = 2048;  // the latest held while no NCCL kernel has come
+  static constexpr size_t kFewestOpEndsBeforeKernels = 256;  // in a wide run (width_budget.h)
   static constexpr size_t kKeptPairs = 4096;
 
-  KernelClockMatcher();
-  // Until the first NCCL kernel comes only the latest kOpEndsBeforeKernels op ends are held
+  // Until the first NCCL kernel comes only the latest op_ends_before_kernels op ends are held
   // (CUPTI may never be attached, or never see NCCL's kernels); from then on, those its
   // first kernels may match.
+  explicit KernelClockMatcher(size_t op_ends_before_kernels = kOpEndsBeforeKernels);
   void addOpEnd(uint64_t gpu_end_ns);           // in file order
   void addKernelEnd(uint64_t cupti_end_ns);     // in file order
   KernelClockMatch finish();
@@ -51,6 +52,7 @@ class KernelClockMatcher {
   void matchReady(bool at_end);
   void keep(uint64_t kernel, uint64_t op);
 
+  size_t probe_ring_;  // op ends held while no kernel has come
   bool probed_ = false;
   std::vector<uint64_t> probe_kernels_, probe_ops_;  // held until the offset is chosen
   size_t probe_next_ = 0;  // the ring slot of probe_ops_ the next op end takes while no kernel has come

@@ -44,7 +44,9 @@ OpJoiner::OpJoiner(RunModel& run, std::vector<ProcessIdentity> processes, Joined
       places_(identity_.size()),
       unplaced_(identity_.size(), 0),
       duplicates_(identity_.size(), 0),
-      implausible_(identity_.size(), 0) {}
+      implausible_(identity_.size(), 0) {
+  if (!identity_.empty()) sink_.runWidth(identity_.size());
+}
 
 int OpJoiner::addProcess(ProcessIdentity identity) {
   identity_.push_back(identity);
@@ -53,6 +55,7 @@ int OpJoiner::addProcess(ProcessIdentity identity) {
   unplaced_.push_back(0);
   duplicates_.push_back(0);
   implausible_.push_back(0);
+  sink_.runWidth(identity_.size());
   return static_cast<int>(identity_.size() - 1);
 }
 

@@ -31,6 +31,9 @@ class JoinedOpSink {
   // `instance.first_member` is meaningless here: its seats are `members`, in comm-rank order.
   virtual void collective(const CollInstance& instance, std::span<const MemberView> members) = 0;
   virtual void transfer(const P2pTransfer& transfer) = 0;
+  // The run holds this many processes: told before its first op, and again when a followed
+  // run gains a file. A sample kept per process takes its size from it (width_budget.h).
+  virtual void runWidth(size_t /*processes*/) {}
   // Every op has been handed on.
   virtual void finish() {}
 };

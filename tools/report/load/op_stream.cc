@@ -87,6 +87,10 @@ void OpFanout::transfer(const P2pTransfer& transfer) {
   for (JoinedOpSink* sink : sinks_) sink->transfer(transfer);
 }
 
+void OpFanout::runWidth(size_t processes) {
+  for (JoinedOpSink* sink : sinks_) sink->runWidth(processes);
+}
+
 void OpFanout::finish() {
   for (JoinedOpSink* sink : sinks_) sink->finish();
 }

@@ -24,6 +24,7 @@ class OpFanout : public JoinedOpSink {
   explicit OpFanout(std::vector<JoinedOpSink*> sinks) : sinks_(std::move(sinks)) {}
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
+  void runWidth(size_t processes) override;
   void finish() override;
 
  private:

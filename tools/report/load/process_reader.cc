@@ -10,8 +10,16 @@
 #include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/linear_fit.h"
 #include "tools/report/load/own_ops.h"
+#include "tools/report/load/width_budget.h"
 
 namespace commtrace::report {
+
+ProcessReadOptions ProcessReadOptions::forWidth(size_t processes) {
+  ProcessReadOptions options;
+  options.gap_window = keptAtWidth(GpuGapTracker::kWindow, processes, GpuGapTracker::kFewestWindow);
+  options.clock_probe_ops = keptAtWidth(KernelClockMatcher::kOpEndsBeforeKernels, processes, KernelClockMatcher::kFewestOpEndsBeforeKernels);
+  return options;
+}
 namespace {
 
 constexpr NameId kUnset = std::numeric_limits<NameId>::max();

@@ -124,6 +124,10 @@ struct ProcessReadOptions {
   bool gpu_gaps = true;
   size_t gap_window = GpuGapTracker::kWindow;  // GpuGapTracker's
   bool match_kernel_clocks = true;
+  size_t clock_probe_ops = KernelClockMatcher::kOpEndsBeforeKernels;  // KernelClockMatcher's
+
+  // The report's: gap window and probe sized by the run's width (width_budget.h).
+  static ProcessReadOptions forWidth(size_t processes);
 };
 
 class ProcessReader {
@@ -134,7 +138,7 @@ class ProcessReader {
         window_(options.window),
         keep_compute_(options.keep_compute),
         gpu_gaps_(options.gpu_gaps),
-        clock_match_(options.match_kernel_clocks ? std::make_unique<KernelClockMatcher>() : nullptr),
+        clock_match_(options.match_kernel_clocks ? std::make_unique<KernelClockMatcher>(options.clock_probe_ops) : nullptr),
         gaps_(options.gap_window),
         phases_(options.keep_all_phases, options.step_range) {}
 

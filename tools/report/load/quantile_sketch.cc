@@ -29,7 +29,7 @@ void QuantileSketch::add(double value) {
     return;
   }
   buffered_.emplace_back(value, 1);
-  if (buffered_.size() >= kBuffered) mergeBuffered();
+  if (buffered_.size() >= std::clamp(values_.size() / 8, kFewestBuffered, kBuffered)) mergeBuffered();
 }
 
 // Merged in place from the back (values_ grows by the buffer), then equal values combined.

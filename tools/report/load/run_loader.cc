@@ -392,7 +392,12 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});
   TimeWindowFilter window(run, sinks);
   OpJoiner joiner(run, std::move(identities), run.window.set() ? static_cast<JoinedOpSink&>(window) : sinks);
-  readAndJoin(chosen, total_bytes, {run.window, options.keep_all_phases, options.step_range, options.keep_compute}, joiner, run, progress);
+  ProcessReadOptions read = ProcessReadOptions::forWidth(chosen.size());
+  read.window = run.window;
+  read.keep_all_phases = options.keep_all_phases;
+  read.step_range = options.step_range;
+  read.keep_compute = options.keep_compute;
+  readAndJoin(chosen, total_bytes, read, joiner, run, progress);
   progress.done();
   for (const ProcessInfo& p : run.processes)  // each file's state and time as its reader left them
     if (p.file_state == ProcessInfo::FileState::kClosed) run.last_close_utc_ns = std::max(run.last_close_utc_ns, p.modified_utc_ns);

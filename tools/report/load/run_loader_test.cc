@@ -678,3 +678,31 @@ TEST(RunLoader, StepWindowsCountNvtxStepRangesWhereThereAreAny) {
   EXPECT_FALSE(loadRun({.paths = {dir.path()}, .window = {.from = {Kind::kStep, 5}, .to = {}}}, run, err));
   EXPECT_NE(err.str().find("rank 0 has 5 steps"), std::string::npos) << err.str();
 }
+
+// What a sink was told of the run's width, and how many ops it had taken by then.
+struct WidthSink : report::JoinedOpSink {
+  std::vector<std::pair<size_t, uint64_t>> told;  // (processes, ops taken before)
+  uint64_t ops = 0;
+  void collective(const CollInstance&, std::span<const MemberView>) override { ++ops; }
+  void transfer(const report::P2pTransfer&) override { ++ops; }
+  void runWidth(size_t processes) override { told.emplace_back(processes, ops); }
+};
+
+// The samples kept per process are sized by the run's width (width_budget.h): the stream is
+// told it once, before its first op, through a time window too.
+TEST(RunLoader, TheStreamIsToldTheRunsWidthBeforeItsFirstOp) {
+  TempDir dir;
+  writeWorld(dir.path(), 3, 5);
+  for (bool windowed : {false, true}) {
+    WidthSink sink;
+    RunModel run;
+    std::ostringstream err;
+    report::LoadOptions options{.paths = {dir.path()}, .stream = &sink};
+    if (windowed) options.window.from = {report::TimePoint::Kind::kSinceStart, 0};
+    ASSERT_TRUE(loadRun(options, run, err)) << err.str();
+    EXPECT_EQ(sink.told, (std::vector<std::pair<size_t, uint64_t>>{{3, 0}})) << "windowed " << windowed;
+    if (!windowed) {
+      EXPECT_EQ(sink.ops, 5u);
+    }
+  }
+}

@@ -25,6 +25,11 @@ void SinkThread::transfer(const P2pTransfer& transfer) {
   if (filling_.members.size() + 2 * filling_.transfers.size() >= kBatchMembers) handOver();
 }
 
+void SinkThread::runWidth(size_t processes) {
+  settle();
+  if (!failed_) inner_.runWidth(processes);
+}
+
 void SinkThread::finish() {
   settle();
   if (!failed_) inner_.finish();

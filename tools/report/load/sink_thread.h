@@ -34,6 +34,8 @@ class SinkThread : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
+  // Told between ops: once the thread has taken those before (a followed run gains files rarely).
+  void runWidth(size_t processes) override;
   // Waits until the inner sink has taken every op, then finishes it on this thread.
   void finish() override;
   // Returns once the inner sink has taken every op handed so far: it may then be read (a

@@ -48,6 +48,7 @@ class TimeWindowFilter : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
+  void runWidth(size_t processes) override { next_.runWidth(processes); }
   void finish() override { next_.finish(); }
 
  private:
