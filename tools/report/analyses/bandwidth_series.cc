@@ -1,8 +1,11 @@
 #include "tools/report/analyses/bandwidth_series.h"
 
+#include <algorithm>
+
 #include "core/nccl_vocab.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/load/op_stream.h"
+#include "tools/report/load/width_budget.h"
 
 namespace commtrace::report {
 
@@ -12,7 +15,7 @@ void BandwidthSeriesTally::collective(const CollInstance& c, std::span<const Mem
   const uint64_t s = nccl::ncclTestsBytes(func, c.bytes, n);
   const uint64_t ns = transferNs(members);
   if (s == 0 || ns == 0 || members.empty() || members[0].process < 0 || members[0].gpu_end_ns == 0) return;
-  Series& series = series_[{c.comm, c.func}];
+  Series& series = series_.try_emplace({c.comm, c.func}, fine_bins_).first->second;
   series.process = members[0].process;
   series.busbw_factor = nccl::busBwFactor(func, n);
   series.bytes.add(members[0].gpu_end_ns, static_cast<int64_t>(s));
@@ -20,9 +23,14 @@ void BandwidthSeriesTally::collective(const CollInstance& c, std::span<const Mem
 }
 
 
+void BandwidthSeriesTally::runWidth(size_t processes) {
+  fine_bins_ = std::min(fine_bins_, keptAtWidth(FineBins::kFineBins, processes, LatenessBins::kFewestFineBins));
+}
+
 void BandwidthSeriesTally::merge(const BandwidthSeriesTally& other) {
+  fine_bins_ = std::min(fine_bins_, other.fine_bins_);
   for (const auto& [key, theirs] : other.series_) {
-    Series& mine = series_[key];
+    Series& mine = series_.try_emplace(key, fine_bins_).first->second;
     mine.process = theirs.process;
     mine.busbw_factor = theirs.busbw_factor;
     mine.bytes.merge(theirs.bytes);

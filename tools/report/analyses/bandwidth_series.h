@@ -23,9 +23,13 @@ class BandwidthSeriesTally : public JoinedOpSink {
  public:
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
+  // A wide run has more communicators: fewer fine bins each (width_budget.h), as the
+  // lateness heatmap's processes (16,384 ranks' 2,048 tensor-parallel groups held 120 MB).
+  void runWidth(size_t processes) override;
   void merge(const BandwidthSeriesTally& other);
 
   struct Series {
+    explicit Series(size_t fine_bins = FineBins::kFineBins) : bytes(fine_bins), transfer_ns(fine_bins) {}
     int process = -1;   // whose GPU clock the positions are on
     double busbw_factor = 0;
     FineBins bytes;     // nccl-tests S
@@ -35,6 +39,7 @@ class BandwidthSeriesTally : public JoinedOpSink {
 
  private:
   std::map<std::pair<uint32_t, NameId>, Series> series_;
+  size_t fine_bins_ = FineBins::kFineBins;  // for a series first seen now
 };
 
 // Empty (with axis "not aligned") when no process's clock could be aligned.

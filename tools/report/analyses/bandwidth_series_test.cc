@@ -84,6 +84,26 @@ TEST(BandwidthSeries, TwoShardsMergedEqualTheWhole) {
   EXPECT_EQ(a.rows[0].busbw_gbs, c.rows[0].busbw_gbs);
 }
 
+// A wide run's series gather in fewer fine bins (width_budget.h), every op still counted.
+TEST(BandwidthSeries, AWideRunsSeriesHaveFewerFineBins) {
+  RunModelBuilder b({"a", "b"});
+  const uint32_t comm = b.comm({0, 1}, "pair");
+  for (uint64_t k = 0; k < 3000; ++k) b.coll(comm, "AllReduce", kMiB, {{kBase + k * 1'000'000, kBase + k * 1'000'000 + 100'000}, {kBase + k * 1'000'000, kBase + k * 1'000'000 + 100'000}});
+  const auto fineBins = [&](size_t width) {
+    BandwidthSeriesTally tally;
+    tally.runWidth(width);
+    replayRun(b.run, tally);
+    size_t bins = 0;
+    uint64_t ops = 0;
+    tally.series().begin()->second.bytes.forEach([&](uint64_t, int64_t, uint32_t count) { ++bins, ops += count; });
+    EXPECT_EQ(ops, 3000u) << width;
+    return bins;
+  };
+  EXPECT_GT(fineBins(1024), 512u);
+  EXPECT_LE(fineBins(4096), 256u);
+  EXPECT_GT(fineBins(4096), 128u);
+}
+
 // When did it get slow: the split with the largest fall, and the finding that names it.
 TEST(BandwidthSeries, TheDropIsFoundWhereItStartsAndSaidInTheFindings) {
   const RunModelBuilder b = slowingPair();

@@ -736,9 +736,7 @@ void RoleGaps::note(Id id, int32_t process, uint64_t gpu_start_ns, uint64_t gap_
 
 void RoleGaps::peersOf(Id id, int32_t process, std::vector<RolePeer>& out) const {
   out.clear();
-  const Latest& role = roleOf(id).latest;
-  for (size_t i = 0; i < role.size; ++i) {
-    const Player& p = role.players[i];
+  for (const Player& p : roleOf(id).latest.players) {
     if (p.process == process) continue;
     for (size_t g = 0; g < p.size; ++g) out.push_back({p.process, p.starts[g], p.gaps[g]});
   }
@@ -747,10 +745,9 @@ void RoleGaps::peersOf(Id id, int32_t process, std::vector<RolePeer>& out) const
 void RoleGaps::noteLatest(Id id, int32_t process, uint64_t gpu_start_ns, uint64_t gap_ns) {
   if (gap_ns == MemberView::kNoGap) return;
   Latest& role = roleOf(id).latest;
-  const auto end = role.players.begin() + static_cast<std::ptrdiff_t>(role.size);
-  auto player = std::find_if(role.players.begin(), end, [&](const Player& p) { return p.process == process; });
-  if (player == end) {
-    if (role.size < kPlayers) ++role.size;
+  auto player = std::find_if(role.players.begin(), role.players.end(), [&](const Player& p) { return p.process == process; });
+  if (player == role.players.end()) {
+    if (role.players.size() < kPlayers) player = role.players.emplace(role.players.end());
     else player = role.players.begin() + static_cast<std::ptrdiff_t>(role.replaced++ % kPlayers);
     *player = Player{process, {}, {}};
   }
@@ -765,11 +762,10 @@ void RoleGaps::noteLatest(Id id, int32_t process, uint64_t gpu_start_ns, uint64_
 // past that: another is among them whenever there is one. Without another, the process is
 // the only player there is (none is replaced below kPlayers), and its count all it played.
 std::optional<uint64_t> RoleGaps::soloPlays(Id id, int32_t process) const {
-  const Latest& role = roleOf(id).latest;
   uint64_t plays = 0;
-  for (size_t i = 0; i < role.size; ++i) {
-    if (role.players[i].process != process) return std::nullopt;
-    plays = role.players[i].plays;
+  for (const Player& p : roleOf(id).latest.players) {
+    if (p.process != process) return std::nullopt;
+    plays = p.plays;
   }
   return plays;
 }
@@ -779,8 +775,7 @@ double RoleGaps::typicalNs(Id id, int32_t process, bool own_past) {
   for (const bool others : {true, false}) {
     if (!others && !own_past) break;
     scratch_.clear();
-    for (size_t i = 0; i < role.size; ++i) {
-      const Player& p = role.players[i];
+    for (const Player& p : role.players) {
       if ((p.process != process) == others)
         for (size_t g = 0; g < p.size; ++g) scratch_.push_back(static_cast<double>(p.gaps[g]));
     }

@@ -187,8 +187,10 @@ class RoleGaps {
     uint8_t next = 0, size = 0;
   };
   struct Latest {
-    std::array<Player, kPlayers> players{};
-    size_t size = 0, replaced = 0;  // beyond kPlayers, players are replaced in turn
+    // Grown as they come (a role of one send pair on a world communicator has one player: a
+    // 16,384-rank run has 32,768 such roles, which held 1.3 KB each as a full array).
+    std::vector<Player> players;
+    size_t replaced = 0;  // beyond kPlayers, players are replaced in turn
   };
   struct Entry {
     uint64_t key = 0;

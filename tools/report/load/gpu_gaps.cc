@@ -63,6 +63,12 @@ void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
   any_before_ = true;
   window_.erase(window_.begin(), window_.begin() + static_cast<std::ptrdiff_t>(leaving));
   through_end_.erase(through_end_.begin(), through_end_.begin() + static_cast<std::ptrdiff_t>(leaving));
+  // A chunk of many ops grew them far past the window: what stays between chunks is held for
+  // every file of the run (16,384 of them), so the room is given back.
+  if (window_.capacity() > 2 * (window_size_ + window_size_ / 4)) {
+    window_.shrink_to_fit();
+    through_end_.shrink_to_fit();
+  }
 }
 
 // An op written so long after those that started later that they left the window: the ops

@@ -47,6 +47,7 @@ uint64_t issuedUtc(const RunModel& run, std::span<const MemberView> members) {
 // In the order the ops were issued, as the loader about hands them on (an analysis that
 // follows each rank's ops in order, wait_attribution.h, needs no more than that).
 void replayRun(const RunModel& run, JoinedOpSink& sink) {
+  if (!run.processes.empty()) sink.runWidth(run.processes.size());
   const HeldGaps gaps = gapsOf(run);
   struct Op {
     uint64_t utc;

@@ -15,7 +15,7 @@
 
 namespace commtrace::report {
 
-// Hands every op of a finished RunModel to `sink`, then finish().
+// Tells `sink` the run's width, hands it every op of a finished RunModel, then finish().
 void replayRun(const RunModel& run, JoinedOpSink& sink);
 
 // Several sinks fed from one joiner, in the order given.
