@@ -51,7 +51,7 @@ class StragglerEvidence {
   static constexpr size_t kSampled = 256;
   static constexpr size_t kFewestSampled = 32;
   static constexpr size_t kPeersKept = 16;
-  static constexpr size_t kFewestPeersKept = 8;
+  static constexpr size_t kFewestPeersKept = 4;
 
   // A synchronization as WaitAttribution attributed it.
   void add(const Attributed& a);

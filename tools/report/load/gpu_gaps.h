@@ -34,7 +34,7 @@ class GpuGapTracker {
   // Earlier ops kept beside a chunk's own, at least (by default). An op written more than a
   // chunk plus this many ops after one that started later is not seen by that one's gap.
   static constexpr size_t kWindow = 512;
-  static constexpr size_t kFewestWindow = 64;  // in a wide run (width_budget.h)
+  static constexpr size_t kFewestWindow = 32;  // in a wide run (width_budget.h)
   explicit GpuGapTracker(size_t window = kWindow) : window_size_(window) {}
 
   // Sets gpu_gap_ns of a chunk's ops, given in file order.

@@ -98,6 +98,7 @@ void KernelClockMatcher::addKernelEnd(uint64_t cupti_end_ns) {
 // kernels' and ops' ends (binned to the tolerance so near-equal ones are tried once).
 void KernelClockMatcher::probe() {
   probed_ = true;
+  window_ = std::make_unique<Window>();
   std::sort(probe_kernels_.begin(), probe_kernels_.end());
   std::sort(probe_ops_.begin(), probe_ops_.end());
   std::map<int64_t, int64_t> candidates;
@@ -120,31 +121,31 @@ void KernelClockMatcher::probe() {
 }
 
 void KernelClockMatcher::releaseOp(uint64_t end) {
-  insertSorted(ops_, end);
+  insertSorted(window_->ops, end);
   op_frontier_ = std::max(op_frontier_, end);
 }
 
-void KernelClockMatcher::releaseKernel(uint64_t end) { insertSorted(kernels_, end); }
+void KernelClockMatcher::releaseKernel(uint64_t end) { insertSorted(window_->kernels, end); }
 
 // Matches the kernels in order, following the offset from match to match, each once every
 // op that could be its match has been read (or at the end); then drops the ops no later
 // kernel can reach: a later kernel looks no earlier than this one's target less its
 // tolerance and the change a match may bring to the offset.
 void KernelClockMatcher::matchReady(bool at_end) {
-  while (!kernels_.empty()) {
-    const uint64_t k = kernels_.front();
+  while (!window_->kernels.empty()) {
+    const uint64_t k = window_->kernels.front();
     const int64_t tolerance = toleranceAfter(k, last_matched_);
     const int64_t target = static_cast<int64_t>(k) + offset_;
     if (!at_end && static_cast<int64_t>(op_frontier_) < target + tolerance) return;
-    const int64_t op = nearest(ops_, target, tolerance);
+    const int64_t op = nearest(window_->ops, target, tolerance);
     if (op >= 0) {
       keep(k, static_cast<uint64_t>(op));
       offset_ = op - static_cast<int64_t>(k);
       last_matched_ = k;
     }
-    kernels_.pop_front();
+    window_->kernels.pop_front();
     const int64_t keep_from = target - 2 * tolerance - kTolerance;
-    while (!ops_.empty() && static_cast<int64_t>(ops_.front()) < keep_from) ops_.pop_front();
+    while (!window_->ops.empty() && static_cast<int64_t>(window_->ops.front()) < keep_from) window_->ops.pop_front();
   }
 }
 
@@ -164,7 +165,7 @@ KernelClockMatch KernelClockMatcher::finish() {
   while (!op_order_.empty()) releaseOp(op_order_.popEarliest());
   while (!kernel_order_.empty()) releaseKernel(kernel_order_.popEarliest());
   matchReady(true);
-  ops_.clear();
+  window_->ops.clear();
   return std::move(out_);
 }
 

@@ -11,18 +11,21 @@ SinkThread::~SinkThread() {
   if (worker_.joinable()) worker_.join();
 }
 
+size_t SinkThread::Batch::size() const { return members.size() + 2 * transfers.size(); }
+
 void SinkThread::collective(const CollInstance& instance, std::span<const MemberView> members) {
+  if (!filling_.ops.empty() && filling_.size() + members.size() > kBatchMembers) handOver();
   filling_.ops.push_back({false, static_cast<uint32_t>(filling_.colls.size()), static_cast<uint32_t>(filling_.members.size()),
                           static_cast<uint32_t>(members.size())});
   filling_.colls.push_back(instance);
   filling_.members.insert(filling_.members.end(), members.begin(), members.end());
-  if (filling_.members.size() + 2 * filling_.transfers.size() >= kBatchMembers) handOver();
+  if (filling_.size() >= kBatchMembers) handOver();
 }
 
 void SinkThread::transfer(const P2pTransfer& transfer) {
   filling_.ops.push_back({true, static_cast<uint32_t>(filling_.transfers.size()), 0, 0});
   filling_.transfers.push_back(transfer);
-  if (filling_.members.size() + 2 * filling_.transfers.size() >= kBatchMembers) handOver();
+  if (filling_.size() >= kBatchMembers) handOver();
 }
 
 void SinkThread::runWidth(size_t processes) {
@@ -50,12 +53,17 @@ void SinkThread::Batch::clear() {
   colls.clear();
   transfers.clear();
   members.clear();
+  // A batch of one instance wider than a batch (a 16,384-rank world communicator's) gives its
+  // room back: kept by every spare batch, it held 60 MB.
+  if (members.capacity() > kBatchMembers) std::vector<MemberView>().swap(members);
 }
 
 void SinkThread::handOver() const {
   if (filling_.ops.empty()) return;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.size() < kInFlight; });
+  const size_t members = filling_.size();
+  changed_.wait(lock, [&] { return queue_.empty() || (queue_.size() < kInFlight && queued_members_ + members <= kInFlight * kBatchMembers); });
+  queued_members_ += members;
   queue_.push_back(std::move(filling_));
   if (spare_.empty()) {
     filling_ = Batch{};
@@ -82,6 +90,7 @@ void SinkThread::run() const {
     if (queue_.empty()) return;
     Batch batch = std::move(queue_.front());
     queue_.pop_front();
+    queued_members_ -= batch.size();
     busy_ = true;
     lock.unlock();
     changed_.notify_all();  // room in the queue

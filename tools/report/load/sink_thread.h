@@ -20,9 +20,11 @@ namespace commtrace::report {
 
 class SinkThread : public JoinedOpSink {
  public:
-  // A batch is handed over at this many members (56 bytes each; a transfer is two), and at
-  // most kInFlight wait for the thread: past that, the joiner waits (what is held stays
-  // bounded, 15 MB). At 8 the joiner and the readers stalled behind the walk often enough
+  // A batch is handed over at this many members (56 bytes each; a transfer is two), or
+  // before an instance that would take it past them (an instance wider than that is a batch
+  // of its own), and at most kInFlight batches of kInFlight * kBatchMembers members in all
+  // wait for the thread: past that, the joiner waits (what is held stays bounded, 15 MB,
+  // where a 16,384-rank run's batches of one world instance each held 60 MB). At 8 the joiner and the readers stalled behind the walk often enough
   // that one of two cores idled for a sixth of the loading (1,024 ranks x 10,000 ops).
   static constexpr size_t kBatchMembers = 1 << 13;
   static constexpr size_t kInFlight = 32;
@@ -56,6 +58,7 @@ class SinkThread : public JoinedOpSink {
     std::vector<CollInstance> colls;
     std::vector<P2pTransfer> transfers;
     std::vector<MemberView> members;
+    size_t size() const;  // in members, a transfer two
     void feed(JoinedOpSink& sink) const;
     void clear();
   };
@@ -67,6 +70,7 @@ class SinkThread : public JoinedOpSink {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   mutable std::deque<Batch> queue_;
+  mutable size_t queued_members_ = 0;  // in queue_, as Batch::size()
   mutable std::vector<Batch> spare_;  // emptied batches, their storage reused
   mutable bool busy_ = false;         // the thread is feeding a batch
   mutable std::exception_ptr failure_;  // not yet thrown to the caller
