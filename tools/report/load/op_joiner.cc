@@ -184,9 +184,12 @@ uint32_t OpJoiner::openInstance(const CollRow& row, uint32_t comm) {
 void OpJoiner::handOn(uint32_t open) {
   OpenColl& o = open_colls_[open];
   sink_.collective(o.instance, o.seats);
-  free_colls_.push_back(open);
   if (leads_ != nullptr)
     for (const MemberView& seat : o.seats) leads_->seat(seat.process, -1);
+  // Past kSlotsKeepingSeats free slots, a slot gives its seats back: a wide run opens
+  // hundreds of thousands of small instances at once, whose slots kept their storage after.
+  if (free_colls_.size() >= kSlotsKeepingSeats) std::vector<MemberView>().swap(o.seats);
+  free_colls_.push_back(open);
 }
 
 bool OpJoiner::addColl(const CollRow& row) {

@@ -107,6 +107,7 @@ class OpJoiner {
   const Place* placeOf(int process, uint64_t comm_id);
   bool addColl(const CollRow& row);
   bool addP2p(const P2pRow& row);
+  static constexpr size_t kSlotsKeepingSeats = 4096;
   uint32_t openInstance(const CollRow& row, uint32_t comm);
   void handOn(uint32_t open);
   void placeWaiting();
