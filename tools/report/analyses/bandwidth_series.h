@@ -24,7 +24,7 @@ class BandwidthSeriesTally : public JoinedOpSink {
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
   // A wide run has more communicators: fewer fine bins each (width_budget.h), as the
-  // lateness heatmap's processes (16,384 ranks' 2,048 tensor-parallel groups held 120 MB).
+  // lateness heatmap's processes (at 16,384 ranks, 1,024 bins a series held about 50 MB).
   void runWidth(size_t processes) override;
   void merge(const BandwidthSeriesTally& other);
 

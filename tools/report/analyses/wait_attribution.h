@@ -187,8 +187,8 @@ class RoleGaps {
     uint8_t next = 0, size = 0;
   };
   struct Latest {
-    // Grown as they come (a role of one send pair on a world communicator has one player: a
-    // 16,384-rank run has 32,768 such roles, which held 1.3 KB each as a full array).
+    // Grown as they come: a role of one send pair on a world communicator has one player,
+    // and a 16,384-rank run's roles held 97 MB as full arrays of kPlayers, under 10 MB grown.
     std::vector<Player> players;
     size_t replaced = 0;  // beyond kPlayers, players are replaced in turn
   };

@@ -218,7 +218,7 @@ constexpr size_t kFewestInstances = 64;
 
 // Instances kept per communicator: 1,024, fewer for wide communicators so that one keeps at
 // most about 262,000 member ends (each member gets an anchor from every instance), and fewer
-// in a wide run (width_budget.h): 16,384 processes' 2,048 tensor-parallel groups held 140 MB.
+// in a wide run (width_budget.h): a 4,096-process run's anchors held 130 MB.
 size_t anchorInstancesFor(size_t members, size_t run_width) {
   constexpr size_t kMostInstances = 1024, kMostEnds = size_t{1} << 18;
   const size_t by_members = std::clamp(kMostEnds / std::max<size_t>(members, 1), kFewestInstances, kMostInstances);

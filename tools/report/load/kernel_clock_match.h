@@ -59,7 +59,7 @@ class KernelClockMatcher {
   size_t probe_next_ = 0;  // the ring slot of probe_ops_ the next op end takes while no kernel has come
   Order op_order_, kernel_order_;
   // Made once the offset is chosen: a run without CUPTI never needs it, and two empty deques
-  // are 1.2 KB a process (20 MB of a 16,384-rank report).
+  // are 1.2 KB a process (19 MB of a 16,384-rank report).
   struct Window {
     std::deque<uint64_t> ops;      // op ends in order: the window kernels are matched in
     std::deque<uint64_t> kernels;  // kernel ends in order, waiting for the ops around them

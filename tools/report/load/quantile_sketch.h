@@ -41,7 +41,7 @@ class QuantileSketch {
   // the sorted values per add moved half of them each time. The buffer holds an eighth of the
   // values held, at least kFewestBuffered and at most kBuffered: each add still moves about
   // eight values, and a small sketch's buffer stays small (a 16,384-rank report holds five
-  // sketches per process, whose buffers of 128 took 160 MB).
+  // sketches per process, whose buffers of 128 could take 160 MB).
   static constexpr size_t kBuffered = 128;
   static constexpr size_t kFewestBuffered = 8;
   void mergeBuffered();

@@ -24,8 +24,9 @@ class SinkThread : public JoinedOpSink {
   // before an instance that would take it past them (an instance wider than that is a batch
   // of its own), and at most kInFlight batches of kInFlight * kBatchMembers members in all
   // wait for the thread: past that, the joiner waits (what is held stays bounded, 15 MB,
-  // where a 16,384-rank run's batches of one world instance each held 60 MB). At 8 the joiner and the readers stalled behind the walk often enough
-  // that one of two cores idled for a sixth of the loading (1,024 ranks x 10,000 ops).
+  // where a 16,384-rank run's batches of one world instance each held 60 MB). At 8 batches
+  // the joiner and the readers stalled behind the walk often enough that one of two cores
+  // idled for a sixth of the loading (1,024 ranks x 10,000 ops).
   static constexpr size_t kBatchMembers = 1 << 13;
   static constexpr size_t kInFlight = 32;
 

@@ -6,7 +6,7 @@
 // processes hold, down to a floor below which the figure drawn from the sample would stop
 // meaning anything. In halvings, not in proportion: a followed run gains its files one by
 // one, and a sample cut to size a few times is cheap where one cut at every file was not.
-// docs/report.md ("Wide runs") says which figures rest on these samples.
+// SCHEMA.md ("Wide runs") and docs/report.md say which figures rest on these samples.
 #pragma once
 
 #include <cstddef>
