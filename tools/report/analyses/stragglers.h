@@ -84,7 +84,10 @@ class ArrivalTally : public JoinedOpSink {
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer& transfer) override;
-  void runWidth(size_t processes) override { evidence_.runWidth(processes); }
+  void runWidth(size_t processes) override {
+    evidence_.runWidth(processes);
+    attribution_.runWidth(processes);
+  }
   void finish() override;
   // Adds another tally of the same run (finished, or both not yet): a shard's. Waits pass
   // back only along the ops one shard saw: shard by time, not by communicator.

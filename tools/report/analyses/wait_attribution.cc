@@ -317,7 +317,7 @@ void WaitAttribution::submit(Pending header) {
   }
   drain();
   for (const int32_t process : processes_) expirePatience(process);
-  while (pending_members_ > kMaxPendingMembers) force(pending_order_.front());
+  while (pending_members_ > max_pending_members_) force(pending_order_.front());
   dropSettledFront();
 }
 

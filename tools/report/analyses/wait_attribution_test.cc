@@ -91,6 +91,20 @@ void feed(WaitAttribution& w, const std::vector<Sync>& syncs) {
   w.flush();
 }
 
+// What may wait at once grows with a wide run (a 16,384-rank run's waiting instances passed
+// the 1 M members of a narrow one's cap), never below it.
+TEST(WaitAttribution, TheWaitingCapGrowsWithTheRunsWidthOnly) {
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  EXPECT_EQ(w.maxPendingMembers(), WaitAttribution::kMaxPendingMembers);
+  w.runWidth(1024);
+  EXPECT_EQ(w.maxPendingMembers(), WaitAttribution::kMaxPendingMembers) << "a narrow run's cap is unchanged";
+  w.runWidth(16384);
+  EXPECT_EQ(w.maxPendingMembers(), 16384 * WaitAttribution::kPendingMembersPerProcess);
+  w.runWidth(2);
+  EXPECT_EQ(w.maxPendingMembers(), 16384 * WaitAttribution::kPendingMembersPerProcess) << "never lowered";
+}
+
 TEST(WaitAttribution, TheMemberWhoseGapIsLongerCreatedTheWaitOfItsGroup) {
   Job job;
   std::vector<Sync> syncs;
