@@ -5,7 +5,6 @@
 #include "core/nccl_vocab.h"
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/load/op_stream.h"
-#include "tools/report/load/width_budget.h"
 
 namespace commtrace::report {
 
@@ -24,7 +23,7 @@ void BandwidthSeriesTally::collective(const CollInstance& c, std::span<const Mem
 
 
 void BandwidthSeriesTally::runWidth(size_t processes) {
-  fine_bins_ = std::min(fine_bins_, keptAtWidth(FineBins::kFineBins, processes, LatenessBins::kFewestFineBins));
+  fine_bins_ = std::min(fine_bins_, FineBins::binsAtWidth(processes));
 }
 
 void BandwidthSeriesTally::merge(const BandwidthSeriesTally& other) {

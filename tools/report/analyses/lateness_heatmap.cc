@@ -18,6 +18,8 @@ struct BinSums {
 
 }  // namespace
 
+size_t FineBins::binsAtWidth(size_t processes) { return keptAtWidth(kFineBins, processes, kFewestBins); }
+
 void FineBins::add(uint64_t x, int64_t value, uint32_t count) {
   if (sum_.empty() || x < lowest_ || x > highest_) include(x, x);
   const size_t i = static_cast<size_t>((x >> shift_) - first_);
@@ -104,9 +106,7 @@ void LatenessBins::resize(size_t processes) {
   processes_.resize(processes, Process{FineBins(fine_bins_), FineBins(fine_bins_)});
 }
 
-void LatenessBins::runWidth(size_t processes) {
-  fine_bins_ = std::min(fine_bins_, keptAtWidth(FineBins::kFineBins, processes, kFewestFineBins));
-}
+void LatenessBins::runWidth(size_t processes) { fine_bins_ = std::min(fine_bins_, FineBins::binsAtWidth(processes)); }
 
 void LatenessBins::merge(const LatenessBins& other) {
   fine_bins_ = std::min(fine_bins_, other.fine_bins_);

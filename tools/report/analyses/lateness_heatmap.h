@@ -27,6 +27,9 @@ constexpr int kHeatmapBins = 100;
 class FineBins {
  public:
   static constexpr size_t kFineBins = 1024;
+  static constexpr size_t kFewestBins = 256;
+  // The bins for one process (or communicator) of a run this wide (width_budget.h).
+  static size_t binsAtWidth(size_t processes);
   explicit FineBins(size_t bins = kFineBins) : bins_(bins) {}
   void add(uint64_t x, int64_t value, uint32_t count = 1);
   void merge(const FineBins& other);
@@ -79,7 +82,6 @@ LinearMap alignedAxisOf(const ClockAlignment& clocks, size_t p);
 // (width_budget.h; sized when a process is first seen).
 class LatenessBins : public JoinedOpSink {
  public:
-  static constexpr size_t kFewestFineBins = 256;
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
   void transfer(const P2pTransfer&) override {}
   void runWidth(size_t processes) override;

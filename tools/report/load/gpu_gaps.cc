@@ -56,7 +56,8 @@ void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
   if (from == 0 && any_before_) forgetGapsBeforeTheEvicted();
   for (auto s = window_.begin() + static_cast<std::ptrdiff_t>(from); s != window_.end(); ++s) s->gap = nullptr;
   // The window is cut back to its size when a quarter over it: a cut moves what stays.
-  if (window_.size() <= window_size_ + window_size_ / 4) return;
+  const size_t most_kept = window_size_ + window_size_ / 4;
+  if (window_.size() <= most_kept) return;
   const size_t leaving = window_.size() - window_size_;
   evicted_end_ = through_end_[leaving - 1];
   evicted_start_ = window_[leaving - 1].start;
@@ -65,7 +66,7 @@ void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
   through_end_.erase(through_end_.begin(), through_end_.begin() + static_cast<std::ptrdiff_t>(leaving));
   // A chunk of many ops grew them far past the window: what stays between chunks is held for
   // every file of the run (16,384 of them), so the room is given back.
-  if (window_.capacity() > 2 * (window_size_ + window_size_ / 4)) {
+  if (window_.capacity() > 2 * most_kept) {
     window_.shrink_to_fit();
     through_end_.shrink_to_fit();
   }
