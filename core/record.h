@@ -26,8 +26,9 @@ enum class RecordKind : uint8_t {
   kCommInfo,
   kDropSummary,
   kInFlight,
+  kPhasePath,
 };
-inline constexpr int kRecordKindCount = 12;  // kinds are 1..11; slot 0 unused
+inline constexpr int kRecordKindCount = 13;  // kinds are 1..12; slot 0 unused
 
 // All *_ns fields are nanoseconds; 0 means "not known". CPU times are CLOCK_MONOTONIC,
 // GPU times are raw GPU globaltimer values (NCCL pTimer), CUPTI times are CUPTI's clock.
@@ -50,7 +51,7 @@ struct CollRecord {
   StringId datatype;      // "ncclFloat32", ...
   StringId algo;          // "RING", "TREE", ...
   StringId proto;         // "LL", "LL128", "SIMPLE"
-  StringId parent_func;   // API-level func when it differs from func
+  uint32_t phase_path;    // the NVTX path open on the issuing thread (PhasePathRecord::id), 0: none
   int32_t root;
   uint32_t gpu_channel_spread_ns;  // last channel start - first channel start
   uint8_t n_channels;
@@ -75,6 +76,7 @@ struct P2pRecord {
   StringId datatype;
   StringId parent_func;  // "AlltoAll", "Gather", "Scatter" or 0
   int32_t peer;
+  uint32_t phase_path;  // as CollRecord::phase_path
   uint8_t n_channels;
   uint8_t graph_captured;
 };
@@ -141,6 +143,19 @@ struct PhaseRangeRecord {
   StringId domain;
   uint32_t category;
   uint16_t depth;
+};
+
+// One node of the tree of NVTX paths the process's threads issued ops under: a range named
+// `name` (in `domain`) open inside the path `parent` (0: at the top). Written by the thread
+// that first pushed a range at that place, before any op can carry the id; a path's ids are
+// process-wide, and one path may have several (threads that met it apart). A step's range
+// at the top has its digits folded ("train_step 12" is "train_step #"), so that every step
+// shares one subtree and the tree grows with the program's structure, not its steps.
+struct PhasePathRecord {
+  uint32_t id;      // never 0
+  uint32_t parent;  // 0: a top-level range
+  StringId name;
+  StringId domain;
 };
 
 // Simultaneous readings of the clocks a process uses, so the reader can map all of them
@@ -210,6 +225,7 @@ template <> struct KindOf<ClockSampleRecord> { static constexpr RecordKind value
 template <> struct KindOf<CommInfoRecord> { static constexpr RecordKind value = RecordKind::kCommInfo; };
 template <> struct KindOf<DropSummaryRecord> { static constexpr RecordKind value = RecordKind::kDropSummary; };
 template <> struct KindOf<InFlightRecord> { static constexpr RecordKind value = RecordKind::kInFlight; };
+template <> struct KindOf<PhasePathRecord> { static constexpr RecordKind value = RecordKind::kPhasePath; };
 
 // What a ring holds: any record, then an 8-byte trailer. The record comes first so that a
 // push copies it to a cache-line-aligned address with no store straddling two lines. The
@@ -227,11 +243,35 @@ struct alignas(64) RecordSlot {
     CommInfoRecord comm_info;
     DropSummaryRecord drop_summary;
     InFlightRecord in_flight;
+    PhasePathRecord phase_path;
   } payload;
   uint32_t thread;
   RecordKind kind;
   uint8_t reserved[3];
 };
+
+// Calls f with the payload member that holds a record of the slot's kind: the one place a
+// kind meets its struct, so that code over every kind (tests' helpers) has no switch of its
+// own. false for a kind no record has.
+template <class Slot, class F>
+bool visitRecord(Slot& slot, F&& f) {
+  auto& p = slot.payload;
+  switch (slot.kind) {
+    case RecordKind::kColl: f(p.coll); return true;
+    case RecordKind::kP2p: f(p.p2p); return true;
+    case RecordKind::kKernelCh: f(p.kernel_ch); return true;
+    case RecordKind::kProxyStep: f(p.proxy_step); return true;
+    case RecordKind::kApiSpan: f(p.api_span); return true;
+    case RecordKind::kKernelActivity: f(p.kernel_activity); return true;
+    case RecordKind::kPhaseRange: f(p.phase_range); return true;
+    case RecordKind::kClockSample: f(p.clock_sample); return true;
+    case RecordKind::kCommInfo: f(p.comm_info); return true;
+    case RecordKind::kDropSummary: f(p.drop_summary); return true;
+    case RecordKind::kInFlight: f(p.in_flight); return true;
+    case RecordKind::kPhasePath: f(p.phase_path); return true;
+  }
+  return false;
+}
 
 static_assert(sizeof(RecordSlot) == 128, "a slot is two cache lines");
 static_assert(std::is_trivially_copyable_v<RecordSlot>);

@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/export.h"
+#include "core/phase_path.h"
 #include "core/record.h"
 #include "core/settings.h"
 #include "core/string_table.h"
@@ -77,6 +78,7 @@ struct OpenRange {
   uint64_t start_ns;
   StringId name;
   uint32_t category;
+  uint32_t outer_path;  // the thread's path before this range opened: what its pop restores
 };
 
 struct DomainStack {
@@ -85,9 +87,22 @@ struct DomainStack {
   OpenRange open[kMaxDepth];
 };
 
+// The path nodes this thread has met (PhasePathRecord), direct-mapped by (parent, name): a
+// hit is the node's id, a miss hands out a new id and writes its record. A program's
+// structure (layers, forward/backward) fits; where it does not, a node evicted and met again
+// gets another id and record, which readers treat alike.
+struct PathNode {
+  uint32_t parent;
+  StringId name;
+  StringId domain;
+  uint32_t id;  // 0: empty
+};
+constexpr uint32_t kPathCache = 1024;
+
 struct ThreadStack {
   uint32_t domains = 0;  // stacks in use, in the order the thread first pushed in their domain
   DomainStack stacks[kDomainsPerThread];
+  PathNode paths[kPathCache] = {};
 };
 
 constinit thread_local ThreadStack* tl_stack __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -116,15 +131,58 @@ DomainStack* domainStack(ThreadStack* s, StringId domain, bool open) {
   return d;
 }
 
+// --- the path ops are issued under ----------------------------------------------------
+
+std::atomic<uint32_t> g_next_path{0};
+constinit std::atomic<StringId> g_nccl_domain{0};
+
+// NCCL's own ranges (its API calls, in its "NCCL" domain) say which call, not where in the
+// program: the ops issued inside them keep the program's path.
+bool isNcclDomain(StringId domain) { return domain != 0 && domain == internOnce(g_nccl_domain, "NCCL"); }
+
+// A top-level range's name with each run of digits folded to '#' ("train_step 12" is
+// "train_step #"): the steps share one node, so the tree does not grow with them. The name
+// itself when it has no digit.
+StringId foldedTopName(StringId name) {
+  const std::string_view text = StringTable::global().lookup(name);
+  char folded[StringTable::kMaxLength + 1];
+  size_t n = 0;
+  bool changed = false;
+  for (const char c : text) {
+    const bool digit = c >= '0' && c <= '9';
+    changed = changed || digit;
+    if (!digit) folded[n++] = c;
+    else if (n == 0 || folded[n - 1] != '#') folded[n++] = '#';
+  }
+  return changed ? StringTable::global().intern(std::string_view(folded, n)) : name;
+}
+
+// The id of the path `name` opens inside `parent`: the thread's node when it has met it,
+// else a new one, recorded for the reader.
+uint32_t pathInside(ThreadStack& s, uint32_t parent, StringId name, StringId domain) {
+  if (parent == 0) name = foldedTopName(name);
+  PathNode& node = s.paths[(parent * 0x9E3779B1u ^ name * 0x85EBCA77u) % kPathCache];
+  if (node.id != 0 && node.parent == parent && node.name == name && node.domain == domain) return node.id;
+  const uint32_t id = g_next_path.fetch_add(1, std::memory_order_relaxed) + 1;
+  record(PhasePathRecord{.id = id, .parent = parent, .name = name, .domain = domain});
+  node = {parent, name, domain, id};
+  return id;
+}
+
 int push(StringId domain, StringId name, uint32_t category) {
-  DomainStack* d = domainStack(threadStack(), domain, true);
+  ThreadStack* s = threadStack();
+  DomainStack* d = domainStack(s, domain, true);
   if (d == nullptr) {
     g_too_deep.fetch_add(1, std::memory_order_relaxed);
     return -1;
   }
   const uint32_t level = d->depth++;
-  if (level < kMaxDepth) d->open[level] = {nowNs(), name, category};
-  else g_too_deep.fetch_add(1, std::memory_order_relaxed);
+  if (level >= kMaxDepth) {
+    g_too_deep.fetch_add(1, std::memory_order_relaxed);
+    return static_cast<int>(level);
+  }
+  d->open[level] = {nowNs(), name, category, tl_phase_path};
+  if (!isNcclDomain(domain)) tl_phase_path = pathInside(*s, tl_phase_path, name, domain);
   return static_cast<int>(level);
 }
 
@@ -134,6 +192,7 @@ int pop(StringId domain) {
   const uint32_t level = --d->depth;
   if (level >= kMaxDepth) return static_cast<int>(level);
   const OpenRange& r = d->open[level];
+  tl_phase_path = r.outer_path;
   record(PhaseRangeRecord{.cpu_start_ns = r.start_ns, .cpu_end_ns = nowNs(), .payload = 0, .name = r.name,
                           .domain = domain, .category = r.category, .depth = static_cast<uint16_t>(level)});
   return static_cast<int>(level);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/api_witness.h"
+#include "core/phase_path.h"
 #include "core/gpu_use.h"
 #include "core/job_secret.h"
 #include "core/process_identity.h"
@@ -144,6 +145,7 @@ class OpEmitter {
                       .cpu_end_ns = cpu_end_ns_,
                       .func = funcId(call_.func),
                       .datatype = datatypeName(call_.datatype),
+                      .phase_path = currentPhasePath(),  // the wrapper runs on the issuing thread
                       .root = call_.root_or_peer});
   }
 
@@ -161,7 +163,8 @@ class OpEmitter {
                      .func = funcId(is_recv ? OpFunc::kRecv : OpFunc::kSend),
                      .datatype = datatypeName(call_.datatype),
                      .parent_func = piece ? funcId(call_.func) : 0,
-                     .peer = peer});
+                     .peer = peer,
+                     .phase_path = currentPhasePath()});
   }
 
   // The pieces NCCL runs the call as (self included; the report leaves those out):

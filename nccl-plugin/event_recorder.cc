@@ -11,6 +11,7 @@
 
 #include "core/api_witness.h"
 #include "core/job_secret.h"
+#include "core/phase_path.h"
 #include "core/process_identity.h"
 #include "core/settings.h"
 #include "nccl-plugin/name_cache.h"
@@ -141,7 +142,9 @@ bool takeApiFields(OpSlot& s, void* handle, const void* api_parent, OpRecord& r,
   r.graph_captured = api.graph_captured;
   r.cpu_start_ns = api.cpu_start_ns;
   if (api.user_tag != 0) r.user_tag = api.user_tag;
-  if (api.func != r.func) r.parent_func = api.func;  // AlltoAll / Gather / Scatter pieces
+  if constexpr (requires { r.parent_func; }) {
+    if (api.func != r.func) r.parent_func = api.func;  // AlltoAll / Gather / Scatter pieces
+  }
   return true;
 }
 
@@ -321,6 +324,7 @@ void* startColl(CommContext& comm, const CollView& coll) {
                             .datatype = datatype,
                             .algo = name(coll.algo),
                             .proto = name(coll.proto),
+                            .phase_path = currentPhasePath(),  // NCCL starts a Coll on the issuing thread
                             .root = coll.root,
                             .n_channels = coll.n_channels,
                             .n_warps = coll.n_warps};
@@ -353,6 +357,7 @@ void* startP2p(CommContext& comm, const P2pView& p2p) {
                           .func = func,
                           .datatype = datatype,
                           .peer = p2p.peer,
+                          .phase_path = currentPhasePath(),
                           .n_channels = p2p.channels_known ? p2p.n_channels : uint8_t{0}};
   // v4 never fills p2p.nChannels, so there is no count of KernelCh to wait for: a v4 P2p
   // completes at its stop, without GPU times.

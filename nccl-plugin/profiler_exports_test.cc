@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/phase_path.h"
 #include "core/string_table.h"
 #include "core/clock.h"
 #include "nccl-plugin/in_flight_report.h"
@@ -145,7 +146,7 @@ TEST(PluginTest, UngroupedAllReduceJoinsApiCollAndKernelChannels) {
   EXPECT_EQ(text(r.datatype), "ncclFloat32");
   EXPECT_EQ(text(r.algo), "RING");
   EXPECT_EQ(text(r.proto), "LL128");
-  EXPECT_EQ(r.parent_func, 0u);
+  EXPECT_EQ(r.phase_path, 0u) << "no NVTX range is open on this thread";
   EXPECT_EQ(r.seq, 7u);
   EXPECT_EQ(r.op_index, 0u);
   EXPECT_EQ(r.count, 1000u);
@@ -158,6 +159,25 @@ TEST(PluginTest, UngroupedAllReduceJoinsApiCollAndKernelChannels) {
   EXPECT_EQ(r.gpu_start_ns, 5'000'000u);
   EXPECT_EQ(r.gpu_end_ns, 5'100'000u);
   EXPECT_EQ(r.gpu_channel_spread_ns, 100u);
+}
+
+// NCCL starts a Coll on the thread that issued it: the op keeps the NVTX path open there
+// then, whatever thread completes it or whatever that thread opens next.
+TEST(PluginTest, AnOpCarriesTheNvtxPathOpenWhereItStarted) {
+  drainAll();
+  Nccl nccl(5, ncclProfiler_v5, 0xA1A);
+  tl_phase_path = 42;
+  void* api = nccl.start(collApi("AllReduce", 1000, "ncclFloat32"));
+  void* c = nccl.start(coll(api, 7, "AllReduce", 1000, "ncclFloat32", 1));
+  tl_phase_path = 43;
+  nccl.stop(c);
+  nccl.stop(api);
+  tl_phase_path = 0;
+  std::thread proxy([&] { nccl.stop(nccl.kernelCh(c, 0, 5'000'000, 5'100'000)); });
+  proxy.join();
+  const auto colls = recordsOf<CollRecord>(drainAll(), 0xA1A);
+  ASSERT_EQ(colls.size(), 1u);
+  EXPECT_EQ(colls[0].phase_path, 42u);
 }
 
 // Grouped: the CollApi stops at its API return, before ncclGroupEnd starts the Coll. The

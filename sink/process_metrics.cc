@@ -62,6 +62,7 @@ void ProcessMetrics::add(const RecordSlot& slot) {
     case RecordKind::kApiSpan:
     case RecordKind::kKernelActivity:
     case RecordKind::kPhaseRange:
+    case RecordKind::kPhasePath:
     case RecordKind::kClockSample:
       break;
   }

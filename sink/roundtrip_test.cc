@@ -26,40 +26,20 @@ using testing::TempDir;
 
 // sizeof the record struct of each kind, to check the schema covers all of it.
 size_t recordSize(RecordKind kind) {
-  switch (kind) {
-    case RecordKind::kColl: return sizeof(CollRecord);
-    case RecordKind::kP2p: return sizeof(P2pRecord);
-    case RecordKind::kKernelCh: return sizeof(KernelChRecord);
-    case RecordKind::kProxyStep: return sizeof(ProxyStepRecord);
-    case RecordKind::kApiSpan: return sizeof(ApiSpanRecord);
-    case RecordKind::kKernelActivity: return sizeof(KernelActivityRecord);
-    case RecordKind::kPhaseRange: return sizeof(PhaseRangeRecord);
-    case RecordKind::kClockSample: return sizeof(ClockSampleRecord);
-    case RecordKind::kCommInfo: return sizeof(CommInfoRecord);
-    case RecordKind::kDropSummary: return sizeof(DropSummaryRecord);
-    case RecordKind::kInFlight: return sizeof(InFlightRecord);
-  }
-  return 0;
+  RecordSlot slot{};
+  slot.kind = kind;
+  size_t size = 0;
+  visitRecord(slot, [&](const auto& r) { size = sizeof r; });
+  return size;
 }
 
 // The payload bytes of a kind that hold a field (true) rather than padding (false).
 std::vector<bool> fieldBytes(RecordKind kind) {
   RecordSlot slot;
   std::memset(&slot, 0xFF, sizeof slot);
+  slot.kind = kind;
 #ifdef CT_HAS_CLEAR_PADDING
-  switch (kind) {
-    case RecordKind::kColl: __builtin_clear_padding(&slot.payload.coll); break;
-    case RecordKind::kP2p: __builtin_clear_padding(&slot.payload.p2p); break;
-    case RecordKind::kKernelCh: __builtin_clear_padding(&slot.payload.kernel_ch); break;
-    case RecordKind::kProxyStep: __builtin_clear_padding(&slot.payload.proxy_step); break;
-    case RecordKind::kApiSpan: __builtin_clear_padding(&slot.payload.api_span); break;
-    case RecordKind::kKernelActivity: __builtin_clear_padding(&slot.payload.kernel_activity); break;
-    case RecordKind::kPhaseRange: __builtin_clear_padding(&slot.payload.phase_range); break;
-    case RecordKind::kClockSample: __builtin_clear_padding(&slot.payload.clock_sample); break;
-    case RecordKind::kCommInfo: __builtin_clear_padding(&slot.payload.comm_info); break;
-    case RecordKind::kDropSummary: __builtin_clear_padding(&slot.payload.drop_summary); break;
-    case RecordKind::kInFlight: __builtin_clear_padding(&slot.payload.in_flight); break;
-  }
+  visitRecord(slot, [](auto& r) { __builtin_clear_padding(&r); });
 #endif
   const auto* p = reinterpret_cast<const uint8_t*>(&slot.payload);
   std::vector<bool> out(recordSize(kind));

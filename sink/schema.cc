@@ -29,7 +29,7 @@ constexpr uint32_t firstColumns(int n) { return (1u << n) - 1; }
 
 // Column indices (ref_column, group) are positions within each array; shape columns come
 // first in every table, so groups and refs always point at columns decoded earlier.
-constexpr uint32_t kCollShape = firstColumns(15);
+constexpr uint32_t kCollShape = firstColumns(14);
 constexpr Column kColl[] = {
     THREAD(2, true),
     PLAIN(CollRecord, comm_id, 3, true),
@@ -41,18 +41,18 @@ constexpr Column kColl[] = {
     STRING(CollRecord, datatype, 9, true),
     STRING(CollRecord, algo, 10, true),
     STRING(CollRecord, proto, 11, true),
-    STRING(CollRecord, parent_func, 12, true),
     SIGNED(CollRecord, root, 13, true),
     PLAIN(CollRecord, n_channels, 14, true),
     PLAIN(CollRecord, n_warps, 15, true),
     PLAIN(CollRecord, graph_captured, 16, true),
     DELTA(CollRecord, seq, 20, -1, false, cols(1, 6), 1),
     DELTA(CollRecord, op_index, 21, -1, false, cols(1), 1),
-    DELTA(CollRecord, cpu_start_ns, 22, -1, true, kCollShape, 0),  // [17]
-    DELTA(CollRecord, cpu_end_ns, 23, 17, false, kCollShape, 0),
-    DELTA(CollRecord, gpu_start_ns, 24, -1, true, kCollShape, 0),  // [19]
-    DELTA(CollRecord, gpu_end_ns, 25, 19, false, kCollShape, 0),
+    DELTA(CollRecord, cpu_start_ns, 22, -1, true, kCollShape, 0),  // [16]
+    DELTA(CollRecord, cpu_end_ns, 23, 16, false, kCollShape, 0),
+    DELTA(CollRecord, gpu_start_ns, 24, -1, true, kCollShape, 0),  // [18]
+    DELTA(CollRecord, gpu_end_ns, 25, 18, false, kCollShape, 0),
     PLAIN(CollRecord, gpu_channel_spread_ns, 26, false),
+    DELTA(CollRecord, phase_path, 27, -1, true, 0, 0),  // a thread's ops run in a path: mostly 0, sparse
 };
 
 constexpr uint32_t kP2pShape = firstColumns(12);
@@ -74,6 +74,7 @@ constexpr Column kP2p[] = {
     DELTA(P2pRecord, cpu_end_ns, 22, 13, false, kP2pShape, 0),
     DELTA(P2pRecord, gpu_start_ns, 23, -1, true, kP2pShape, 0),  // [15]
     DELTA(P2pRecord, gpu_end_ns, 24, 15, false, kP2pShape, 0),
+    DELTA(P2pRecord, phase_path, 25, -1, true, 0, 0),
 };
 
 constexpr Column kKernelCh[] = {
@@ -188,6 +189,14 @@ constexpr Column kInFlight[] = {
     DELTA(InFlightRecord, cpu_start_ns, 9, 7, false, 0, 0),
 };
 
+constexpr Column kPhasePath[] = {
+    THREAD(1, false),
+    DELTA(PhasePathRecord, id, 2, -1, true, 0, 0),  // ids are handed out in order: small deltas
+    DELTA(PhasePathRecord, parent, 3, 1, false, 0, 0),  // a child's parent is a recent id
+    STRING(PhasePathRecord, name, 4, false),
+    STRING(PhasePathRecord, domain, 5, false),
+};
+
 constexpr Table kTables[] = {
     {RecordKind::kColl, "coll", "CollTable", 10, kColl, true},
     {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p, true},
@@ -200,12 +209,13 @@ constexpr Table kTables[] = {
     {RecordKind::kCommInfo, "comm_info", "CommInfoTable", 18, kCommInfo, true},
     {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary, true},
     {RecordKind::kInFlight, "in_flight", "InFlightTable", 20, kInFlight, true},
+    {RecordKind::kPhasePath, "phase_path", "PhasePathTable", 21, kPhasePath, false},
 };
 static_assert(std::size(kTables) == kRecordKindCount - 1);
 static_assert(std::size(kColl) <= kMaxColumns && std::size(kP2p) <= kMaxColumns && std::size(kKernelCh) <= kMaxColumns &&
               std::size(kProxyStep) <= kMaxColumns && std::size(kApiSpan) <= kMaxColumns && std::size(kKernelActivity) <= kMaxColumns &&
               std::size(kPhaseRange) <= kMaxColumns && std::size(kClockSample) <= kMaxColumns && std::size(kCommInfo) <= kMaxColumns &&
-              std::size(kDropSummary) <= kMaxColumns && std::size(kInFlight) <= kMaxColumns);
+              std::size(kDropSummary) <= kMaxColumns && std::size(kInFlight) <= kMaxColumns && std::size(kPhasePath) <= kMaxColumns);
 
 // The reader takes shape columns from a per-shape copy and decodes only row columns row by
 // row, so a ref must name an earlier row column (proto_conformance_test checks the rest:
@@ -222,7 +232,7 @@ static_assert(refsNameEarlierRowColumns(kColl) && refsNameEarlierRowColumns(kP2p
               refsNameEarlierRowColumns(kApiSpan) && refsNameEarlierRowColumns(kKernelActivity) &&
               refsNameEarlierRowColumns(kPhaseRange) && refsNameEarlierRowColumns(kClockSample) &&
               refsNameEarlierRowColumns(kCommInfo) && refsNameEarlierRowColumns(kDropSummary) &&
-              refsNameEarlierRowColumns(kInFlight));
+              refsNameEarlierRowColumns(kInFlight) && refsNameEarlierRowColumns(kPhasePath));
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/output/csv_report.h"
+#include "tools/report/output/folded_report.h"
 #include "tools/report/output/html_report.h"
 #include "tools/report/output/json_report.h"
 #include "tools/report/output/markdown_report.h"
@@ -57,6 +58,7 @@ void writeTo(const Report& r, ReportFormat format, std::ostream& out) {
     case ReportFormat::kJson: return report::writeJson(r, out);
     case ReportFormat::kHtml: return report::writeHtml(r, out);
     case ReportFormat::kMarkdown: return report::writeMarkdown(r, out);
+    case ReportFormat::kFolded: return report::writeFolded(r, out);
     case ReportFormat::kCsv: break;  // a directory, not a stream
   }
 }
@@ -108,6 +110,9 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   if (options.step_rule.set() && std::none_of(r.overlap.begin(), r.overlap.end(), steps_from_nvtx))
     err << "commtrace: --step-range '" << options.step_rule.range()
         << "' matches no NVTX range of this run: its steps are the ops' repeating period instead\n";
+  if (options.format == ReportFormat::kFolded && r.call_paths.empty())
+    err << "commtrace: no op of this run was issued under an NVTX range: there are no stacks to fold "
+           "(ranges come from torch.cuda.nvtx, emit_nvtx or the program's own NVTX calls; COMMTRACE_NVTX=0 turns them off)\n";
   if (!writeReport(r, options, out, err)) return 1;
   // The report says so among its findings; the exit status says so to a script.
   for (const report::FindingRow& f : r.finding_details)
@@ -159,7 +164,7 @@ namespace {
 
 const std::map<std::string, ReportFormat> kFormats = {
     {"text", ReportFormat::kText}, {"json", ReportFormat::kJson}, {"csv", ReportFormat::kCsv}, {"html", ReportFormat::kHtml},
-    {"markdown", ReportFormat::kMarkdown}};
+    {"markdown", ReportFormat::kMarkdown}, {"folded", ReportFormat::kFolded}};
 
 const std::map<std::string, report::TraceEncoding> kTraceEncodings = {{"protobuf", report::TraceEncoding::kProtobuf},
                                                                       {"json", report::TraceEncoding::kJson}};
@@ -171,6 +176,7 @@ ReportFormat formatOfFile(const std::string& out, ReportFormat otherwise) {
   if (ext == ".html" || ext == ".htm") return ReportFormat::kHtml;
   if (ext == ".json") return ReportFormat::kJson;
   if (ext == ".md" || ext == ".markdown") return ReportFormat::kMarkdown;
+  if (ext == ".folded") return ReportFormat::kFolded;
   return otherwise;
 }
 
@@ -227,10 +233,12 @@ Command addReportCommand(CLI::App& app) {
   addNamedOption(report, "--format", f->format, kFormats,
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots; markdown: the text report as "
-                 "GitHub-flavoured Markdown (headings, pipe tables), for a pull request or a CI job's summary");
+                 "GitHub-flavoured Markdown (headings, pipe tables), for a pull request or a CI job's summary; folded: the "
+                 "communication by NVTX path as folded stacks (path;path;path MICROSECONDS), for flamegraph.pl, inferno or "
+                 "speedscope");
   report->add_option("--out", f->options.out,
-                     "write to this file (text, json, html, markdown) or directory (csv) instead of stdout; without --format, a "
-                     "file named .html, .htm, .json or .md is written in that format");
+                     "write to this file (text, json, html, markdown, folded) or directory (csv) instead of stdout; without --format, a "
+                     "file named .html, .htm, .json, .md or .folded is written in that format");
   report->add_option("--from", f->from,
                      "only the ops that started at or after this time: how long after the run's first process started "
                      "recording (90s, 2min), a UTC time (2026-11-27 06:31:02, as the report's 'time' line prints it), a "

@@ -12,14 +12,14 @@
 
 namespace commtrace::tools {
 
-enum class ReportFormat { kText, kJson, kCsv, kHtml, kMarkdown };
+enum class ReportFormat { kText, kJson, kCsv, kHtml, kMarkdown, kFolded };
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: when stderr is a terminal
 
 struct ReportOptions {
   std::vector<std::string> paths;  // run directories (read as trees) and trace files
   std::string job;  // when the files come from several jobs: which (report::kAllJobs: all as one run)
   ReportFormat format = ReportFormat::kText;
-  std::string out;  // file (text, json, html, markdown) or directory (csv); empty: stdout
+  std::string out;  // file (text, json, html, markdown, folded) or directory (csv); empty: stdout
   ProgressMode progress = ProgressMode::kAuto;
   report::StepRule step_rule;  // --step-range
   report::TimeWindowSpec window;  // --from, --to

@@ -107,6 +107,7 @@ void expectGoldenReports(const TempDir& scratch, const fs::path& golden) {
   expectGolden(golden / "report.html", contentsOf(out / "report.html"));
   ran(scratch, {"report", "run", "--out", "report.md"});  // the format from the file's name
   expectGolden(golden / "report.md", contentsOf(out / "report.md"));
+  expectGolden(golden / "report.folded", stdoutOf(scratch, {"report", "run", "--format", "folded"}));
   ran(scratch, {"report", "run", "--format", "csv", "--out", "csv"});
   expectGoldenDirectory(golden / "csv", out / "csv");
   ran(scratch, {"export", "run", "--perfetto", "--compress", "none", "--out", "run.perfetto-trace"});

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cupti/nvtx_face.h"
+#include "tools/report/analyses/call_paths.h"
+#include "tools/report/load/run_loader.h"
 #include "core/record.h"
 #include "sink/reader.h"
 #include "tests/support/run_program.h"
@@ -48,12 +52,23 @@ size_t count(const std::vector<Range>& ranges, const std::string& name, uint16_t
   return static_cast<size_t>(std::count_if(ranges.begin(), ranges.end(), [&](const Range& r) { return r.name == name && r.depth == depth; }));
 }
 
-ProgramResult runNvtxProgram(const TempDir& scratch, std::map<std::string, std::optional<std::string>> env) {
+ProgramResult runNvtxProgram(const TempDir& scratch, std::map<std::string, std::optional<std::string>> env,
+                             const char* program = NVTX_PROGRAM_PATH) {
   env.emplace("LD_PRELOAD", COMMTRACE_SO_PATH);
   env.emplace("COMMTRACE_DIR", scratch.path() + "/run");
   env.emplace("NVTX_INJECTION64_PATH", std::nullopt);
   env.emplace("NCCL_PROFILER_PLUGIN", std::nullopt);
-  return testutil::runProgram({NVTX_PROGRAM_PATH}, scratch.path(), env);
+  return testutil::runProgram({program}, scratch.path(), env);
+}
+
+// The ops of a run by NVTX path: path -> ops.
+std::map<std::string, uint64_t> opsByPath(const std::string& dir) {
+  report::RunModel run;
+  std::ostringstream err;
+  EXPECT_TRUE(report::loadRun({.paths = {dir}}, run, err)) << err.str();
+  std::map<std::string, uint64_t> ops;
+  for (const report::CallPathRow& row : report::commByCallPath(run)) ops[row.path] = row.ops;
+  return ops;
 }
 
 TEST(NvtxPreload, EveryRangeAndMarkOfARealNvtxProgramIsRecorded) {
@@ -85,6 +100,27 @@ TEST(NvtxPreload, EveryRangeAndMarkOfARealNvtxProgramIsRecorded) {
   const auto fwd0 = std::find_if(ranges.begin(), ranges.end(), [](const Range& x) { return x.name == "forward"; });
   EXPECT_LE(step0->start, fwd0->start);
   EXPECT_GE(step0->end, fwd0->end);
+}
+
+// Every op carries the NVTX ranges open on the thread that issued it: the steps folded into
+// one, NCCL's own range around its call left out, another thread's ranges its own.
+TEST(NvtxPreload, EachOpIsAttributedToTheNvtxPathItWasIssuedUnder) {
+  TempDir scratch;
+  const ProgramResult r = runNvtxProgram(scratch, {}, NVTX_NCCL_PROGRAM_PATH);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  const std::map<std::string, uint64_t> expected{{"train_step # / forward / layers.0", 3},
+                                                 {"train_step # / forward / layers.1", 3},
+                                                 {"train_step # / backward / layers.1", 3},
+                                                 {"train_step # / backward / layers.0", 3},
+                                                 {"train_step # / backward", 3},
+                                                 {"checkpoint", 1},
+                                                 {"(no NVTX range)", 1}};
+  EXPECT_EQ(opsByPath(scratch.path() + "/run"), expected);
+
+  TempDir off;  // without NVTX recording no op has a path, and the table is empty
+  ASSERT_EQ(runNvtxProgram(off, {{"COMMTRACE_NVTX", "0"}}, NVTX_NCCL_PROGRAM_PATH).exit_code, 0);
+  EXPECT_TRUE(opsByPath(off.path() + "/run").empty());
 }
 
 // The first preloaded process points both NCCL and NVTX here, in one line.

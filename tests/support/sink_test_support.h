@@ -64,20 +64,9 @@ inline std::vector<std::string> traceFilesIn(const std::string& dir) {
 
 // Pushes a slot's record into the calling thread's ring, as the face of that kind would.
 inline PushResult recordSlot(const RecordSlot& s) {
-  switch (s.kind) {
-    case RecordKind::kColl: return record(s.payload.coll);
-    case RecordKind::kP2p: return record(s.payload.p2p);
-    case RecordKind::kKernelCh: return record(s.payload.kernel_ch);
-    case RecordKind::kProxyStep: return record(s.payload.proxy_step);
-    case RecordKind::kApiSpan: return record(s.payload.api_span);
-    case RecordKind::kKernelActivity: return record(s.payload.kernel_activity);
-    case RecordKind::kPhaseRange: return record(s.payload.phase_range);
-    case RecordKind::kClockSample: return record(s.payload.clock_sample);
-    case RecordKind::kCommInfo: return record(s.payload.comm_info);
-    case RecordKind::kDropSummary: return record(s.payload.drop_summary);
-    case RecordKind::kInFlight: return record(s.payload.in_flight);
-  }
-  return PushResult::kDropped;
+  PushResult result = PushResult::kDropped;
+  visitRecord(s, [&](const auto& r) { result = record(r); });
+  return result;
 }
 
 // The values that stress a column of the given width: zero, one, the unsigned and signed

@@ -4,6 +4,7 @@
 
 #include "tools/report/advice_words.h"
 #include "tools/report/analyses/bandwidth.h"
+#include "tools/report/analyses/call_paths.h"
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/cuda_sync.h"
 #include "tools/report/analyses/findings.h"
@@ -105,6 +106,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
+  report.call_paths = commByCallPath(run);
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
   for (MismatchRow& m : report.mismatches) m.detail = mismatchDetail(m);

@@ -118,6 +118,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
                   name(c.proto), c.root, c.n_channels, c.graph_captured != 0,
                   viewOf(process_, c.cpu_start_ns, c.cpu_end_ns, c.gpu_start_ns, c.gpu_end_ns, c.stream)};
       noteGpuTimes(row.view);
+      notePath(c.phase_path, c.bytes, row.view);
       batch.colls.push_back(row);
       break;
     }
@@ -128,6 +129,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
                  name(p.datatype), p.peer, func != "Recv", p.n_channels,
                  viewOf(process_, p.cpu_start_ns, p.cpu_end_ns, p.gpu_start_ns, p.gpu_end_ns, p.stream)};
       noteGpuTimes(row.view);
+      notePath(p.phase_path, p.bytes, row.view);
       batch.p2ps.push_back(row);
       break;
     }
@@ -166,6 +168,11 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       if (window_.contains(utcOf(step.cpu_start_ns))) proxy_wire_.add(step);
       break;
     }
+    case RecordKind::kPhasePath: {
+      const PhasePathRecord& n = slot.payload.phase_path;
+      paths_.define(n.id, n.parent, reader_.str(n.name));
+      break;
+    }
     case RecordKind::kKernelCh:     // per-channel detail no analysis joins yet
     case RecordKind::kDropSummary:  // read by the run's tally (trace_tally.h), not per op
       break;
@@ -190,6 +197,11 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
   } else if (duration != 0 && clock_match_) {
     clock_match_->addKernelEnd(k.end_ns);
   }
+}
+
+// Ops in the window only, as every per-process tally.
+void ProcessReader::notePath(uint32_t path, uint64_t bytes, const MemberView& v) {
+  if (window_.contains(utcOf(v.cpu_start_ns))) paths_.addOp(path, bytes, v.gpuDuration());
 }
 
 void ProcessReader::noteGpuTimes(const MemberView& v) {
@@ -301,6 +313,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   timeline.phases = phases_.take();
   timeline.cuda_sync = std::move(cuda_sync_);
   timeline.proxy_wire = std::move(proxy_wire_);
+  timeline.comm_by_path = paths_.finish([this](std::string_view path) { return names_.intern(path); });
 }
 
 }  // namespace commtrace::report

@@ -19,6 +19,7 @@
 #include "tools/report/load/gpu_gaps.h"
 #include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/phase_keeper.h"
+#include "tools/report/load/phase_path_tally.h"
 #include "tools/report/load/run_model.h"
 #include "tools/trace_tally.h"
 
@@ -167,6 +168,7 @@ class ProcessReader {
   void fillGpuGaps(RecordBatch& batch);
   void addKernel(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
+  void notePath(uint32_t path, uint64_t bytes, const MemberView& v);
   void mapClocks(ProcessInfo& info);
   void noteCutShort(ProcessInfo& info);
   uint64_t utcOf(uint64_t cpu_ns) const;
@@ -198,6 +200,7 @@ class ProcessReader {
   PhaseKeeper phases_;
   CudaSyncTally cuda_sync_;
   ProxyWireTally proxy_wire_;
+  PhasePathTally paths_;
 };
 
 }  // namespace commtrace::report

@@ -234,6 +234,14 @@ struct KernelTally {
   uint64_t max_ns = 0;
 };
 
+// A process's communication under one NVTX path (load/phase_path_tally.h).
+struct PathComm {
+  NameId path = 0;  // "train_step # / backward / layers.3", names from the top down
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+  uint64_t gpu_ns = 0;  // the ops' GPU time (those with GPU times)
+};
+
 struct ProcessTimeline {
   std::vector<KernelTally> kernels;  // one per name, most total time first
   // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start; empty when the
@@ -242,6 +250,7 @@ struct ProcessTimeline {
   std::vector<PhaseSpan> phases;     // sorted by start
   CudaSyncTally cuda_sync;           // its CUDA sync calls, tallied (within the --from/--to window)
   ProxyWireTally proxy_wire;         // its network sends as NCCL's proxy timed them (the same window)
+  std::vector<PathComm> comm_by_path;  // its ops by NVTX path (the same window); empty: none ran under a range
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all
   // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
   // clock with the GPU's, so they cannot be placed on the timeline of its ops.

@@ -263,6 +263,23 @@ const Fields<RankTrafficRow>& rankTrafficFields() {
   return fields;
 }
 
+const Fields<CallPathRow>& callPathFields() {
+  using T = CallPathRow;
+  static const Fields<T> fields{
+      {"path", kString, kAlways,
+       "the NVTX ranges open on the issuing thread, from the top down, joined by \" / \"; a top-level range's digits folded to `#` (the steps as one); `\"(no NVTX range)\"` for ops issued outside any",
+       member(&T::path), "NVTX path"},
+      {"ops", kInteger, kAlways, "rank-ops issued under it (one collective on 8 ranks is 8)", member(&T::ops), "ops"},
+      {"ranks", kInteger, kAlways, "ranks that issued them", member(&T::ranks), "ranks"},
+      {"bytes", kInteger, kAlways, "their payload as each rank recorded it (a transfer on both its sides)", member(&T::bytes), "bytes",
+       [](const T& t) { return fmt::bytes(t.bytes); }},
+      {"comm_us", kNumber, kAlways, "their GPU time, summed over ranks", member(&T::comm_us), "comm time",
+       [](const T& t) { return fmt::duration(t.comm_us); }},
+      {"comm_share", kNumber, kAlways, "of all the ops' GPU time, 0..1", member(&T::comm_share), "share",
+       [](const T& t) { return fmt::percent(t.comm_share); }}};
+  return fields;
+}
+
 const Fields<KernelRow>& kernelFields() {
   using K = KernelRow;
   static const Fields<K> fields{

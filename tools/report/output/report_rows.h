@@ -28,6 +28,7 @@ const Fields<OverlapRow>& overlapFields();  // without kernel_clock and steps
 const Fields<OverlapStepRow>& overlapStepFields();
 const Fields<PeerWaitRow>& peerWaitFields();
 const Fields<RankTrafficRow>& rankTrafficFields();
+const Fields<CallPathRow>& callPathFields();
 const Fields<KernelRow>& kernelFields();
 const Fields<KernelTypeRow>& kernelTypeFields();
 const Fields<CudaSyncRow>& cudaSyncFields();  // without its calls

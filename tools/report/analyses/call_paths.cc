@@ -1,0 +1,45 @@
+#include "tools/report/analyses/call_paths.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace commtrace::report {
+
+namespace {
+
+struct PathTotals {
+  CallPathRow row;
+  std::set<int> ranks;
+};
+
+}  // namespace
+
+std::vector<CallPathRow> commByCallPath(const RunModel& run) {
+  std::map<std::string_view, PathTotals> by_path;
+  double all_us = 0;
+  for (size_t p = 0; p < run.timelines.size() && p < run.processes.size(); ++p) {
+    for (const PathComm& c : run.timelines[p].comm_by_path) {
+      PathTotals& t = by_path[run.name(c.path)];
+      t.row.ops += c.ops;
+      t.row.bytes += c.bytes;
+      t.row.comm_us += static_cast<double>(c.gpu_ns) / 1e3;
+      t.ranks.insert(run.processes[p].rank);
+      all_us += static_cast<double>(c.gpu_ns) / 1e3;
+    }
+  }
+  std::vector<CallPathRow> rows;
+  for (auto& [path, t] : by_path) {
+    t.row.path = path;
+    t.row.ranks = static_cast<int>(t.ranks.size());
+    t.row.comm_share = all_us > 0 ? t.row.comm_us / all_us : 0;
+    rows.push_back(std::move(t.row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const CallPathRow& a, const CallPathRow& b) {
+    return a.comm_us != b.comm_us ? a.comm_us > b.comm_us : a.path < b.path;
+  });
+  return rows;
+}
+
+}  // namespace commtrace::report

@@ -1,0 +1,22 @@
+// Communication by the NVTX path it was issued under (analyses/call_paths.h).
+// Plain data: times in microseconds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace commtrace::report {
+
+// The ops every rank issued under one NVTX path, the steps' ranges folded into one
+// ("train_step # / backward / layers.3"): which part of the program the communication
+// time comes from.
+struct CallPathRow {
+  std::string path;
+  uint64_t ops = 0;     // rank-ops: one collective on 8 ranks is 8
+  int ranks = 0;        // ranks that issued ops under it
+  uint64_t bytes = 0;   // the ops' payload as each rank recorded it (a transfer on both its sides)
+  double comm_us = 0;   // the ops' GPU time, summed over ranks
+  double comm_share = 0;  // of all the ops' GPU time, 0..1
+};
+
+}  // namespace commtrace::report

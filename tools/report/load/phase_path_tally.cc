@@ -1,0 +1,54 @@
+#include "tools/report/load/phase_path_tally.h"
+
+#include <algorithm>
+#include <map>
+
+namespace commtrace::report {
+
+void PhasePathTally::define(uint32_t id, uint32_t parent, std::string_view name) {
+  if (id != 0) nodes_[id] = {parent, std::string(name)};
+}
+
+void PhasePathTally::addOp(uint32_t path, uint64_t bytes, uint64_t gpu_ns) {
+  PathComm& p = ops_[path];
+  ++p.ops;
+  p.bytes += bytes;
+  p.gpu_ns += gpu_ns;
+}
+
+// The names from the top down. A cycle or a chain longer than any NVTX nesting (a damaged
+// file) ends the walk there.
+std::string PhasePathTally::pathOf(uint32_t id) const {
+  std::vector<const std::string*> names;
+  for (uint32_t at = id; at != 0 && names.size() < 256;) {
+    const auto node = nodes_.find(at);
+    if (node == nodes_.end()) return std::string(kUnknownPath);
+    names.push_back(&node->second.name);
+    at = node->second.parent;
+  }
+  std::string path;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    if (!path.empty()) path += kSeparator;
+    path += **it;
+  }
+  return path;
+}
+
+std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::string_view)>& intern) const {
+  if (std::none_of(ops_.begin(), ops_.end(), [](const auto& p) { return p.first != 0; })) return {};
+  std::map<std::string, PathComm> by_name;
+  for (const auto& [id, comm] : ops_) {
+    PathComm& row = by_name[id == 0 ? std::string(kNoPath) : pathOf(id)];
+    row.ops += comm.ops;
+    row.bytes += comm.bytes;
+    row.gpu_ns += comm.gpu_ns;
+  }
+  std::vector<PathComm> rows;
+  for (auto& [name, comm] : by_name) {
+    comm.path = intern(name);
+    rows.push_back(comm);
+  }
+  return rows;
+}
+
+}  // namespace commtrace::report

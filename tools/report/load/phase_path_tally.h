@@ -1,0 +1,45 @@
+// A process's NVTX paths (PhasePathRecord: the tree of ranges its threads issued ops under)
+// and its communication under each, tallied as its file is read: per path, the ops, their
+// bytes and their GPU time. Memory grows with the paths the program has (its layers and
+// phases; the steps share one, core/record.h), not with its ops.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/report/load/run_model.h"
+
+namespace commtrace::report {
+
+class PhasePathTally {
+ public:
+  // A node of the tree: `name` open inside path `parent` (0: at the top) has this id.
+  void define(uint32_t id, uint32_t parent, std::string_view name);
+  // An op issued under path `path` (0: no range open on its thread).
+  void addOp(uint32_t path, uint64_t bytes, uint64_t gpu_ns);
+  // The paths the ops came from, named from the top down ("train_step # / backward /
+  // layers.3"), one row per name (several ids may name one path: threads that met it apart).
+  // Empty when no op of the process ran under a range; else ops outside any range are the
+  // row kNoPath. An id whose node never arrived (a dropped record) is kUnknownPath.
+  std::vector<PathComm> finish(const std::function<NameId(std::string_view)>& intern) const;
+
+  static constexpr std::string_view kNoPath = "(no NVTX range)";
+  static constexpr std::string_view kUnknownPath = "(path not recorded)";
+  static constexpr std::string_view kSeparator = " / ";
+
+ private:
+  struct Node {
+    uint32_t parent = 0;
+    std::string name;
+  };
+  std::string pathOf(uint32_t id) const;
+
+  std::unordered_map<uint32_t, Node> nodes_;
+  std::unordered_map<uint32_t, PathComm> ops_;  // by path id (PathComm::path unset)
+};
+
+}  // namespace commtrace::report

@@ -1,0 +1,58 @@
+#include "tools/report/load/phase_path_tally.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace commtrace::report {
+namespace {
+
+// finish()'s rows as path -> (ops, bytes, gpu_ns), names from a pool of its own.
+std::map<std::string, std::tuple<uint64_t, uint64_t, uint64_t>> rowsOf(const PhasePathTally& tally) {
+  NamePool pool;
+  std::map<std::string, std::tuple<uint64_t, uint64_t, uint64_t>> rows;
+  for (const PathComm& p : tally.finish([&](std::string_view s) { return pool.intern(s); }))
+    rows[std::string(pool[p.path])] = {p.ops, p.bytes, p.gpu_ns};
+  return rows;
+}
+
+TEST(PhasePathTally, OpsAreTalliedByTheirPathNamedFromTheTopDown) {
+  PhasePathTally tally;
+  tally.define(1, 0, "train_step #");
+  tally.define(2, 1, "forward");
+  tally.define(3, 2, "layers.0");
+  tally.define(7, 1, "forward");   // another thread met the same path apart: its rows join
+  tally.addOp(3, 100, 10);
+  tally.addOp(3, 100, 30);
+  tally.addOp(2, 8, 1);
+  tally.addOp(7, 8, 2);
+  tally.addOp(0, 5, 4);     // outside any range
+  tally.addOp(99, 1, 1);    // its node never arrived
+  const auto rows = rowsOf(tally);
+  EXPECT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows.at("train_step # / forward / layers.0"), std::make_tuple(2u, 200u, 40u));
+  EXPECT_EQ(rows.at("train_step # / forward"), std::make_tuple(2u, 16u, 3u));
+  EXPECT_EQ(rows.at(std::string(PhasePathTally::kNoPath)), std::make_tuple(1u, 5u, 4u));
+  EXPECT_EQ(rows.at(std::string(PhasePathTally::kUnknownPath)), std::make_tuple(1u, 1u, 1u));
+}
+
+TEST(PhasePathTally, NoRowsWhenNoOpRanUnderARange) {
+  PhasePathTally tally;
+  tally.define(1, 0, "idle");
+  tally.addOp(0, 5, 4);
+  EXPECT_TRUE(rowsOf(tally).empty());
+}
+
+// A damaged file's nodes may point at each other: the walk ends, the report is made.
+TEST(PhasePathTally, ACycleOfNodesEndsTheWalk) {
+  PhasePathTally tally;
+  tally.define(1, 2, "a");
+  tally.define(2, 1, "b");
+  tally.addOp(1, 1, 1);
+  const auto rows = rowsOf(tally);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows.begin()->first.substr(0, 5), "b / a");
+}
+
+}  // namespace
+}  // namespace commtrace::report

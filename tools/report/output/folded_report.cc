@@ -1,0 +1,32 @@
+#include "tools/report/output/folded_report.h"
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "tools/report/load/phase_path_tally.h"
+
+namespace commtrace::report {
+
+namespace {
+
+// A path's frames, ';'-separated, each name kept to one frame.
+std::string foldedStack(std::string_view path) {
+  std::string stack;
+  for (size_t at = 0; at <= path.size();) {
+    const size_t end = std::min(path.find(PhasePathTally::kSeparator, at), path.size());
+    if (!stack.empty()) stack += ';';
+    for (const char c : path.substr(at, end - at)) stack += c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+    at = end + PhasePathTally::kSeparator.size();
+  }
+  return stack;
+}
+
+}  // namespace
+
+void writeFolded(const Report& report, std::ostream& out) {
+  for (const CallPathRow& row : report.call_paths)
+    out << foldedStack(row.path) << ' ' << static_cast<uint64_t>(std::llround(row.comm_us)) << '\n';
+}
+
+}  // namespace commtrace::report
