@@ -113,6 +113,8 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
   if (options.format == ReportFormat::kFolded && r.call_paths.empty())
     err << "commtrace: no op of this run was issued under an NVTX range: there are no stacks to fold "
            "(ranges come from torch.cuda.nvtx, emit_nvtx or the program's own NVTX calls; COMMTRACE_NVTX=0 turns them off)\n";
+  else if (options.format == ReportFormat::kFolded)
+    err << "commtrace: the stacks' values are " << report::foldedMeasure(r) << " time in microseconds, summed over ranks\n";
   if (!writeReport(r, options, out, err)) return 1;
   // The report says so among its findings; the exit status says so to a script.
   for (const report::FindingRow& f : r.finding_details)

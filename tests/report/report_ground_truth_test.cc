@@ -734,6 +734,52 @@ TEST(ReportGroundTruth, ZeroThreeOverlappedAndExposedAreToldApart) {
   EXPECT_EQ(r.findings.at(0).rfind("Exposed communication: ", 0), 0u) << r.findings.at(0) << ": the cost before the note that no rank straggles";
 }
 
+// The report of a ZeRO-3 run read as `commtrace report` reads it: its ops streamed, overlap
+// and each op's exposure from the files.
+Report streamedReport(const DriverRun& d) {
+  RunModel run;
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  EXPECT_TRUE(loadRun({.paths = {d.dir.path() + "/run"}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err))
+      << err.str();
+  return buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+}
+
+// Every op is on the NVTX path the scenario pushed around it, the steps as one; each path's
+// exposed time is its ops' own, which sums to the overlap table's exposed time (ZeRO-3's ops
+// run one at a time on one stream): all of it when nothing hides them, next to nothing
+// where the gathers are prefetched under compute.
+TEST(ReportGroundTruth, ZeroThreesOpsAreOnTheirNvtxPathsWithTheirExposedTime) {
+  if (!NVTX_IN_DRIVER) GTEST_SKIP() << "the driver was built without NVTX's headers";
+  json exposed = scenario("zero3");
+  for (json& item : exposed["step"])
+    if (item.contains("overlap")) item["overlap"] = false;
+  for (const bool hidden : {true, false}) {
+    SCOPED_TRACE(hidden ? "prefetched" : "exposed");
+    const DriverRun d(hidden ? scenario("zero3") : exposed);
+    const Report r = streamedReport(d);
+    std::map<std::string, uint64_t> ops;
+    double path_exposed_us = 0, overlap_exposed_us = 0;
+    for (const CallPathRow& row : r.call_paths) {
+      ops[row.path] = row.ops;
+      EXPECT_EQ(row.ranks, 4) << row.path;
+      ASSERT_TRUE(row.exposure_known) << row.path;
+      path_exposed_us += row.exposed_us;
+      if (!hidden) EXPECT_GT(row.exposed_share, 0.99) << row.path;
+    }
+    const uint64_t per_path = 4 * d.truth["steps"].get<uint64_t>();
+    EXPECT_EQ(ops, (std::map<std::string, uint64_t>{{"train_step # / forward / layers.0", per_path},
+                                                    {"train_step # / forward / layers.1", per_path},
+                                                    {"train_step # / backward / layers.1", per_path},
+                                                    {"train_step # / backward / layers.0", per_path}}));
+    for (const OverlapRow& row : r.overlap) overlap_exposed_us += row.exposed_us;
+    EXPECT_NEAR(path_exposed_us, overlap_exposed_us, 0.001 * overlap_exposed_us + 1.0);
+    double comm_us = 0;
+    for (const OverlapRow& row : r.overlap) comm_us += row.comm_us;
+    if (hidden) EXPECT_LT(path_exposed_us, 0.1 * comm_us);
+  }
+}
+
 // A 2-stage pipeline: each stage waits in its receive while the other computes. Who waited
 // for whom, and how long, must be what the driver planted: a side waits from its own arrival
 // to its peer's.

@@ -86,6 +86,9 @@ std::vector<std::string> rankEnvironment(const Scenario& s, const LaunchOptions&
     env["NCCL_PROFILER_PLUGIN"] = "STATIC_PLUGIN";
   } else if (o.plugin) {
     env["NCCL_PROFILER_PLUGIN"] = *o.plugin;
+    // The ranks' NVTX ranges go to the plugin too, as the preloaded library points them.
+    const bool a_file = o.plugin->find('/') != std::string::npos || o.plugin->ends_with(".so");
+    if (a_file && !env.count("NVTX_INJECTION64_PATH")) env["NVTX_INJECTION64_PATH"] = *o.plugin;
   }
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

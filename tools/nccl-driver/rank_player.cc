@@ -1,5 +1,7 @@
 #include "tools/nccl-driver/rank_player.h"
 
+#include "tools/nccl-driver/nvtx_ranges.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +91,8 @@ PlayStats RankPlayer::play() {
   first_sim_ns_ = groups.empty() ? 0 : groups.front().issue_sim_ns;
   int generation = 0;
   createComms(generation);
+  NvtxRanges ranges;
+  int step = -1;
   for (const RankGroup& group : groups) {
     if (group.generation != generation) {
       destroyComms();
@@ -98,7 +102,10 @@ PlayStats RankPlayer::play() {
     paceTo(group.issue_sim_ns);
     if (rank_ == s_.killed_rank && group.step >= s_.killed_at_step) raise(SIGKILL);
     gpu_.computeUntil(group.issue_sim_ns);
+    if (group.step != step) ranges.enterStep(s_.nvtx_step, step = group.step);
+    if (group.nvtx != nullptr) ranges.pushAll(*group.nvtx);
     playGroup(group);
+    if (group.nvtx != nullptr) ranges.popAll(*group.nvtx);
   }
   gpu_.computeAll();
   destroyComms();

@@ -245,6 +245,19 @@ OpDef readOp(ObjectReader& r, const Scenario& s) {
   return op;
 }
 
+// "nvtx": "forward/layers.0": the ranges from the outermost, none empty.
+std::vector<std::string> nvtxPath(ObjectReader& r) {
+  std::vector<std::string> ranges;
+  const std::string path = r.string("nvtx", "");
+  for (size_t at = 0; !path.empty() && at <= path.size();) {
+    const size_t end = std::min(path.find('/', at), path.size());
+    if (end == at) r.failKey("nvtx", "has an empty range name (ranges are separated by '/')");
+    ranges.push_back(path.substr(at, end - at));
+    at = end + 1;
+  }
+  return ranges;
+}
+
 void readStep(const json& list, Scenario& s, const std::string& origin) {
   if (list.empty()) throw ScenarioError("commtrace: " + origin + ": 'step' must list at least one item");
   for (size_t i = 0; i < list.size(); ++i) {
@@ -253,6 +266,7 @@ void readStep(const json& list, Scenario& s, const std::string& origin) {
     const int forms = r.has("compute_ms") + r.has("op") + r.has("group");
     if (forms != 1) r.fail("must have exactly one of 'compute_ms', 'op' or 'group'");
     const int repeat = static_cast<int>(r.integer("repeat", 1, 10'000, 1));
+    item.nvtx = nvtxPath(r);
     if (r.has("compute_ms")) {
       item.kind = StepItem::Kind::kCompute;
       item.compute_ns = r.duration("compute_ms", 1e6, 0);
@@ -340,6 +354,7 @@ Scenario parseScenario(std::string_view json_text, const std::string& origin) {
   Scenario s;
   s.name = top.string("name");
   s.description = top.string("description", "");
+  s.nvtx_step = top.string("nvtx_step", "");
   s.seed = top.unsignedInteger("seed", s.seed);
   s.nodes = static_cast<int>(top.integer("nodes", 1, 4096));
   s.ranks_per_node = static_cast<int>(top.integer("ranks_per_node", 1, 64));

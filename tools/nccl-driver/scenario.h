@@ -55,6 +55,9 @@ struct StepItem {
   std::vector<OpDef> ops;
   bool user_group = false;  // written as "group": the user called ncclGroupStart/End
   bool overlap = false;     // compute goes on while these ops run (DDP buckets)
+  // NVTX ranges every rank pushes around the item, outermost first (written as "nvtx":
+  // "forward/layers.0"): where in the program its ops are issued.
+  std::vector<std::string> nvtx;
 };
 
 struct Straggler {
@@ -75,6 +78,9 @@ struct SlowLink {
 struct Scenario {
   std::string name;
   std::string description;
+  // "nvtx_step": every rank pushes an NVTX range "<name> <step>" around each step, as a
+  // training loop does (torch.cuda.nvtx.range_push(f"train_step {i}")); empty: none.
+  std::string nvtx_step;
   uint64_t seed = 1;
   int nodes = 1;
   int ranks_per_node = 1;

@@ -152,7 +152,7 @@ class Builder {
     for (const OpDef& op : item.ops) captured |= op.graph_captured;
     for (int r = 0; r < s_.ranks(); ++r) {
       arrival_[r] = std::max(compute_[r], comm_[r]);
-      groups_[r] = RankGroup{step, generation, item.user_group ? 2 : 1, captured, arrival_[r], {}};
+      groups_[r] = RankGroup{step, generation, item.user_group ? 2 : 1, captured, arrival_[r], {}, &item.nvtx};
     }
     for (const OpDef& op : item.ops) {
       const CommDef& def = s_.comms[op.comm];

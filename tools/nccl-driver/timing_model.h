@@ -129,6 +129,7 @@ struct RankGroup {
   bool graph_captured = false;
   uint64_t issue_sim_ns = 0;  // simulated time the rank reaches this group (pacing)
   std::vector<RankCall> calls;
+  const std::vector<std::string>* nvtx = nullptr;  // the item's NVTX ranges (StepItem::nvtx)
 };
 
 // A compute phase of one rank: one kernel on its compute stream.

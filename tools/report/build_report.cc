@@ -99,14 +99,16 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.rank_traffic = rankTraffic(run, streamed.traffic);
   // Overlap follows each process through its whole run: from its file, one process per
   // thread at a time, where the loader did not keep the collectives; on the way it measures
-  // the compute in the flagged stragglers' gaps.
+  // the compute in the flagged stragglers' gaps, and each op's exposed time by NVTX path
+  // (from the files only: a run held whole keeps no op's path).
   GapBusyTime busy(run, streamed.arrivals.evidence(), flaggedStragglers(run, streamed.arrivals));
+  std::vector<std::vector<PathExposure>> exposed_by_path;
   report.overlap = run.ops_kept ? computeOverlap(run, step_rule, opsFromModel(run), 1, nullptr, &busy)
-                                        : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress, &busy);
+                                : computeOverlap(run, step_rule, opsFromFiles(run), loaderThreads(), progress, &busy, &exposed_by_path);
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.call_paths = commByCallPath(run);
+  report.call_paths = commByCallPath(run, exposed_by_path);
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
   for (MismatchRow& m : report.mismatches) m.detail = mismatchDetail(m);

@@ -12,11 +12,18 @@ namespace {
 struct PathTotals {
   CallPathRow row;
   std::set<int> ranks;
+  bool exposure_unknown = false;  // a process issued under it without its exposure known
 };
+
+uint64_t exposedOf(const std::vector<PathExposure>& exposure, NameId path) {
+  for (const PathExposure& e : exposure)
+    if (e.path == path) return e.exposed_ns;
+  return 0;
+}
 
 }  // namespace
 
-std::vector<CallPathRow> commByCallPath(const RunModel& run) {
+std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<std::vector<PathExposure>>& exposed_by_path) {
   std::map<std::string_view, PathTotals> by_path;
   double all_us = 0;
   for (size_t p = 0; p < run.timelines.size() && p < run.processes.size(); ++p) {
@@ -26,6 +33,9 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run) {
       t.row.bytes += c.bytes;
       t.row.comm_us += static_cast<double>(c.gpu_ns) / 1e3;
       t.ranks.insert(run.processes[p].rank);
+      const bool known = p < exposed_by_path.size() && !exposed_by_path[p].empty();
+      if (!known) t.exposure_unknown = true;
+      else t.row.exposed_us += static_cast<double>(exposedOf(exposed_by_path[p], c.path)) / 1e3;
       all_us += static_cast<double>(c.gpu_ns) / 1e3;
     }
   }
@@ -34,12 +44,19 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run) {
     t.row.path = path;
     t.row.ranks = static_cast<int>(t.ranks.size());
     t.row.comm_share = all_us > 0 ? t.row.comm_us / all_us : 0;
+    t.row.exposure_known = !t.exposure_unknown;
+    if (!t.row.exposure_known) t.row.exposed_us = 0;
+    t.row.exposed_share = t.row.exposure_known && t.row.comm_us > 0 ? t.row.exposed_us / t.row.comm_us : 0;
     rows.push_back(std::move(t.row));
   }
   std::sort(rows.begin(), rows.end(), [](const CallPathRow& a, const CallPathRow& b) {
     return a.comm_us != b.comm_us ? a.comm_us > b.comm_us : a.path < b.path;
   });
   return rows;
+}
+
+bool everyExposureKnown(const std::vector<CallPathRow>& rows) {
+  return std::all_of(rows.begin(), rows.end(), [](const CallPathRow& r) { return r.exposure_known; });
 }
 
 }  // namespace commtrace::report

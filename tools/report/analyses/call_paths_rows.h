@@ -17,6 +17,11 @@ struct CallPathRow {
   uint64_t bytes = 0;   // the ops' payload as each rank recorded it (a transfer on both its sides)
   double comm_us = 0;   // the ops' GPU time, summed over ranks
   double comm_share = 0;  // of all the ops' GPU time, 0..1
+  // The part of comm_us under no compute kernel of its rank (each op's own interval), where
+  // every rank that issued under the path recorded its compute (overlap available).
+  bool exposure_known = false;
+  double exposed_us = 0;
+  double exposed_share = 0;  // of comm_us, 0..1
 };
 
 }  // namespace commtrace::report

@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "tests/support/report_load_support.h"
+#include "tests/support/temp_dir.h"
+#include "tools/report/build_report.h"
+#include "tools/report/load/run_loader.h"
+
 namespace commtrace::report {
 namespace {
 
@@ -34,6 +41,68 @@ TEST(CallPaths, EmptyWithoutNvtxPaths) {
   run.processes.resize(1);
   run.timelines.resize(1);
   EXPECT_TRUE(commByCallPath(run).empty());
+}
+
+RecordSlot pathNode(uint32_t id, uint32_t parent, const char* name) {
+  RecordSlot s{};
+  s.kind = RecordKind::kPhasePath;
+  s.payload.phase_path = {id, parent, testing::sid(name), 0};
+  return s;
+}
+
+RecordSlot computeKernel(uint64_t start, uint64_t end) {
+  RecordSlot s{};
+  s.kind = RecordKind::kKernelActivity;
+  s.payload.kernel_activity = KernelActivityRecord{.start_ns = start, .end_ns = end, .name = testing::sid("gemm"), .activity = 1};
+  return s;
+}
+
+// CUPTI's clock read with the GPU's: here they are the same clock.
+RecordSlot clockSample(uint64_t t) {
+  RecordSlot s{};
+  s.kind = RecordKind::kClockSample;
+  s.payload.clock_sample = ClockSampleRecord{.monotonic_ns = t, .realtime_ns = t, .gpu_ns = t, .cupti_ns = t, .device = 0};
+  return s;
+}
+
+// The report read from the files: each op's exposed time (its GPU interval under no compute
+// kernel of its rank) goes to its path. "fwd" ops [1000, 2000) and [5000, 6000), "bwd" ops
+// [3000, 4000) and [7000, 8000); compute [1500, 3500) and [5000, 6000): fwd 500 ns exposed of
+// 2000, bwd 1500 of 2000.
+TEST(CallPaths, EachOpsExposedTimeGoesToItsPath) {
+  testutil::TempDir dir;
+  std::vector<RecordSlot> chunk{testing::commInfo(0xC0, 1, 0, 0), pathNode(1, 0, "fwd"), pathNode(2, 0, "bwd"),
+                                clockSample(10), clockSample(100'000)};
+  for (uint64_t i = 0; i < 4; ++i) {
+    RecordSlot op = testing::coll({.comm_id = 0xC0, .seq = i, .op_index = i, .gpu_start_ns = 1000 + 2000 * i, .gpu_end_ns = 2000 + 2000 * i});
+    op.payload.coll.phase_path = i % 2 == 0 ? 1 : 2;
+    chunk.push_back(op);
+  }
+  chunk.push_back(computeKernel(1500, 3500));
+  chunk.push_back(computeKernel(5000, 6000));
+  testing::writeRankFile(dir.path(), "rank0", testing::rankHeader(0, 1), {chunk});
+
+  RunModel run;
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
+  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+  ASSERT_EQ(r.overlap.size(), 1u);
+  ASSERT_TRUE(r.overlap[0].available) << r.overlap[0].reason;
+  ASSERT_EQ(r.call_paths.size(), 2u);
+  for (const CallPathRow& row : r.call_paths) {
+    SCOPED_TRACE(row.path);
+    EXPECT_EQ(row.ops, 2u);
+    EXPECT_DOUBLE_EQ(row.comm_us, 2.0);
+    EXPECT_TRUE(row.exposure_known);
+    EXPECT_DOUBLE_EQ(row.exposed_us, row.path == "fwd" ? 0.5 : 1.5);
+    EXPECT_DOUBLE_EQ(row.exposed_share, row.path == "fwd" ? 0.25 : 0.75);
+  }
+
+  // Without the overlap pass's measure, the exposure is not known.
+  const std::vector<CallPathRow> without = commByCallPath(run);
+  ASSERT_EQ(without.size(), 2u);
+  EXPECT_FALSE(without[0].exposure_known);
 }
 
 }  // namespace

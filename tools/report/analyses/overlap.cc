@@ -50,14 +50,16 @@ struct OpKeys {
   }
 };
 
-RankOp rankOp(uint64_t cpu_start, uint64_t gpu_start, uint64_t gpu_end, uint64_t op_index, uint32_t key, OpSide side) {
+RankOp rankOp(uint64_t cpu_start, uint64_t gpu_start, uint64_t gpu_end, uint64_t op_index, uint32_t key, OpSide side,
+              uint32_t path = 0) {
   const bool has_gpu = gpu_end > gpu_start && gpu_start != 0;
   return RankOp{.issue_ns = cpu_start != 0 ? cpu_start : gpu_start,
                 .gpu_start_ns = has_gpu ? gpu_start : 0,
                 .gpu_end_ns = has_gpu ? gpu_end : 0,
                 .op_index = op_index,
                 .key = key,
-                .side = static_cast<uint8_t>(side)};
+                .side = static_cast<uint8_t>(side),
+                .path = path};
 }
 
 RankOp rankOp(const RunModel& run, const ProcessOp& op, const OpKeys& keys) {
@@ -91,8 +93,21 @@ const ProcessTimeline& timelineOf(const RunModel& run, size_t p) {
 
 // One process's row, its ops swept as the source gives them; `windows`, when given, gets
 // its steps.
+// The sweep's exposed time by path id, as the timeline's path names.
+std::vector<PathExposure> namedExposure(const ProcessTimeline& timeline, const OverlapSweep& sweep) {
+  std::map<NameId, uint64_t> by_name;
+  for (const auto& [id, ns] : sweep.exposedByPath()) {
+    const auto name = timeline.path_names.find(id);
+    if (name != timeline.path_names.end()) by_name[name->second] += ns;
+  }
+  std::vector<PathExposure> named;
+  for (const auto& [path, ns] : by_name) named.push_back({path, ns});
+  return named;
+}
+
 OverlapRow overlapOfProcess(const RunModel& run, size_t p, const ProcessOpSource& source, const StepRule& rule,
-                            std::vector<StepWindow>* windows = nullptr, GapBusyTime* busy = nullptr) {
+                            std::vector<StepWindow>* windows = nullptr, GapBusyTime* busy = nullptr,
+                            std::vector<PathExposure>* exposed_by_path = nullptr) {
   const ProcessTimeline& timeline = timelineOf(run, p);
   OverlapRow row;
   row.rank = run.processes[p].rank;
@@ -107,12 +122,14 @@ OverlapRow overlapOfProcess(const RunModel& run, size_t p, const ProcessOpSource
 
   IntervalUnion::Observer on_compute;
   if (busy != nullptr && row.available) on_compute = busy->observer(p);
-  OverlapSweep sweep(nvtxSteps(run.processes[p], timeline, run.names, rule), row.available, std::move(on_compute));
+  const bool by_path = exposed_by_path != nullptr && !timeline.path_names.empty();
+  OverlapSweep sweep(nvtxSteps(run.processes[p], timeline, run.names, rule), row.available, std::move(on_compute), by_path);
   source(p, {.op = [&](const RankOp& op) { sweep.add(op); }, .kernel = [&](const GpuInterval& k) { sweep.addKernel(k); }});
   if (!sweep.finish(row, windows)) {
     row.available = false;
     row.reason = kNoCommReason;
   }
+  if (by_path && row.available) *exposed_by_path = namedExposure(timeline, sweep);
   return row;
 }
 
@@ -152,7 +169,7 @@ ProcessOpSource opsFromFiles(const RunModel& run) {
     sinks.op = [&](const OwnOp& op) {
       if (!run.window.contains(process.utcOfCpu(op.cpu_start_ns))) return;
       const uint32_t key = keys.try_emplace({op.comm_id, op.func, op.bytes, op.side}, static_cast<uint32_t>(keys.size())).first->second;
-      each.op(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side));
+      each.op(rankOp(op.cpu_start_ns, op.gpu_start_ns, op.gpu_end_ns, op.op_index, key, op.side, op.phase_path));
     };
     const LinearMap& to_gpu = process.gpu_from_cupti;
     if (to_gpu.valid && timelineOf(run, p).has_kernel_records) {
@@ -163,13 +180,15 @@ ProcessOpSource opsFromFiles(const RunModel& run) {
 }
 
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& source,
-                                       unsigned threads, ProgressLine* progress, GapBusyTime* busy) {
+                                       unsigned threads, ProgressLine* progress, GapBusyTime* busy,
+                                       std::vector<std::vector<PathExposure>>* exposed_by_path) {
   std::vector<OverlapRow> rows(run.processes.size());
+  if (exposed_by_path != nullptr) exposed_by_path->assign(run.processes.size(), {});
   std::mutex progress_mutex;
   int done = 0;
   uint64_t bytes_done = 0;
   forEachProcess(run.processes.size(), threads, [&](size_t p) {
-    rows[p] = overlapOfProcess(run, p, source, rule, nullptr, busy);
+    rows[p] = overlapOfProcess(run, p, source, rule, nullptr, busy, exposed_by_path != nullptr ? &(*exposed_by_path)[p] : nullptr);
     if (progress == nullptr) return;
     std::lock_guard lock(progress_mutex);
     bytes_done += run.processes[p].file_bytes;

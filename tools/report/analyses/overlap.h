@@ -58,8 +58,16 @@ ProcessOpSource opsFromFiles(const RunModel& run);
 // does not grow with the run).
 // progress, when given, counts the processes done and their files' bytes. busy, when given,
 // is shown each process's compute union as it goes by (gap_busy_time.h).
+// exposed_by_path, when given, gets per process its ops' own exposed time by NVTX path
+// (OverlapSweep::exposedByPath), named as the process's timeline names them (path_names);
+// empty for a process whose overlap is not available.
+struct PathExposure {
+  NameId path = 0;
+  uint64_t exposed_ns = 0;
+};
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule, const ProcessOpSource& ops,
-                                       unsigned threads = 1, ProgressLine* progress = nullptr, GapBusyTime* busy = nullptr);
+                                       unsigned threads = 1, ProgressLine* progress = nullptr, GapBusyTime* busy = nullptr,
+                                       std::vector<std::vector<PathExposure>>* exposed_by_path = nullptr);
 // From the run held whole.
 std::vector<OverlapRow> computeOverlap(const RunModel& run, const StepRule& rule = {});
 

@@ -68,9 +68,10 @@ void addTo(StepOverlap& sum, const StepOverlap& step) {
 
 }  // namespace
 
-OverlapSweep::OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, IntervalUnion::Observer on_compute)
+OverlapSweep::OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, IntervalUnion::Observer on_compute, bool by_path)
     : compute_(std::move(on_compute)),
       available_(available),
+      by_path_(available && by_path),
       nvtx_(!nvtx_steps.empty()),
       source_(nvtx_ ? "nvtx" : "none"),
       program_order_(laterInProgram) {
@@ -122,12 +123,17 @@ void OverlapSweep::release(const RankOp& op) {
     open_step_.start_ns = std::min(open_step_.start_ns, op.gpu_start_ns);
     open_step_.max_end_ns = std::max(open_step_.max_end_ns, op.gpu_end_ns);
   }
+  if (by_path_) {
+    exposure_pending_.push_back(op);
+    pending_starts_.insert(op.gpu_start_ns);
+  }
   const uint64_t final_before = comm_.finalBefore();
   comm_.add(GpuInterval{op.gpu_start_ns, op.gpu_end_ns, 0, 0});
   if (comm_.finalBefore() != final_before) advance();
 }
 
 void OverlapSweep::advance() {
+  attributeExposure();
   countOverlaps();
   sumSteps(false);
   countCompute();
@@ -136,6 +142,7 @@ void OverlapSweep::advance() {
 uint64_t OverlapSweep::computeNeededFrom() const {
   if (comm_.firstStart() == 0) return 0;  // compute_ns_ starts at the first communication kernel
   uint64_t from = std::min(comm_.closedBefore(), uncountedFrom());
+  if (!pending_starts_.empty()) from = std::min(from, *pending_starts_.begin());
   if (!windows_.empty()) from = std::min(from, windows_.front().start_ns);
   if (have_pending_step_) from = std::min(from, pending_step_.start_ns);
   from = std::min(from, open_step_.start_ns);
@@ -168,6 +175,20 @@ void OverlapSweep::countOverlaps() {
     compute_.within(w.start_ns, w.end_ns, compute_scratch_);
     overlapped_ns_ += intersectionLength({&comm, 1}, compute_scratch_, w);
     ++comm_counted_;
+  }
+}
+
+// In release order: an op waits for the compute union to be final past its end (a long op
+// holds back the shorter ones after it, which wait with their compute kept).
+void OverlapSweep::attributeExposure() {
+  while (!exposure_pending_.empty() && exposure_pending_.front().gpu_end_ns <= compute_.finalBefore()) {
+    const RankOp& op = exposure_pending_.front();
+    const Window w{op.gpu_start_ns, op.gpu_end_ns};
+    const GpuInterval self{w.start_ns, w.end_ns, 0, 0};
+    compute_.within(w.start_ns, w.end_ns, compute_scratch_);
+    exposed_by_path_[op.path] += w.end_ns - w.start_ns - intersectionLength({&self, 1}, compute_scratch_, w);
+    pending_starts_.erase(pending_starts_.find(op.gpu_start_ns));
+    exposure_pending_.pop_front();
   }
 }
 
@@ -250,6 +271,7 @@ bool OverlapSweep::finish(OverlapRow& row, std::vector<StepWindow>* windows) {
   compute_.endOfInput();
   if (!prefix_done_) endPrefix();
   while (!program_order_.empty()) release(program_order_.popEarliest());
+  attributeExposure();
   if (steps_period_.period != 0) stepBoundary(true);
   comm_.endOfInput();
   if (comm_.closedCount() == 0) return false;

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -47,7 +49,8 @@ class OverlapSweep {
   // available: whether compute was recorded and placed on the GPU clock (else only
   // communication time is summed, and kernels are ignored).
   // on_compute: sees each interval of the compute union as it is final (IntervalUnion).
-  OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, IntervalUnion::Observer on_compute = {});
+  // by_path: measure each op's exposed time by its NVTX path (exposedByPath).
+  OverlapSweep(std::vector<StepWindow> nvtx_steps, bool available, IntervalUnion::Observer on_compute = {}, bool by_path = false);
 
   void add(const RankOp& op);               // in file order
   void addKernel(const GpuInterval& kernel);  // a compute kernel on the GPU clock, in file order
@@ -56,6 +59,10 @@ class OverlapSweep {
   // process had no timed communication kernel (the row is then left as it was). `windows`,
   // when given, receives every step's window.
   bool finish(OverlapRow& row, std::vector<StepWindow>* windows = nullptr);
+  // Each op's own exposed time (the part of its GPU interval under no compute kernel; ops
+  // running at once each count theirs), summed by its NVTX path (RankOp::path). Complete
+  // after finish(); empty where overlap is not available or not asked for.
+  const std::unordered_map<uint32_t, uint64_t>& exposedByPath() const { return exposed_by_path_; }
 
  private:
   struct OpenStep {  // an inferred step whose ops are still being released
@@ -71,6 +78,7 @@ class OverlapSweep {
   uint64_t uncountedFrom() const;   // the start of comm_'s first closed interval not counted yet
   void countOverlaps();             // of closed union intervals whose compute is final
   void countCompute();              // compute intervals newly closed, from the first communication on
+  void attributeExposure();         // of released ops whose compute is final
   void sumSteps(bool at_end);       // the windows whose part of the union is final
   void sumStep(const StepWindow& w);
   void keepStretch(const StepOverlap& step);
@@ -78,6 +86,7 @@ class OverlapSweep {
   IntervalUnion compute_;
   std::vector<GpuInterval> compute_scratch_;  // compute reaching into the window at hand
   const bool available_;
+  const bool by_path_;  // available and asked for
   const bool nvtx_;
   std::string source_;
 
@@ -99,6 +108,10 @@ class OverlapSweep {
   uint64_t compute_counted_ = 0;    // compute union intervals counted into compute_ns_
   uint64_t compute_ns_ = 0;         // compute from the first communication kernel's start on
   uint64_t comm_ns_ = 0, overlapped_ns_ = 0;
+
+  std::deque<RankOp> exposure_pending_;  // released ops (with GPU times) whose compute is not final yet
+  std::multiset<uint64_t> pending_starts_;  // their GPU starts: the compute they still need
+  std::unordered_map<uint32_t, uint64_t> exposed_by_path_;
 
   std::deque<StepWindow> windows_;  // waiting to be summed, in order
   std::vector<StepWindow>* all_windows_ = nullptr;

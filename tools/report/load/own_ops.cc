@@ -17,11 +17,11 @@ bool readOwnRecords(const std::string& path, const OwnRecordSinks& sinks, std::s
     for (const RecordSlot& slot : chunk.records) {
       if (slot.kind == RecordKind::kColl) {
         const CollRecord& c = slot.payload.coll;
-        if (sinks.op) sinks.op({c.comm_id, c.func, OpSide::kCollective, c.bytes, c.op_index, c.cpu_start_ns, c.gpu_start_ns, c.gpu_end_ns});
+        if (sinks.op) sinks.op({c.comm_id, c.func, OpSide::kCollective, c.bytes, c.op_index, c.cpu_start_ns, c.gpu_start_ns, c.gpu_end_ns, c.phase_path});
       } else if (slot.kind == RecordKind::kP2p) {
         const P2pRecord& p = slot.payload.p2p;
         const OpSide side = reader.str(p.func) == "Recv" ? OpSide::kRecv : OpSide::kSend;
-        if (sinks.op) sinks.op({p.comm_id, p.parent_func, side, p.bytes, p.op_index, p.cpu_start_ns, p.gpu_start_ns, p.gpu_end_ns});
+        if (sinks.op) sinks.op({p.comm_id, p.parent_func, side, p.bytes, p.op_index, p.cpu_start_ns, p.gpu_start_ns, p.gpu_end_ns, p.phase_path});
       } else if (slot.kind == RecordKind::kPhaseRange && sinks.phase) {
         const PhaseRangeRecord& r = slot.payload.phase_range;
         sinks.phase({0, r.cpu_start_ns, r.cpu_end_ns, r.depth}, reader.str(r.name), reader.str(r.domain));

@@ -27,6 +27,7 @@ struct OwnOp {
   uint64_t cpu_start_ns = 0;  // 0: not recorded
   uint64_t gpu_start_ns = 0;
   uint64_t gpu_end_ns = 0;
+  uint32_t phase_path = 0;  // the file's PhasePath id it was issued under; 0: none
 };
 
 // A compute kernel: a kernel (not a memcpy or memset: those run on copy engines, not on the

@@ -34,11 +34,14 @@ std::string PhasePathTally::pathOf(uint32_t id) const {
   return path;
 }
 
-std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::string_view)>& intern) const {
+std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::string_view)>& intern,
+                                             std::unordered_map<uint32_t, NameId>* names) const {
   if (std::none_of(ops_.begin(), ops_.end(), [](const auto& p) { return p.first != 0; })) return {};
   std::map<std::string, PathComm> by_name;
+  std::map<uint32_t, std::string> name_of_id;
   for (const auto& [id, comm] : ops_) {
-    PathComm& row = by_name[id == 0 ? std::string(kNoPath) : pathOf(id)];
+    const std::string& name = name_of_id[id] = id == 0 ? std::string(kNoPath) : pathOf(id);
+    PathComm& row = by_name[name];
     row.ops += comm.ops;
     row.bytes += comm.bytes;
     row.gpu_ns += comm.gpu_ns;
@@ -48,6 +51,8 @@ std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::str
     comm.path = intern(name);
     rows.push_back(comm);
   }
+  if (names != nullptr)
+    for (const auto& [id, name] : name_of_id) (*names)[id] = by_name.at(name).path;
   return rows;
 }
 

@@ -25,7 +25,9 @@ class PhasePathTally {
   // layers.3"), one row per name (several ids may name one path: threads that met it apart).
   // Empty when no op of the process ran under a range; else ops outside any range are the
   // row kNoPath. An id whose node never arrived (a dropped record) is kUnknownPath.
-  std::vector<PathComm> finish(const std::function<NameId(std::string_view)>& intern) const;
+  // names, when given, gets each path id the ops carried as its row's name.
+  std::vector<PathComm> finish(const std::function<NameId(std::string_view)>& intern,
+                               std::unordered_map<uint32_t, NameId>* names = nullptr) const;
 
   static constexpr std::string_view kNoPath = "(no NVTX range)";
   static constexpr std::string_view kUnknownPath = "(path not recorded)";

@@ -313,7 +313,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   timeline.phases = phases_.take();
   timeline.cuda_sync = std::move(cuda_sync_);
   timeline.proxy_wire = std::move(proxy_wire_);
-  timeline.comm_by_path = paths_.finish([this](std::string_view path) { return names_.intern(path); });
+  timeline.comm_by_path = paths_.finish([this](std::string_view path) { return names_.intern(path); }, &timeline.path_names);
 }
 
 }  // namespace commtrace::report

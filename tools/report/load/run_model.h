@@ -251,6 +251,7 @@ struct ProcessTimeline {
   CudaSyncTally cuda_sync;           // its CUDA sync calls, tallied (within the --from/--to window)
   ProxyWireTally proxy_wire;         // its network sends as NCCL's proxy timed them (the same window)
   std::vector<PathComm> comm_by_path;  // its ops by NVTX path (the same window); empty: none ran under a range
+  std::unordered_map<uint32_t, NameId> path_names;  // its file's PhasePath ids its ops carried, as comm_by_path names them
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all
   // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
   // clock with the GPU's, so they cannot be placed on the timeline of its ops.

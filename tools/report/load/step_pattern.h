@@ -25,6 +25,7 @@ struct RankOp {
   uint64_t op_index = 0;    // orders ops issued at the same instant
   uint32_t key = 0;         // equal keys (communicator, func, bytes, side) are "the same op"
   uint8_t side = 0;         // OpSide
+  uint32_t path = 0;        // the NVTX path it was issued under (its file's PhasePath id); 0: none or not known
 };
 
 // a comes after b in the process's program order: by CPU start, then op index.

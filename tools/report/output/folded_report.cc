@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "tools/report/analyses/call_paths.h"
 #include "tools/report/load/phase_path_tally.h"
 
 namespace commtrace::report {
@@ -24,9 +25,12 @@ std::string foldedStack(std::string_view path) {
 
 }  // namespace
 
+const char* foldedMeasure(const Report& report) { return everyExposureKnown(report.call_paths) ? "exposed communication" : "communication"; }
+
 void writeFolded(const Report& report, std::ostream& out) {
+  const bool exposed = everyExposureKnown(report.call_paths);
   for (const CallPathRow& row : report.call_paths)
-    out << foldedStack(row.path) << ' ' << static_cast<uint64_t>(std::llround(row.comm_us)) << '\n';
+    out << foldedStack(row.path) << ' ' << static_cast<uint64_t>(std::llround(exposed ? row.exposed_us : row.comm_us)) << '\n';
 }
 
 }  // namespace commtrace::report

@@ -1,7 +1,8 @@
 // `commtrace report --format folded`: the communication by NVTX path (Report::call_paths) as
 // folded stacks, the input of flame-graph tools (flamegraph.pl, inferno, speedscope): one
-// line per path, its ranges from the top down joined by ';', a space, and its ops' GPU time
-// summed over ranks in whole microseconds. A ';' in a range's name becomes ':' and a line
+// line per path, its ranges from the top down joined by ';', a space, and its ops' exposed
+// communication time summed over ranks in whole microseconds (foldedMeasure: their whole GPU
+// time where the exposure of some path is not known). A ';' in a range's name becomes ':' and a line
 // break a space, so that a name stays one frame; a name holding " / " (the path's own
 // separator) reads as two.
 #pragma once
@@ -13,5 +14,8 @@
 namespace commtrace::report {
 
 void writeFolded(const Report& report, std::ostream& out);
+
+// What the values are: "exposed communication" or "communication" (see above).
+const char* foldedMeasure(const Report& report);
 
 }  // namespace commtrace::report

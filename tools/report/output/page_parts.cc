@@ -5,6 +5,7 @@
 
 #include "tools/report/evidence_words.h"
 #include "tools/report/output/report_charts.h"
+#include "tools/report/output/report_rows.h"
 #include "tools/report/output/report_tables.h"
 
 namespace commtrace::report::pages {
@@ -132,6 +133,14 @@ void cudaSync(const Report& r, Page& page) {
   };
   if (std::any_of(r.cuda_sync.begin(), r.cuda_sync.end(), waits_for_event))
     page.note("cudaStreamWaitEvent makes the stream wait, not the CPU: its time is the enqueue");
+}
+
+void callPaths(const Report& r, Page& page) {
+  if (r.call_paths.empty()) return;
+  page.section("call-paths", "Communication by NVTX path",
+               "where in the program the ops were issued: the NVTX ranges open on the issuing thread, the steps as one");
+  page.table(rows::peopleTable(rows::callPathFields(), r.call_paths), Rows::kRanking, "");
+  page.chart([&r] { return charts::callPathChart(r.call_paths); });
 }
 
 void clocks(const Report& r, Page& page) {

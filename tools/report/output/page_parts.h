@@ -25,6 +25,7 @@ void mismatches(const Report& r, Page& page);
 void overlap(const Report& r, Page& page);
 void kernels(const Report& r, Page& page);
 void cudaSync(const Report& r, Page& page);
+void callPaths(const Report& r, Page& page);  // nothing where no op ran under an NVTX range
 void clocks(const Report& r, Page& page);
 
 }  // namespace commtrace::report::pages

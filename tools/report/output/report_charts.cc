@@ -5,7 +5,9 @@
 #include <map>
 #include <sstream>
 
+#include "tools/report/analyses/call_paths.h"
 #include "tools/report/format.h"
+#include "tools/report/load/phase_path_tally.h"
 #include "tools/report/output/row_bounds.h"
 #include "tools/report/output/svg_charts.h"
 
@@ -233,6 +235,24 @@ std::string overlapCharts(const std::vector<OverlapRow>& rows) {
                              .lanes = {t.comm, t.compute}, .format = us,
                              .lane_segments = {1, 2}});  // the bars' "exposed communication" and "compute alone" colours
   return out.str();
+}
+
+std::string callPathChart(const std::vector<CallPathRow>& rows) {
+  const bool exposed = everyExposureKnown(rows);
+  svg::Icicle chart{.title = exposed ? "Exposed communication by NVTX path, summed over ranks" : "Communication by NVTX path, summed over ranks",
+                    .format = [](double us) { return fmt::duration(us); }};
+  for (const CallPathRow& row : rows) {
+    chart.stacks.emplace_back();
+    const std::string_view sep = PhasePathTally::kSeparator;
+    for (size_t at = 0; at <= row.path.size();) {
+      const size_t end = std::min(row.path.find(sep, at), row.path.size());
+      chart.stacks.back().push_back(row.path.substr(at, end - at));
+      at = end + sep.size();
+    }
+    chart.values.push_back(exposed ? row.exposed_us : row.comm_us);
+  }
+  return "<p class=\"note\">Each box a range, as wide as the " + std::string(exposed ? "exposed " : "") +
+         "communication of the ops issued inside it; the steps as one. Hover a box for its path and time.</p>\n" + svg::icicle(chart);
 }
 
 }  // namespace commtrace::report::charts

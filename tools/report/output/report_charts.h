@@ -21,5 +21,8 @@ std::string bandwidthPlots(const std::vector<BandwidthRow>& rows);
 // Where each rank's GPU time went, exposed communication per step, and the rank with the
 // most exposed communication step by step and in its worst step ("" without compute records).
 std::string overlapCharts(const std::vector<OverlapRow>& rows);
+// The communication by NVTX path as an icicle: its exposed time where every path's is known,
+// else its whole time.
+std::string callPathChart(const std::vector<CallPathRow>& rows);
 
 }  // namespace commtrace::report::charts

@@ -276,7 +276,14 @@ const Fields<CallPathRow>& callPathFields() {
       {"comm_us", kNumber, kAlways, "their GPU time, summed over ranks", member(&T::comm_us), "comm time",
        [](const T& t) { return fmt::duration(t.comm_us); }},
       {"comm_share", kNumber, kAlways, "of all the ops' GPU time, 0..1", member(&T::comm_share), "share",
-       [](const T& t) { return fmt::percent(t.comm_share); }}};
+       [](const T& t) { return fmt::percent(t.comm_share); }},
+      {"exposed_us", kNumber, kOrNull,
+       "the part of `comm_us` under no compute kernel of its rank (each op's own interval: ops running at once each count theirs); null unless every rank that issued under the path recorded its compute kernels (CUPTI) placed on its GPU clock",
+       [](const T& t) { return orNull(t.exposure_known, t.exposed_us); }, "exposed",
+       [](const T& t) { return t.exposure_known ? fmt::duration(t.exposed_us) : std::string("-"); }},
+      {"exposed_share", kNumber, kOrNull, "`exposed_us` over `comm_us`, 0..1; null as `exposed_us`",
+       [](const T& t) { return orNull(t.exposure_known, t.exposed_share); }, "exposed share",
+       [](const T& t) { return t.exposure_known ? fmt::percent(t.exposed_share) : std::string("-"); }}};
   return fields;
 }
 

@@ -27,14 +27,6 @@ PagePart tablePage(const rows::Fields<Row>& fields, Get get, TablePage spec) {
   };
 }
 
-// A table shown only where it has rows: one no run without its source needs to read about.
-template <class Row, class Get>
-PagePart tablePageWhenAny(const rows::Fields<Row>& fields, Get get, TablePage spec) {
-  return [part = tablePage(fields, get, spec), get](const Report& r, Page& page) {
-    if (!get(r).empty()) part(r, page);
-  };
-}
-
 // A list of rows: a JSON array, a CSV table and SCHEMA.md's field table, each row as its
 // declaration says; on the pages as `page` shows it.
 template <class Row, class Get>
@@ -146,10 +138,7 @@ std::vector<ReportSection> declareSections() {
        }, pages::kernels},
       rowSection("call_paths", "communication by the NVTX path it was issued under, most time first (below)", "call_paths.csv",
                  rows::callPathFields(), [](const Report& r) -> const auto& { return r.call_paths; },
-                 tablePageWhenAny(rows::callPathFields(), [](const Report& r) -> const auto& { return r.call_paths; },
-                                  TablePage{"call-paths", "Communication by NVTX path",
-                                            "where in the program the ops were issued: the NVTX ranges open on the issuing thread, the steps as one",
-                                            Rows::kRanking, ""})),
+                 pages::callPaths),
       {"cuda_sync", "[object]", "per process: CPU time inside CUDA synchronisation calls (below)", [](PrettyObject& doc, const Report& r) { doc.array("cuda_sync", r.cuda_sync, json::cudaSyncRowJson); },
        [](const Report& r, const CsvOut& out) {
          out(csv::partsTable("cuda_sync.csv", rows::pick(rows::cudaSyncFields(), {"rank", "host"}), rows::cudaSyncCallFields(), r.cuda_sync,

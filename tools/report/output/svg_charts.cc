@@ -302,4 +302,78 @@ std::string timelineStrip(const TimelineStrip& t) {
   return s.str();
 }
 
+namespace {
+
+// A frame of the icicle: its value with its descendants', children by name in first-seen order.
+struct IcicleNode {
+  std::string name;
+  double value = 0;
+  std::vector<IcicleNode> children;
+
+  IcicleNode& child(const std::string& frame) {
+    for (IcicleNode& c : children)
+      if (c.name == frame) return c;
+    children.push_back({frame, 0, {}});
+    return children.back();
+  }
+};
+
+struct IcicleLayout {
+  double left, top, width, row_h, total;
+  const std::function<std::string(double)>& format;
+};
+
+void drawIcicle(std::ostringstream& s, const IcicleNode& node, const std::string& path, double x, size_t depth, const IcicleLayout& l) {
+  double at = x;
+  for (size_t k = 0; k < node.children.size(); ++k) {
+    const IcicleNode& c = node.children[k];
+    const double w = c.value / l.total * l.width;
+    const std::string full = path.empty() ? c.name : path + " / " + c.name;
+    if (w >= 0.5) {
+      const double y = l.top + static_cast<double>(depth) * l.row_h;
+      s << "<g><rect x=\"" << num(at) << "\" y=\"" << num(y) << "\" width=\"" << num(w) << "\" height=\"" << num(l.row_h - 1)
+        << "\" fill=\"" << segmentColour(depth) << "\" fill-opacity=\"0.8\"><title>" << escape(full + ": " + l.format(c.value)) << "</title></rect>";
+      // About 6.5 px a character at the chart's font size: a label only where it fits.
+      const size_t fits = static_cast<size_t>(std::max(0.0, (w - 6) / 6.5));
+      if (fits >= 3)
+        s << "<text x=\"" << num(at + 3) << "\" y=\"" << num(y + l.row_h - 5) << "\" class=\"tick\" fill=\"#fff\">"
+          << escape(c.name.size() <= fits ? c.name : c.name.substr(0, fits - 2) + "..") << "</text>";
+      s << "</g>\n";
+      drawIcicle(s, c, full, at, depth + 1, l);
+    }
+    at += w;
+  }
+}
+
+size_t icicleDepth(const IcicleNode& node) {
+  size_t deepest = 0;
+  for (const IcicleNode& c : node.children) deepest = std::max(deepest, 1 + icicleDepth(c));
+  return deepest;
+}
+
+}  // namespace
+
+std::string icicle(const Icicle& spec) {
+  IcicleNode root;
+  for (size_t i = 0; i < spec.stacks.size() && i < spec.values.size(); ++i) {
+    const double v = std::max(0.0, spec.values[i]);
+    root.value += v;
+    IcicleNode* at = &root;
+    for (const std::string& frame : spec.stacks[i]) {
+      at = &at->child(frame);
+      at->value += v;
+    }
+  }
+  if (root.value <= 0) return "<p>no data</p>";
+  const IcicleLayout layout{10, 34, 700, 20, root.value, spec.format};
+  std::ostringstream s;
+  const double height = layout.top + static_cast<double>(icicleDepth(root)) * layout.row_h + 10;
+  s << "<svg class=\"chart\" width=\"" << num(layout.left + layout.width + 10) << "\" height=\"" << num(height) << "\" role=\"img\">\n"
+    << "<text x=\"" << num(layout.left) << "\" y=\"14\" class=\"axis\">" << escape(spec.title + " (" + spec.format(root.value) + " in all)")
+    << "</text>\n";
+  drawIcicle(s, root, "", layout.left, 0, layout);
+  s << "</svg>\n";
+  return s.str();
+}
+
 }  // namespace commtrace::report::svg

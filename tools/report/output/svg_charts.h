@@ -58,4 +58,15 @@ struct TimelineStrip {
 };
 std::string timelineStrip(const TimelineStrip& spec);
 
+// An icicle chart (a flame graph drawn top down): each stack's frames, from the top, as
+// boxes on rows by depth, a box as wide as the values of every stack through it. Stacks
+// sharing their first frames share those boxes.
+struct Icicle {
+  std::string title;
+  std::vector<std::vector<std::string>> stacks;  // each stack's frames, outermost first
+  std::vector<double> values;                     // one per stack, >= 0
+  std::function<std::string(double)> format;      // a value: in tooltips and the total
+};
+std::string icicle(const Icicle& spec);
+
 }  // namespace commtrace::report::svg

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 namespace commtrace::report::svg {
@@ -104,6 +105,29 @@ TEST(SvgCharts, TimelineStripClipsIntervalsToTheWindow) {
                                          .format = [](double v) { return std::to_string(int(v)); }});
   EXPECT_EQ(barWidths(svg), (std::vector<double>{300, 150}));  // [100, 150) and [150, 175) of a 600 px window; [250, 260) is outside
   EXPECT_NE(svg.find("<title>compute: 50 to 75</title>"), std::string::npos) << svg;
+}
+
+// Stacks sharing their first frames share those boxes, each as wide as the values through
+// it; a box's tooltip is its whole path, escaped.
+TEST(SvgCharts, AnIcicleMergesSharedFramesAndSizesEachByItsValues) {
+  const Icicle chart{.title = "exposed",
+                     .stacks = {{"step", "fwd", "layers.0"}, {"step", "fwd", "layers.1"}, {"step", "bwd <x>"}},
+                     .values = {100, 300, 600},
+                     .format = [](double v) { return std::to_string(static_cast<int>(v)); }};
+  const std::string svg = icicle(chart);
+  const auto widthOf = [&](const std::string& title) {
+    const std::regex box("width=\"([0-9.]+)\"[^>]*><title>" + title + "</title>");
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(svg, m, box)) << title << "\n" << svg;
+    return m.empty() ? 0.0 : std::stod(m[1]);
+  };
+  const double step = widthOf("step: 1000"), fwd = widthOf("step / fwd: 400"), l0 = widthOf("step / fwd / layers.0: 100");
+  EXPECT_NEAR(fwd, 0.4 * step, 0.01);
+  EXPECT_NEAR(l0, 0.1 * step, 0.01);
+  EXPECT_NEAR(widthOf("step / bwd &lt;x&gt;: 600"), 0.6 * step, 0.01);
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n'), 8) << "a line a box (step, fwd, two layers, bwd), the title, the svg's two tags";
+  EXPECT_NE(svg.find("exposed (1000 in all)"), std::string::npos);
+  EXPECT_EQ(icicle(Icicle{.title = "none", .stacks = {{"a"}}, .values = {0}, .format = {}}), "<p>no data</p>");
 }
 
 }  // namespace

@@ -1,0 +1,28 @@
+// The ranks' NVTX ranges (a scenario's "nvtx_step" and its items' "nvtx"), pushed and popped
+// on the rank's thread as a training loop does (torch.cuda.nvtx.range_push/range_pop). NVTX
+// hands them to its injection library, which the job points at the plugin
+// (NVTX_INJECTION64_PATH): the ops issued inside carry their path, as in a real job. Built
+// without NVTX's headers, the driver pushes no range.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace commtrace::driver {
+
+// A rank's open ranges: the step's, then the group's.
+class NvtxRanges {
+ public:
+  ~NvtxRanges();
+  // Enters `step` (pop the step range open, push "<name> <step>"); name empty: nothing.
+  void enterStep(const std::string& name, int step);
+  void pushAll(const std::vector<std::string>& ranges);
+  void popAll(const std::vector<std::string>& ranges);
+
+  static bool available();
+
+ private:
+  bool step_open_ = false;
+};
+
+}  // namespace commtrace::driver
