@@ -157,12 +157,22 @@ StringId foldedTopName(StringId name) {
   return changed ? StringTable::global().intern(std::string_view(folded, n)) : name;
 }
 
+PathNode& pathSlot(ThreadStack& s, uint32_t parent, StringId name) {
+  return s.paths[(parent * 0x9E3779B1u ^ name * 0x85EBCA77u) % kPathCache];
+}
+
+bool isNode(const PathNode& node, uint32_t parent, StringId name, StringId domain) {
+  return node.id != 0 && node.parent == parent && node.name == name && node.domain == domain;
+}
+
 // The id of the path `name` opens inside `parent`: the thread's node when it has met it,
-// else a new one, recorded for the reader.
+// else a new one, recorded for the reader. A top-level name is looked up as given first, so
+// that only a name with digits (a new step's) pays for folding.
 uint32_t pathInside(ThreadStack& s, uint32_t parent, StringId name, StringId domain) {
+  if (const PathNode& given = pathSlot(s, parent, name); isNode(given, parent, name, domain)) return given.id;
   if (parent == 0) name = foldedTopName(name);
-  PathNode& node = s.paths[(parent * 0x9E3779B1u ^ name * 0x85EBCA77u) % kPathCache];
-  if (node.id != 0 && node.parent == parent && node.name == name && node.domain == domain) return node.id;
+  PathNode& node = pathSlot(s, parent, name);
+  if (isNode(node, parent, name, domain)) return node.id;
   const uint32_t id = g_next_path.fetch_add(1, std::memory_order_relaxed) + 1;
   record(PhasePathRecord{.id = id, .parent = parent, .name = name, .domain = domain});
   node = {parent, name, domain, id};

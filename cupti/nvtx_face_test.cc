@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/phase_path.h"
 #include "core/record.h"
 #include "core/string_table.h"
 #include "ringbuffer/ring_registry.h"
@@ -164,6 +166,50 @@ TEST_F(NvtxFaceTest, PushesInMoreDomainsThanAThreadHoldsAreCountedNotRecorded) {
   }).join();
   EXPECT_EQ(drain().count("work"), static_cast<size_t>(nvtx::kDomainsPerThread));
   EXPECT_EQ(nvtx::losses().too_deep - before.too_deep, 1u);
+}
+
+// The path the thread's ops would carry: a node per place, a top-level name's digits folded
+// so that every step shares one subtree (two nodes for three steps of train_step / forward),
+// NCCL's own range inside leaving the path as it was, each pop restoring the outer path.
+TEST_F(NvtxFaceTest, ThePathOfTheThreadFollowsItsRangesAndTheStepsShareOne) {
+  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
+  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
+  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "ncclAllReduce";
+  const nvtxDomainHandle_t nccl = create("NCCL");
+  std::vector<uint32_t> step_paths, forward_paths;
+  ASSERT_EQ(currentPhasePath(), 0u);
+  for (int step = 10; step < 13; ++step) {
+    push(("train_step " + std::to_string(step)).c_str());
+    step_paths.push_back(currentPhasePath());
+    push("forward");
+    forward_paths.push_back(currentPhasePath());
+    domainPush(nccl, &a);
+    EXPECT_EQ(currentPhasePath(), forward_paths.back()) << "NCCL's range is no place in the program";
+    domainPop(nccl);
+    pop();
+    EXPECT_EQ(currentPhasePath(), step_paths.back());
+    pop();
+    EXPECT_EQ(currentPhasePath(), 0u);
+  }
+  EXPECT_NE(step_paths[0], 0u);
+  EXPECT_NE(forward_paths[0], step_paths[0]);
+  EXPECT_EQ(std::set<uint32_t>(step_paths.begin(), step_paths.end()).size(), 1u);
+  EXPECT_EQ(std::set<uint32_t>(forward_paths.begin(), forward_paths.end()).size(), 1u);
+  std::map<uint32_t, std::pair<uint32_t, std::string>> nodes;  // id -> (parent, name)
+  RingRegistry::global().forEachRing([&](ThreadRing& ring) {
+    ring.drain([&](const RecordSlot& r) {
+      if (r.kind != RecordKind::kPhasePath) return;
+      const PhasePathRecord& n = r.payload.phase_path;
+      nodes[n.id] = {n.parent, std::string(StringTable::global().lookup(n.name))};
+    });
+  });
+  EXPECT_EQ(nodes, (std::map<uint32_t, std::pair<uint32_t, std::string>>{{step_paths[0], {0, "train_step #"}},
+                                                                          {forward_paths[0], {step_paths[0], "forward"}}}));
 }
 
 }  // namespace

@@ -756,7 +756,7 @@ TEST(ReportGroundTruth, ZeroThreesOpsAreOnTheirNvtxPathsWithTheirExposedTime) {
     if (item.contains("overlap")) item["overlap"] = false;
   for (const bool hidden : {true, false}) {
     SCOPED_TRACE(hidden ? "prefetched" : "exposed");
-    const DriverRun d(hidden ? scenario("zero3") : exposed);
+    const DriverRun d(hidden ? scenario("zero3") : exposed, "--time-scale 1");  // ranges only where paced
     const Report r = streamedReport(d);
     std::map<std::string, uint64_t> ops;
     double path_exposed_us = 0, overlap_exposed_us = 0;
@@ -774,6 +774,10 @@ TEST(ReportGroundTruth, ZeroThreesOpsAreOnTheirNvtxPathsWithTheirExposedTime) {
                                                     {"train_step # / backward / layers.0", per_path}}));
     for (const OverlapRow& row : r.overlap) overlap_exposed_us += row.exposed_us;
     EXPECT_NEAR(path_exposed_us, overlap_exposed_us, 0.001 * overlap_exposed_us + 1.0);
+    for (const OverlapRow& row : r.overlap) {  // the steps are the ranges, milliseconds long as modelled
+      EXPECT_EQ(row.step_source, "nvtx") << row.rank;
+      EXPECT_GT(row.mean_step_us, 5000) << row.rank;
+    }
     double comm_us = 0;
     for (const OverlapRow& row : r.overlap) comm_us += row.comm_us;
     if (hidden) EXPECT_LT(path_exposed_us, 0.1 * comm_us);

@@ -91,6 +91,9 @@ PlayStats RankPlayer::play() {
   first_sim_ns_ = groups.empty() ? 0 : groups.front().issue_sim_ns;
   int generation = 0;
   createComms(generation);
+  // Flat out, the rank's CPU clock does not follow the model: its ranges would last
+  // microseconds where the GPU's steps last milliseconds, and the report takes ranges for steps.
+  const bool nvtx = options_.time_scale > 0;
   NvtxRanges ranges;
   int step = -1;
   for (const RankGroup& group : groups) {
@@ -102,10 +105,10 @@ PlayStats RankPlayer::play() {
     paceTo(group.issue_sim_ns);
     if (rank_ == s_.killed_rank && group.step >= s_.killed_at_step) raise(SIGKILL);
     gpu_.computeUntil(group.issue_sim_ns);
-    if (group.step != step) ranges.enterStep(s_.nvtx_step, step = group.step);
-    if (group.nvtx != nullptr) ranges.pushAll(*group.nvtx);
+    if (nvtx && group.step != step) ranges.enterStep(s_.nvtx_step, step = group.step);
+    if (nvtx && group.nvtx != nullptr) ranges.pushAll(*group.nvtx);
     playGroup(group);
-    if (group.nvtx != nullptr) ranges.popAll(*group.nvtx);
+    if (nvtx && group.nvtx != nullptr) ranges.popAll(*group.nvtx);
   }
   gpu_.computeAll();
   destroyComms();

@@ -104,6 +104,30 @@ std::vector<RankDiffRow> rankRows(const Report& a, const Report& b) {
   return out;
 }
 
+std::vector<PathDiffRow> pathRows(const Report& a, const Report& b) {
+  std::map<std::string, PathDiffRow> by_path;
+  for (const bool before : {true, false})
+    for (const CallPathRow& p : (before ? a : b).call_paths) {
+      PathDiffRow& row = by_path[p.path];
+      row.path = p.path;
+      (before ? row.comm_us_a : row.comm_us_b) = p.comm_us;
+      if (p.exposure_known) (before ? row.exposed_us_a : row.exposed_us_b) = p.exposed_us;
+    }
+  std::vector<PathDiffRow> out;
+  for (auto& [path, row] : by_path) {
+    const bool in_a = std::any_of(a.call_paths.begin(), a.call_paths.end(), [&](const CallPathRow& p) { return p.path == path; });
+    const bool in_b = std::any_of(b.call_paths.begin(), b.call_paths.end(), [&](const CallPathRow& p) { return p.path == path; });
+    row.change = !in_a ? "new" : !in_b ? "gone" : "";
+    out.push_back(std::move(row));
+  }
+  const auto moved = [](const PathDiffRow& r) {
+    const bool exposed = r.exposed_us_a != PathDiffRow::kUnknown && r.exposed_us_b != PathDiffRow::kUnknown;
+    return exposed ? beyondNoise(r.exposed_us_a, r.exposed_us_b) : beyondNoise(r.comm_us_a, r.comm_us_b);
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const PathDiffRow& x, const PathDiffRow& y) { return moved(x) > moved(y); });
+  return out;
+}
+
 double medianStep(const Report& r) {
   std::vector<double> steps;
   for (const OverlapRow& o : r.overlap)
@@ -165,6 +189,7 @@ RunDiff diffReports(const Report& a, const Report& b) {
   d.comm_us_b = commTime(b);
   d.ops = opRows(a, b);
   d.ranks = rankRows(a, b);
+  d.paths = pathRows(a, b);
   const auto in_a = culprits(a), in_b = culprits(b);
   d.findings_new = findingsOf(b, in_a, false);
   d.findings_gone = findingsOf(a, in_b, false);

@@ -28,6 +28,17 @@ struct OpDiffRow {
   std::string change;  // "new", "gone", "" (in both)
 };
 
+// One NVTX path (call_paths) in either run: its ops' communication time and the part of it
+// exposed, summed over ranks. kUnknown where a run did not measure it (its ranks lacked
+// compute records) or does not have the path.
+struct PathDiffRow {
+  static constexpr double kUnknown = -1;
+  std::string path;
+  double comm_us_a = 0, comm_us_b = 0;
+  double exposed_us_a = kUnknown, exposed_us_b = kUnknown;
+  std::string change;  // "new", "gone", "" (in both)
+};
+
 struct RankDiffRow {
   int rank = -1;
   double step_us_a = 0, step_us_b = 0;        // mean step time (0: no steps found)
@@ -58,6 +69,7 @@ struct RunDiff {
   double comm_us_a = 0, comm_us_b = 0;  // every op's transfer times summed
   std::vector<OpDiffRow> ops;           // most changed total time first (changes within noise in key order), new and gone ops included
   std::vector<RankDiffRow> ranks;       // ranks whose step, exposure or straggler verdict changed most first
+  std::vector<PathDiffRow> paths;       // most changed exposed time first (communication time where either side's is not known)
   std::vector<DiffFinding> findings_new;   // culprit findings only in B (by kind and subject)
   std::vector<DiffFinding> findings_gone;  // only in A
   std::vector<DiffFinding> findings_kept;  // in both: what the change did not fix

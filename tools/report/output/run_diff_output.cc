@@ -54,6 +54,19 @@ Table ranksTable(const RunDiff& d) {
   return t;
 }
 
+std::string exposedOrDash(double us) { return us == PathDiffRow::kUnknown ? "-" : fmt::duration(us); }
+
+Table pathsTable(const RunDiff& d) {
+  using A = Table::Align;
+  Table t{{{"NVTX path"}, {"comm A", A::kRight}, {"comm B", A::kRight}, {"exposed A", A::kRight}, {"exposed B", A::kRight}, {"change"}}};
+  for (const PathDiffRow& r : d.paths)
+    t.rows.push_back({r.path, durationOrDash(r.comm_us_a), durationOrDash(r.comm_us_b), exposedOrDash(r.exposed_us_a),
+                      exposedOrDash(r.exposed_us_b), r.change});
+  return t;
+}
+
+nlohmann::json orNull(double us) { return us == PathDiffRow::kUnknown ? nlohmann::json(nullptr) : nlohmann::json(us); }
+
 void listFindings(const char* title, const std::vector<DiffFinding>& findings, std::ostream& out) {
   out << title << (findings.empty() ? ": none\n" : "\n");
   for (const DiffFinding& f : findings) out << "  - " << f.finding << '\n';
@@ -97,6 +110,9 @@ void writeDiffText(const RunDiff& d, const std::string& name_a, const std::strin
   printTable(opsTable(d), out, kTextRows, "--format json for all");
   out << "\nRanks, a changed straggler verdict first, then the most changed step and exposed time\n";
   printTable(ranksTable(d), out, kTextRows, "--format json for all");
+  if (d.paths.empty()) return;
+  out << "\nNVTX paths (communication summed over ranks), most changed exposed time first\n";
+  printTable(pathsTable(d), out, kTextRows, "--format json for all");
 }
 
 void writeDiffJson(const RunDiff& d, const std::string& name_a, const std::string& name_b, std::ostream& out) {
@@ -111,7 +127,8 @@ void writeDiffJson(const RunDiff& d, const std::string& name_a, const std::strin
                    {"findings_kept", findingsJson(d.findings_kept)},
                    {"gains", nlohmann::json::array()},
                    {"ops", nlohmann::json::array()},
-                   {"ranks", nlohmann::json::array()}};
+                   {"ranks", nlohmann::json::array()},
+                   {"paths", nlohmann::json::array()}};
   for (const GainCheck& g : d.gains)
     j["gains"].push_back({{"subject", g.subject}, {"finding", g.finding}, {"estimated_step_saved_us", g.estimated_us}, {"measured_step_saved_us", g.measured_us}});
   for (const OpDiffRow& r : d.ops)
@@ -121,6 +138,11 @@ void writeDiffJson(const RunDiff& d, const std::string& name_a, const std::strin
                           {"step_us", {{"a", r.step_us_a}, {"b", r.step_us_b}}},
                           {"exposed_us_per_step", {{"a", r.exposed_us_a}, {"b", r.exposed_us_b}}},
                           {"straggler", {{"a", r.straggler_a}, {"b", r.straggler_b}}}});
+  for (const PathDiffRow& r : d.paths)
+    j["paths"].push_back({{"path", r.path},
+                          {"change", r.change},
+                          {"comm_us", {{"a", r.comm_us_a}, {"b", r.comm_us_b}}},
+                          {"exposed_us", {{"a", orNull(r.exposed_us_a)}, {"b", orNull(r.exposed_us_b)}}}});
   out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 

@@ -41,6 +41,7 @@ TEST(DiffJson, EveryFieldWrittenIsDocumentedAndEveryDocumentedFieldWritten) {
   RunDiff d;
   d.ops.push_back({"dp", "AllReduce", "1-4 MiB", {1, 2, 3, 4, "RING/SIMPLE"}, {1, 2, 3, 4, "RING/LL"}, ""});
   d.ranks.push_back({3, 10, 11, 1, 2, true, false});
+  d.paths.push_back({"train_step # / forward", 10, 12, 4, PathDiffRow::kUnknown, ""});
   d.findings_new.push_back({"straggler", "rank 6", "Straggler: rank 6 ..."});
   d.findings_gone = d.findings_kept = d.findings_new;
   d.gains.push_back({"rank 6", "Straggler: rank 6 ...", 100, 110});
