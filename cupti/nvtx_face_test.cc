@@ -48,6 +48,21 @@ class NvtxFaceTest : public ::testing::Test {
   Pop pop = host.core<Pop>(NVTX_CBID_CORE_RangePop);
   StartA start = host.core<StartA>(NVTX_CBID_CORE_RangeStartA);
   End end = host.core<End>(NVTX_CBID_CORE_RangeEnd);
+  using Create = nvtxDomainHandle_t (*)(const char*);
+  using DomainPush = int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
+  using DomainPop = int (*)(nvtxDomainHandle_t);
+  Create create = host.domain<Create>(NVTX_CBID_CORE2_DomainCreateA);
+  DomainPush domainPush = host.domain<DomainPush>(NVTX_CBID_CORE2_DomainRangePushEx);
+  DomainPop domainPop = host.domain<DomainPop>(NVTX_CBID_CORE2_DomainRangePop);
+
+  static nvtxEventAttributes_t asciiAttributes(const char* message) {
+    nvtxEventAttributes_t a = {};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = message;
+    return a;
+  }
 };
 
 TEST_F(NvtxFaceTest, PushPopOnManyThreadsKeepsEachThreadsNesting) {
@@ -99,10 +114,7 @@ TEST_F(NvtxFaceTest, RangesDeeperThanTheStackAreCountedNotRecorded) {
 }
 
 TEST_F(NvtxFaceTest, DomainsAndRegisteredStringsAreNames) {
-  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
   const auto reg = host.domain<nvtxStringHandle_t (*)(nvtxDomainHandle_t, const char*)>(NVTX_CBID_CORE2_DomainRegisterStringA);
-  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
-  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
   const nvtxDomainHandle_t nccl = create("NCCL");
   ASSERT_NE(nccl, nullptr);
   nvtxEventAttributes_t a = {};
@@ -119,14 +131,8 @@ TEST_F(NvtxFaceTest, DomainsAndRegisteredStringsAreNames) {
 // NCCL pushed ncclCommInitRankConfig in its domain and never popped it; PyTorch's pop must
 // still close train_step, and the next step must be as deep as the first.
 TEST_F(NvtxFaceTest, EachDomainNestsOnItsOwnSoARangeLeftOpenInOneDoesNotShiftAnother) {
-  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
-  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
-  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
   const nvtxDomainHandle_t nccl = create("NCCL");
-  nvtxEventAttributes_t a = {};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  nvtxEventAttributes_t a = asciiAttributes("");
   std::thread([&] {
     EXPECT_EQ(push("train_step 0"), 0);
     a.message.ascii = "ncclCommInitRankConfig";
@@ -148,14 +154,7 @@ TEST_F(NvtxFaceTest, EachDomainNestsOnItsOwnSoARangeLeftOpenInOneDoesNotShiftAno
 }
 
 TEST_F(NvtxFaceTest, PushesInMoreDomainsThanAThreadHoldsAreCountedNotRecorded) {
-  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
-  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
-  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
-  nvtxEventAttributes_t a = {};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = "work";
+  const nvtxEventAttributes_t a = asciiAttributes("work");
   const nvtx::NvtxLosses before = nvtx::losses();
   std::thread([&] {
     for (uint32_t k = 0; k <= nvtx::kDomainsPerThread; ++k) {
@@ -172,14 +171,7 @@ TEST_F(NvtxFaceTest, PushesInMoreDomainsThanAThreadHoldsAreCountedNotRecorded) {
 // so that every step shares one subtree (two nodes for three steps of train_step / forward),
 // NCCL's own range inside leaving the path as it was, each pop restoring the outer path.
 TEST_F(NvtxFaceTest, ThePathOfTheThreadFollowsItsRangesAndTheStepsShareOne) {
-  const auto create = host.domain<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
-  const auto domainPush = host.domain<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(NVTX_CBID_CORE2_DomainRangePushEx);
-  const auto domainPop = host.domain<int (*)(nvtxDomainHandle_t)>(NVTX_CBID_CORE2_DomainRangePop);
-  nvtxEventAttributes_t a = {};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = "ncclAllReduce";
+  const nvtxEventAttributes_t a = asciiAttributes("ncclAllReduce");
   const nvtxDomainHandle_t nccl = create("NCCL");
   std::vector<uint32_t> step_paths, forward_paths;
   ASSERT_EQ(currentPhasePath(), 0u);
