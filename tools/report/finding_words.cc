@@ -211,9 +211,15 @@ struct Words {
 
   std::string operator()(const facts::Exposed& f) const {
     const OverlapRow& w = *f.rank;
-    return sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden behind compute%s.", w.rank,
-                    fmt::duration(w.comm_us).c_str(), fmt::duration(w.exposed_us).c_str(),
-                    fmt::percent(w.comm_us > 0 ? w.exposed_us / w.comm_us : 0.0).c_str(), perStep(row, w.mean_step_us, "its time").c_str());
+    std::string words =
+        sentence("Exposed communication: rank %d spends %s in communication kernels, %s of it (%s) not hidden behind compute%s.", w.rank,
+                 fmt::duration(w.comm_us).c_str(), fmt::duration(w.exposed_us).c_str(),
+                 fmt::percent(w.comm_us > 0 ? w.exposed_us / w.comm_us : 0.0).c_str(), perStep(row, w.mean_step_us, "its time").c_str());
+    const CallPathRow& p = f.path.row;
+    if (p.path.empty()) return words;
+    return words + sentence(" Over all ranks, the ops issued under NVTX path %s are %s exposed (%s of %s), %s of all the exposed time.",
+                            p.path.c_str(), fmt::percent(p.exposed_share).c_str(), fmt::duration(p.exposed_us).c_str(),
+                            fmt::duration(p.comm_us).c_str(), fmt::percent(f.path.exposed_of_all).c_str());
   }
 
   std::string operator()(const facts::OverlapUnavailable& f) const {

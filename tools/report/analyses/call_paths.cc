@@ -5,6 +5,8 @@
 #include <set>
 #include <string_view>
 
+#include "tools/report/load/phase_keeper.h"
+
 namespace commtrace::report {
 
 namespace {
@@ -53,6 +55,31 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<s
     return a.comm_us != b.comm_us ? a.comm_us > b.comm_us : a.path < b.path;
   });
   return rows;
+}
+
+ExposedPath mostExposedPath(const std::vector<CallPathRow>& rows) {
+  if (!everyExposureKnown(rows)) return {};
+  std::map<std::string, CallPathRow> folded;
+  double all_exposed_us = 0;
+  for (const CallPathRow& row : rows) {
+    CallPathRow& f = folded[foldDigits(row.path)];
+    f.ops += row.ops;
+    f.bytes += row.bytes;
+    f.comm_us += row.comm_us;
+    f.exposed_us += row.exposed_us;
+    all_exposed_us += row.exposed_us;
+  }
+  ExposedPath most;
+  for (auto& [path, row] : folded)
+    if (row.exposed_us > most.row.exposed_us) {
+      most.row = row;
+      most.row.path = path;
+    }
+  if (most.row.path.empty()) return {};
+  most.row.exposure_known = true;
+  most.row.exposed_share = most.row.comm_us > 0 ? most.row.exposed_us / most.row.comm_us : 0;
+  most.exposed_of_all = most.row.exposed_us / all_exposed_us;
+  return most;
 }
 
 bool everyExposureKnown(const std::vector<CallPathRow>& rows) {

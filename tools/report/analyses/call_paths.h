@@ -21,4 +21,14 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<s
 // else their whole communication time (one measure for every path).
 bool everyExposureKnown(const std::vector<CallPathRow>& rows);
 
+// The path most of the exposed time came from, with every run of digits in its ranges folded
+// ("forward / layers.# / attention": the layers as one, as the steps already are), summed over
+// the rows it folds; its exposed_share is of its own time, and exposed_of_all of every
+// path's exposed time. Empty path where exposure is not known for every row or none exposed.
+struct ExposedPath {
+  CallPathRow row;
+  double exposed_of_all = 0;
+};
+ExposedPath mostExposedPath(const std::vector<CallPathRow>& rows);
+
 }  // namespace commtrace::report

@@ -216,12 +216,12 @@ void addSlowdownFinding(const BandwidthSeries& series, Findings& out) {
       .from_us = drop.at_us;
 }
 
-void addOverlapFinding(const std::vector<OverlapRow>& rows, Findings& out) {
+void addOverlapFinding(const std::vector<OverlapRow>& rows, const std::vector<CallPathRow>& paths, Findings& out) {
   const OverlapRow* worst = nullptr;
   for (const OverlapRow& r : rows)
     if (r.available && (worst == nullptr || r.exposed_us > worst->exposed_us)) worst = &r;
   if (worst != nullptr) {
-    FindingRow& row = out.add(FindingTier::kCost, "exposed_communication", "rank", facts::Exposed{worst}).row;
+    FindingRow& row = out.add(FindingTier::kCost, "exposed_communication", "rank", facts::Exposed{worst, mostExposedPath(paths)}).row;
     perStep(worst->exposed_us, worst->step_count, worst->mean_step_us, 1, row);
     about(row, rankSubject(worst->rank), {worst->rank}).cost_us = worst->exposed_us;
   } else if (!rows.empty()) {
@@ -306,7 +306,7 @@ std::vector<Finding> findFindings(const Report& report, const RunModel& run) {
   addStragglerFindings(report.stragglers, steps, findings);
   addLinkFindings(report.stragglers, proxy_steps, findings);
   addSlowdownFinding(report.bandwidth_series, findings);
-  addOverlapFinding(report.overlap, findings);
+  addOverlapFinding(report.overlap, report.call_paths, findings);
   addPeerWaitFinding(report.peer_waits, findings);
   addCudaSyncFinding(report.cuda_sync, report.overlap, findings);
   addBandwidthFinding(report.bandwidth, findings);

@@ -14,6 +14,7 @@
 
 #include "tools/report/analyses/lateness_heatmap.h"
 #include "tools/report/analyses/bandwidth_series.h"
+#include "tools/report/analyses/call_paths.h"
 #include "tools/report/report.h"
 #include "tools/report/load/run_model.h"
 
@@ -62,7 +63,10 @@ struct NoStraggler { const StragglerRow* top = nullptr; };
 struct SlowLink { const SlowLinkRow* link = nullptr; };
 struct SlowLinkAmong { std::vector<const SlowLinkRow*> links; uint64_t proxy_steps = 0; };
 struct Slowdown { const BandwidthSeriesRow* row = nullptr; BandwidthDrop drop; };
-struct Exposed { const OverlapRow* rank = nullptr; };
+struct Exposed {
+  const OverlapRow* rank = nullptr;
+  ExposedPath path;  // where in the program most exposed time was issued (empty: no NVTX paths)
+};
 struct OverlapUnavailable { std::string reason; };
 // The rank that waited longest on a peer, and the others that waited about as long (within
 // 10 %), the longest first: four equal waits are the pipeline's shape, not one pair's doing.

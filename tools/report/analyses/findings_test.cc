@@ -95,6 +95,28 @@ TEST(Findings, NoCulpritIsANoteNamingTheCostliestRank) {
   EXPECT_NE(findingWords(found.back()).find("rank 5"), std::string::npos);
 }
 
+// The exposed-communication finding names where in the program most exposed time came from,
+// the layers folded into one path as the steps are.
+TEST(Findings, ExposedCommunicationNamesTheMostExposedNvtxPathLayersAsOne) {
+  Report r = reportOf(false, false);
+  r.overlap[3].comm_us = 1'000;
+  r.overlap[3].exposed_us = 500;
+  const auto path = [](const char* name, double comm_us, double exposed_us) {
+    return CallPathRow{.path = name, .ops = 10, .ranks = 8, .comm_us = comm_us, .exposure_known = true, .exposed_us = exposed_us};
+  };
+  r.call_paths = {path("step # / forward / layers.0.attention", 900, 300), path("step # / forward / layers.1.attention", 900, 300),
+                  path("step # / backward / layers.0", 2'000, 400)};
+  const std::vector<Finding> found = findFindings(r, RunModel{});
+  ASSERT_EQ(found.front().row.kind, "exposed_communication");
+  const std::string words = findingWords(found.front());
+  EXPECT_NE(words.find("rank 3 spends 1 ms in communication kernels, 500 us of it (50.0%)"), std::string::npos) << words;
+  EXPECT_NE(words.find("the ops issued under NVTX path step # / forward / layers.#.attention are 33.3% exposed (600 us of 1.8 ms), 60.0% of all the exposed time."),
+            std::string::npos)
+      << words;
+  r.call_paths[2].exposure_known = false;  // one path unmeasured: no path is named
+  EXPECT_EQ(findingWords(findFindings(r, RunModel{}).front()).find("NVTX"), std::string::npos);
+}
+
 // Last far more often than chance, yet its delays cost little: the note says that, not
 // "the last arriver changes from op to op (most often rank 1, last in 100.0%)".
 TEST(Findings, NoCulpritLastBeyondChanceSaysItsDelaysCostLittle) {
