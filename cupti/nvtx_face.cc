@@ -89,15 +89,16 @@ struct DomainStack {
 
 // The path nodes this thread has met (PhasePathRecord), direct-mapped by (parent, name): a
 // hit is the node's id, a miss hands out a new id and writes its record. A program's
-// structure (layers, forward/backward) fits; where it does not, a node evicted and met again
-// gets another id and record, which readers treat alike.
+// structure (layers, forward/backward, emit_nvtx's op ranges under them) fits in 8,192
+// (128 KB a thread that pushes ranges); where it does not, a node evicted and met again gets
+// another id and record, which readers treat alike.
 struct PathNode {
   uint32_t parent;
   StringId name;
   StringId domain;
   uint32_t id;  // 0: empty
 };
-constexpr uint32_t kPathCache = 1024;
+constexpr uint32_t kPathCache = 8192;
 
 struct ThreadStack {
   uint32_t domains = 0;  // stacks in use, in the order the thread first pushed in their domain

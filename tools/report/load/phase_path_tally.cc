@@ -6,10 +6,12 @@
 namespace commtrace::report {
 
 void PhasePathTally::define(uint32_t id, uint32_t parent, std::string_view name) {
-  if (id != 0) nodes_[id] = {parent, std::string(name)};
+  if (id == 0 || id == kPastTheCap || (nodes_.size() >= kMaxPaths && !nodes_.contains(id))) return;
+  nodes_[id] = {parent, std::string(name)};
 }
 
 void PhasePathTally::addOp(uint32_t path, uint64_t bytes, uint64_t gpu_ns) {
+  if (ops_.size() >= kMaxPaths && !ops_.contains(path)) path = kPastTheCap;
   PathComm& p = ops_[path];
   ++p.ops;
   p.bytes += bytes;

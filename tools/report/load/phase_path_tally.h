@@ -29,6 +29,10 @@ class PhasePathTally {
   std::vector<PathComm> finish(const std::function<NameId(std::string_view)>& intern,
                                std::unordered_map<uint32_t, NameId>* names = nullptr) const;
 
+  // Nodes, and path ids with ops, held per process: a program has thousands; a damaged or
+  // hostile file naming more has the rest's ops counted under kUnknownPath.
+  static constexpr size_t kMaxPaths = 1 << 18;
+
   static constexpr std::string_view kNoPath = "(no NVTX range)";
   static constexpr std::string_view kUnknownPath = "(path not recorded)";
   static constexpr std::string_view kSeparator = " / ";
@@ -41,7 +45,8 @@ class PhasePathTally {
   std::string pathOf(uint32_t id) const;
 
   std::unordered_map<uint32_t, Node> nodes_;
-  std::unordered_map<uint32_t, PathComm> ops_;  // by path id (PathComm::path unset)
+  std::unordered_map<uint32_t, PathComm> ops_;  // by path id (PathComm::path unset); kPastTheCap: ids past kMaxPaths
+  static constexpr uint32_t kPastTheCap = UINT32_MAX;
 };
 
 }  // namespace commtrace::report

@@ -43,6 +43,19 @@ TEST(PhasePathTally, NoRowsWhenNoOpRanUnderARange) {
   EXPECT_TRUE(rowsOf(tally).empty());
 }
 
+// A file naming more paths than a program has (damaged, hostile) holds the tally to its cap:
+// the ops past it are counted, under the unknown path.
+TEST(PhasePathTally, PathsPastTheCapAreCountedAsUnknown) {
+  PhasePathTally tally;
+  for (uint32_t id = 1; id <= PhasePathTally::kMaxPaths + 10; ++id) {
+    tally.define(id, 0, "n");
+    tally.addOp(id, 1, 0);
+  }
+  const auto rows = rowsOf(tally);
+  EXPECT_EQ(std::get<0>(rows.at("n")), PhasePathTally::kMaxPaths);
+  EXPECT_EQ(std::get<0>(rows.at(std::string(PhasePathTally::kUnknownPath))), 10u);
+}
+
 // A damaged file's nodes may point at each other: the walk ends, the report is made.
 TEST(PhasePathTally, ACycleOfNodesEndsTheWalk) {
   PhasePathTally tally;
