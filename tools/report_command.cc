@@ -236,8 +236,8 @@ Command addReportCommand(CLI::App& app) {
                  "text: a terminal summary; json: everything, schema commtrace.report.v1 (tools/report/SCHEMA.md); csv: one file "
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots; markdown: the text report as "
                  "GitHub-flavoured Markdown (headings, pipe tables), for a pull request or a CI job's summary; folded: the "
-                 "communication by NVTX path as folded stacks (path;path;path MICROSECONDS), for flamegraph.pl, inferno or "
-                 "speedscope");
+                 "communication by NVTX path as folded stacks (path;path;path MICROSECONDS: its exposed time where every path's is "
+                 "known, else its whole time), for flamegraph.pl, inferno or speedscope");
   report->add_option("--out", f->options.out,
                      "write to this file (text, json, html, markdown, folded) or directory (csv) instead of stdout; without --format, a "
                      "file named .html, .htm, .json, .md or .folded is written in that format");
