@@ -17,14 +17,6 @@ void pop() {}
 
 }  // namespace
 
-bool NvtxRanges::available() {
-#ifdef CT_DRIVER_NVTX
-  return true;
-#else
-  return false;
-#endif
-}
-
 NvtxRanges::~NvtxRanges() {
   if (step_open_) pop();
 }

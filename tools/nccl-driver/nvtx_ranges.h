@@ -19,8 +19,6 @@ class NvtxRanges {
   void pushAll(const std::vector<std::string>& ranges);
   void popAll(const std::vector<std::string>& ranges);
 
-  static bool available();
-
  private:
   bool step_open_ = false;
 };
