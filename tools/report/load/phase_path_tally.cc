@@ -36,6 +36,16 @@ std::string PhasePathTally::pathOf(uint32_t id) const {
   return path;
 }
 
+std::vector<std::string_view> PhasePathTally::ranges(std::string_view path) {
+  std::vector<std::string_view> out;
+  for (size_t at = 0; at <= path.size();) {
+    const size_t end = std::min(path.find(kSeparator, at), path.size());
+    out.push_back(path.substr(at, end - at));
+    at = end + kSeparator.size();
+  }
+  return out;
+}
+
 std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::string_view)>& intern,
                                              std::unordered_map<uint32_t, NameId>* names) const {
   if (std::none_of(ops_.begin(), ops_.end(), [](const auto& p) { return p.first != 0; })) return {};

@@ -36,6 +36,8 @@ class PhasePathTally {
   static constexpr std::string_view kNoPath = "(no NVTX range)";
   static constexpr std::string_view kUnknownPath = "(path not recorded)";
   static constexpr std::string_view kSeparator = " / ";
+  // A path's ranges from the top down: finish()'s names split at kSeparator.
+  static std::vector<std::string_view> ranges(std::string_view path);
 
  private:
   struct Node {

@@ -56,6 +56,14 @@ TEST(PhasePathTally, PathsPastTheCapAreCountedAsUnknown) {
   EXPECT_EQ(std::get<0>(rows.at(std::string(PhasePathTally::kUnknownPath))), 10u);
 }
 
+// ranges() splits what finish() joins, an empty range kept where the name had one.
+TEST(PhasePathTally, RangesSplitAPathAsItWasJoined) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(PhasePathTally::ranges("train_step # / backward / layers.3"), (V{"train_step #", "backward", "layers.3"}));
+  EXPECT_EQ(PhasePathTally::ranges("top"), (V{"top"}));
+  EXPECT_EQ(PhasePathTally::ranges("a/b /  / c"), (V{"a/b", "", "c"}));
+}
+
 // A damaged file's nodes may point at each other: the walk ends, the report is made.
 TEST(PhasePathTally, ACycleOfNodesEndsTheWalk) {
   PhasePathTally tally;

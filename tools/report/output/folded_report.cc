@@ -14,11 +14,9 @@ namespace {
 // A path's frames, ';'-separated, each name kept to one frame.
 std::string foldedStack(std::string_view path) {
   std::string stack;
-  for (size_t at = 0; at <= path.size();) {
-    const size_t end = std::min(path.find(PhasePathTally::kSeparator, at), path.size());
+  for (const std::string_view range : PhasePathTally::ranges(path)) {
     if (!stack.empty()) stack += ';';
-    for (const char c : path.substr(at, end - at)) stack += c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
-    at = end + PhasePathTally::kSeparator.size();
+    for (const char c : range) stack += c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
   }
   return stack;
 }

@@ -242,13 +242,8 @@ std::string callPathChart(const std::vector<CallPathRow>& rows) {
   svg::Icicle chart{.title = exposed ? "Exposed communication by NVTX path, summed over ranks" : "Communication by NVTX path, summed over ranks",
                     .format = [](double us) { return fmt::duration(us); }};
   for (const CallPathRow& row : rows) {
-    chart.stacks.emplace_back();
-    const std::string_view sep = PhasePathTally::kSeparator;
-    for (size_t at = 0; at <= row.path.size();) {
-      const size_t end = std::min(row.path.find(sep, at), row.path.size());
-      chart.stacks.back().push_back(row.path.substr(at, end - at));
-      at = end + sep.size();
-    }
+    const std::vector<std::string_view> ranges = PhasePathTally::ranges(row.path);
+    chart.stacks.emplace_back(ranges.begin(), ranges.end());
     chart.values.push_back(exposed ? row.exposed_us : row.comm_us);
   }
   return "<p class=\"note\">Each box a range, as wide as the " + std::string(exposed ? "exposed " : "") +
