@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/export.h"
+#include "core/fold_digits.h"
 #include "core/phase_path.h"
 #include "core/record.h"
 #include "core/settings.h"
@@ -147,15 +148,8 @@ bool isNcclDomain(StringId domain) { return domain != 0 && domain == internOnce(
 StringId foldedTopName(StringId name) {
   const std::string_view text = StringTable::global().lookup(name);
   char folded[StringTable::kMaxLength + 1];
-  size_t n = 0;
-  bool changed = false;
-  for (const char c : text) {
-    const bool digit = c >= '0' && c <= '9';
-    changed = changed || digit;
-    if (!digit) folded[n++] = c;
-    else if (n == 0 || folded[n - 1] != '#') folded[n++] = '#';
-  }
-  return changed ? StringTable::global().intern(std::string_view(folded, n)) : name;
+  const std::string_view key(folded, foldDigitRuns(text.substr(0, sizeof folded), folded));
+  return key != text ? StringTable::global().intern(key) : name;
 }
 
 PathNode& pathSlot(ThreadStack& s, uint32_t parent, StringId name) {

@@ -4,17 +4,14 @@
 #include <cctype>
 #include <iterator>
 
+#include "core/fold_digits.h"
 #include "core/nccl_vocab.h"
 
 namespace commtrace::report {
 
 std::string foldDigits(std::string_view name) {
-  std::string key;
-  for (char ch : name) {
-    const bool digit = std::isdigit(static_cast<unsigned char>(ch)) != 0;
-    if (!digit) key += ch;
-    else if (key.empty() || key.back() != '#') key += '#';
-  }
+  std::string key(name.size(), '\0');
+  key.resize(foldDigitRuns(name, key.data()));
   return key;
 }
 
