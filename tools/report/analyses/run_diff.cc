@@ -105,21 +105,18 @@ std::vector<RankDiffRow> rankRows(const Report& a, const Report& b) {
 }
 
 std::vector<PathDiffRow> pathRows(const Report& a, const Report& b) {
-  std::map<std::string, PathDiffRow> by_path;
-  for (const bool before : {true, false})
-    for (const CallPathRow& p : (before ? a : b).call_paths) {
-      PathDiffRow& row = by_path[p.path];
-      row.path = p.path;
-      (before ? row.comm_us_a : row.comm_us_b) = p.comm_us;
-      if (p.exposure_known) (before ? row.exposed_us_a : row.exposed_us_b) = p.exposed_us;
-    }
-  std::vector<PathDiffRow> out;
-  for (auto& [path, row] : by_path) {
-    const bool in_a = std::any_of(a.call_paths.begin(), a.call_paths.end(), [&](const CallPathRow& p) { return p.path == path; });
-    const bool in_b = std::any_of(b.call_paths.begin(), b.call_paths.end(), [&](const CallPathRow& p) { return p.path == path; });
-    row.change = !in_a ? "new" : !in_b ? "gone" : "";
-    out.push_back(std::move(row));
+  const auto exposedOf = [](const CallPathRow& p) { return p.exposure_known ? p.exposed_us : PathDiffRow::kUnknown; };
+  std::map<std::string, PathDiffRow> by_path;  // a report has one row a path
+  for (const CallPathRow& p : a.call_paths)
+    by_path[p.path] = {.path = p.path, .comm_us_a = p.comm_us, .exposed_us_a = exposedOf(p), .change = "gone"};
+  for (const CallPathRow& p : b.call_paths) {
+    const auto [it, only_in_b] = by_path.try_emplace(p.path, PathDiffRow{.path = p.path, .change = "new"});
+    if (!only_in_b) it->second.change.clear();
+    it->second.comm_us_b = p.comm_us;
+    it->second.exposed_us_b = exposedOf(p);
   }
+  std::vector<PathDiffRow> out;
+  for (auto& [path, row] : by_path) out.push_back(std::move(row));
   const auto moved = [](const PathDiffRow& r) {
     const bool exposed = r.exposed_us_a != PathDiffRow::kUnknown && r.exposed_us_b != PathDiffRow::kUnknown;
     return exposed ? beyondNoise(r.exposed_us_a, r.exposed_us_b) : beyondNoise(r.comm_us_a, r.comm_us_b);
