@@ -11,7 +11,13 @@
 //   BM_AllReduce/covered         ncclAllReduce through the wrapper on that communicator:
 //                                the plugin records, the wrapper only witnesses and counts
 //
-// The wrappers' cost is recorded - direct and covered - direct_plugin.
+//   BM_AllReduceAtDepth/N        covered, called N frames below the benchmark's loop: what
+//                                a sampled call stack costs grows with its depth
+//
+// The wrappers' cost is recorded - direct and covered - direct_plugin. The call stacks'
+// sampling (COMMTRACE_STACKS, read once at start) is the same runs under
+// COMMTRACE_STACKS=0 (none), unset (one op in 1,024: amortised) and =1 (every op: a sample's
+// own cost).
 //
 //   build-bench/bin/nccl_wrappers_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -58,6 +64,21 @@ BENCHMARK_CAPTURE(BM_AllReduce, direct, false, false);
 BENCHMARK_CAPTURE(BM_AllReduce, recorded, true, false);
 BENCHMARK_CAPTURE(BM_AllReduce, direct_plugin, false, true);
 BENCHMARK_CAPTURE(BM_AllReduce, covered, true, true);
+
+// The covered call, `depth` noinline frames down.
+__attribute__((noinline)) void callAtDepth(benchmark::State& state, int depth, CommHandle comm) {
+  static float buffer[16];
+  if (depth > 0) {
+    callAtDepth(state, depth - 1, comm);
+    benchmark::ClobberMemory();  // no tail call: each level keeps its frame
+    return;
+  }
+  auto* stream = reinterpret_cast<Stream>(0x5000);
+  for (auto _ : state) benchmark::DoNotOptimize(ncclAllReduce(buffer, buffer, 16, kFloat32, 0, comm, stream));
+}
+
+void BM_AllReduceAtDepth(benchmark::State& state) { callAtDepth(state, static_cast<int>(state.range(0)), g_plugged); }
+BENCHMARK(BM_AllReduceAtDepth)->Arg(10)->Arg(40);
 
 }  // namespace
 

@@ -27,8 +27,11 @@ enum class RecordKind : uint8_t {
   kDropSummary,
   kInFlight,
   kPhasePath,
+  kStackFrames,
+  kStackSample,
+  kModule,
 };
-inline constexpr int kRecordKindCount = 13;  // kinds are 1..12; slot 0 unused
+inline constexpr int kRecordKindCount = 16;  // kinds are 1..15; slot 0 unused
 
 // All *_ns fields are nanoseconds; 0 means "not known". CPU times are CLOCK_MONOTONIC,
 // GPU times are raw GPU globaltimer values (NCCL pTimer), CUPTI times are CUPTI's clock.
@@ -158,6 +161,46 @@ struct PhasePathRecord {
   StringId domain;
 };
 
+// Part of a native call stack ops were sampled from (StackSampleRecord): return addresses,
+// innermost first (pc[0] of the record with first = 0 is the return address into the
+// function that called the NCCL API). A stack of more than kFramesPerRecord frames takes
+// several records, written together by the thread that met the stack first, before any
+// sample names it; ids are process-wide.
+inline constexpr int kFramesPerRecord = 12;
+struct StackFramesRecord {
+  uint32_t stack;   // never 0
+  uint16_t first;   // the stack's frame pc[0] is
+  uint16_t depth;   // frames in the whole stack
+  uint64_t pc[kFramesPerRecord];  // past depth - first: 0
+};
+
+// One op of the preload face's NCCL wrappers whose caller's stack was sampled: one op in
+// COMMTRACE_STACKS on average, and each thread's first op of a (communicator, op, size
+// class). weight: the ops the sample stands for (its thread's ops since its previous sample,
+// itself included), so that weighted sums over samples estimate those over every op.
+struct StackSampleRecord {
+  uint64_t comm_id;
+  uint64_t bytes;
+  uint64_t cpu_start_ns;  // API enter
+  uint64_t cpu_end_ns;    // API exit
+  StringId func;
+  uint32_t stack;       // StackFramesRecord::stack; 0: the stack could not be read
+  uint32_t phase_path;  // as CollRecord::phase_path
+  uint32_t weight;
+};
+
+// A loaded ELF module sampled stacks have frames in, written by the flusher (never a
+// caller) after the first sample and whenever samples were taken since it last looked, so
+// that a reader can turn a return address into (module, address in its file) and symbolise
+// it offline. The modules loaded at the first look, and each one loaded since.
+struct ModuleRecord {
+  uint64_t start;      // lowest address its segments are mapped at
+  uint64_t end;        // one past the highest
+  uint64_t load_bias;  // its addresses in memory less those in its file (0: not relocated)
+  StringId path;       // as the dynamic linker opened it; the program's own path for the program
+  StringId build_id;   // hex of its GNU build id; "" when it has none
+};
+
 // Simultaneous readings of the clocks a process uses, so the reader can map all of them
 // onto one timeline.
 struct ClockSampleRecord {
@@ -226,6 +269,9 @@ template <> struct KindOf<CommInfoRecord> { static constexpr RecordKind value = 
 template <> struct KindOf<DropSummaryRecord> { static constexpr RecordKind value = RecordKind::kDropSummary; };
 template <> struct KindOf<InFlightRecord> { static constexpr RecordKind value = RecordKind::kInFlight; };
 template <> struct KindOf<PhasePathRecord> { static constexpr RecordKind value = RecordKind::kPhasePath; };
+template <> struct KindOf<StackFramesRecord> { static constexpr RecordKind value = RecordKind::kStackFrames; };
+template <> struct KindOf<StackSampleRecord> { static constexpr RecordKind value = RecordKind::kStackSample; };
+template <> struct KindOf<ModuleRecord> { static constexpr RecordKind value = RecordKind::kModule; };
 
 // What a ring holds: any record, then an 8-byte trailer. The record comes first so that a
 // push copies it to a cache-line-aligned address with no store straddling two lines. The
@@ -244,6 +290,9 @@ struct alignas(64) RecordSlot {
     DropSummaryRecord drop_summary;
     InFlightRecord in_flight;
     PhasePathRecord phase_path;
+    StackFramesRecord stack_frames;
+    StackSampleRecord stack_sample;
+    ModuleRecord module;
   } payload;
   uint32_t thread;
   RecordKind kind;
@@ -269,6 +318,9 @@ bool visitRecord(Slot& slot, F&& f) {
     case RecordKind::kDropSummary: f(p.drop_summary); return true;
     case RecordKind::kInFlight: f(p.in_flight); return true;
     case RecordKind::kPhasePath: f(p.phase_path); return true;
+    case RecordKind::kStackFrames: f(p.stack_frames); return true;
+    case RecordKind::kStackSample: f(p.stack_sample); return true;
+    case RecordKind::kModule: f(p.module); return true;
   }
   return false;
 }

@@ -68,6 +68,14 @@ constexpr SettingSpec kSpecs[] = {
      .help = "NVTX ranges and marks (torch.cuda.nvtx, NCCL's own, the program's): the preloaded library sets "
              "NVTX_INJECTION64_PATH to itself when unset. 0: NVTX is left alone",
      .flag = &Settings::nvtx},
+    {.name = "COMMTRACE_STACKS",
+     .kind = SettingKind::kWholeNumber,
+     .help = "the NCCL wrappers sample the native call stack of one op in N on average, and of each thread's first op "
+             "of a communicator, op and size class, so that the report names the functions that issued them "
+             "(symbolised offline). 0: no stacks",
+     .number = &Settings::stacks,
+     .min = 0,
+     .max = 1u << 30},
     {.name = "COMMTRACE_CUPTI",
      .kind = SettingKind::kChoice,
      .help = "the GPU compute timeline from CUPTI (kernels, memcpy, memset), attached at the process's first NCCL "

@@ -27,6 +27,7 @@ struct Settings {
   bool nccl_api = true;
   bool cuda_sync = true;
   bool nvtx = true;
+  uint32_t stacks = 1024;  // one op in this many has its call stack sampled; 0: none
   uint32_t cupti = 1;  // a CuptiMode
   uint32_t cupti_window_s = 5;
   uint32_t cupti_period_s = 60;

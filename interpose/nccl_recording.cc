@@ -14,6 +14,7 @@
 #include "core/process_identity.h"
 #include "core/real_symbol.h"
 #include "core/string_table.h"
+#include "interpose/stack_sampler.h"
 #include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::interpose {
@@ -266,6 +267,15 @@ void afterOp(const OpCall& call, const CallOutcome& outcome) {
   }
   const bool emit = wrapperRecords(outcome.plugin_saw, comm->n_ranks.load(std::memory_order_relaxed));
   countAndRecord(call, *comm, seq, outcome, emit);
+  const uint64_t bytes = bytesOf(call.count, call.datatype);
+  if (const uint32_t weight = stackSampleDue(call.comm, static_cast<int>(call.func), bytes); weight != 0) [[unlikely]] {
+    takeStackSample({.caller = call.caller,
+                     .comm_id = comm->recordId(),
+                     .bytes = bytes,
+                     .cpu_start_ns = outcome.cpu_start_ns,
+                     .func = funcId(call.func)},
+                    weight);
+  }
 }
 
 void recordFailedCall(const char* api, const OpCall& call, const CallOutcome& outcome, Result result) {

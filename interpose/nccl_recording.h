@@ -23,6 +23,7 @@ struct OpCall {
   int datatype;
   int root_or_peer;   // root (Broadcast, Reduce, Gather, Scatter), peer (Send, Recv), else 0 as NCCL reports it
   const void* stream;
+  const void* caller;  // the wrapper's return address, where a sampled call stack starts
 };
 
 // The forwarded call, as the wrapper saw it. Its return time is read only when a record

@@ -89,8 +89,8 @@ CreateWatch<Describe> creating(Describe describe) {
   return CreateWatch<Describe>{describe};
 }
 
-OpWatch op(OpFunc func, CommHandle comm, size_t count, DataType datatype, int root_or_peer, Stream stream) {
-  return OpWatch{OpCall{func, comm, count, datatype, root_or_peer, stream}};
+OpWatch op(const void* caller, OpFunc func, CommHandle comm, size_t count, DataType datatype, int root_or_peer, Stream stream) {
+  return OpWatch{OpCall{func, comm, count, datatype, root_or_peer, stream, caller}};
 }
 
 }  // namespace
@@ -166,77 +166,77 @@ COMMTRACE_EXPORT na::Result ncclCommFinalize(na::CommHandle comm) {
 COMMTRACE_EXPORT na::Result ncclAllReduce(const void* send, void* recv, size_t count, na::DataType datatype, na::RedOp op,
                                    na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclAllReduce);
-  return ci::forward(real, ci::op(OpFunc::kAllReduce, comm, count, datatype, 0, stream), send, recv, count, datatype,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kAllReduce, comm, count, datatype, 0, stream), send, recv, count, datatype,
                      op, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclBroadcast(const void* send, void* recv, size_t count, na::DataType datatype, int root,
                                    na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclBroadcast);
-  return ci::forward(real, ci::op(OpFunc::kBroadcast, comm, count, datatype, root, stream), send, recv, count,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kBroadcast, comm, count, datatype, root, stream), send, recv, count,
                      datatype, root, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclBcast(void* buff, size_t count, na::DataType datatype, int root, na::CommHandle comm,
                                na::Stream stream) {
   CT_REAL(ncclBcast);
-  return ci::forward(real, ci::op(OpFunc::kBroadcast, comm, count, datatype, root, stream), buff, count, datatype,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kBroadcast, comm, count, datatype, root, stream), buff, count, datatype,
                      root, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclReduce(const void* send, void* recv, size_t count, na::DataType datatype, na::RedOp op,
                                 int root, na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclReduce);
-  return ci::forward(real, ci::op(OpFunc::kReduce, comm, count, datatype, root, stream), send, recv, count, datatype,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kReduce, comm, count, datatype, root, stream), send, recv, count, datatype,
                      op, root, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclAllGather(const void* send, void* recv, size_t send_count, na::DataType datatype,
                                    na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclAllGather);
-  return ci::forward(real, ci::op(OpFunc::kAllGather, comm, send_count, datatype, 0, stream), send, recv, send_count,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kAllGather, comm, send_count, datatype, 0, stream), send, recv, send_count,
                      datatype, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclReduceScatter(const void* send, void* recv, size_t recv_count, na::DataType datatype,
                                        na::RedOp op, na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclReduceScatter);
-  return ci::forward(real, ci::op(OpFunc::kReduceScatter, comm, recv_count, datatype, 0, stream), send, recv,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kReduceScatter, comm, recv_count, datatype, 0, stream), send, recv,
                      recv_count, datatype, op, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclAlltoAll(const void* send, void* recv, size_t count, na::DataType datatype,
                                   na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclAlltoAll);
-  return ci::forward(real, ci::op(OpFunc::kAlltoAll, comm, count, datatype, 0, stream), send, recv, count, datatype,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kAlltoAll, comm, count, datatype, 0, stream), send, recv, count, datatype,
                      comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclGather(const void* send, void* recv, size_t count, na::DataType datatype, int root,
                                 na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclGather);
-  return ci::forward(real, ci::op(OpFunc::kGather, comm, count, datatype, root, stream), send, recv, count, datatype,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kGather, comm, count, datatype, root, stream), send, recv, count, datatype,
                      root, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclScatter(const void* send, void* recv, size_t count, na::DataType datatype, int root,
                                  na::CommHandle comm, na::Stream stream) {
   CT_REAL(ncclScatter);
-  return ci::forward(real, ci::op(OpFunc::kScatter, comm, count, datatype, root, stream), send, recv, count,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kScatter, comm, count, datatype, root, stream), send, recv, count,
                      datatype, root, comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclSend(const void* send, size_t count, na::DataType datatype, int peer, na::CommHandle comm,
                               na::Stream stream) {
   CT_REAL(ncclSend);
-  return ci::forward(real, ci::op(OpFunc::kSend, comm, count, datatype, peer, stream), send, count, datatype, peer,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kSend, comm, count, datatype, peer, stream), send, count, datatype, peer,
                      comm, stream);
 }
 
 COMMTRACE_EXPORT na::Result ncclRecv(void* recv, size_t count, na::DataType datatype, int peer, na::CommHandle comm,
                               na::Stream stream) {
   CT_REAL(ncclRecv);
-  return ci::forward(real, ci::op(OpFunc::kRecv, comm, count, datatype, peer, stream), recv, count, datatype, peer,
+  return ci::forward(real, ci::op(__builtin_return_address(0), OpFunc::kRecv, comm, count, datatype, peer, stream), recv, count, datatype, peer,
                      comm, stream);
 }
 

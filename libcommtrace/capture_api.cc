@@ -11,6 +11,7 @@
 #include "core/run_directory.h"
 #include "core/settings.h"
 #include "interpose/process_life.h"
+#include "interpose/stack_sampler.h"
 #include "libcommtrace/live_link.h"
 #include "nccl-plugin/in_flight_report.h"
 #include "ringbuffer/ring_registry.h"
@@ -26,13 +27,16 @@ commtrace::Flusher* g_flusher = nullptr;
 std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 
 // The faces' slow work, on the flusher thread before each drain: CUPTI's buffers handed over,
-// the ops NCCL has had in flight for long reported, the live link keyed once it can be (at
+// the modules of newly sampled call stacks recorded (the last drain included: a sample taken
+// just before the end names frames too), the ops NCCL has had in flight for long reported,
+// the live link keyed once it can be (at
 // the last drain the process is ending: what it still has in flight is not a hang, and a
 // stopped collector it started must not outlive it).
 void beforeDrain(bool last) {
 #if COMMTRACE_CUPTI_FACE
   commtrace::cupti::beforeDrain(last);
 #endif
+  commtrace::interpose::recordSampledModules();
   if (last) {
     commtrace::library::endLiveLink();
     return;
@@ -50,6 +54,7 @@ void abandonRecorderInForkedChild() {
   new (&g_mutex) std::mutex();
   g_flusher = nullptr;
   forgetLiveLinkAfterFork();
+  interpose::forgetStacksAfterFork();
 }
 
 }  // namespace commtrace::library

@@ -63,6 +63,9 @@ void ProcessMetrics::add(const RecordSlot& slot) {
     case RecordKind::kKernelActivity:
     case RecordKind::kPhaseRange:
     case RecordKind::kPhasePath:
+    case RecordKind::kStackFrames:
+    case RecordKind::kStackSample:
+    case RecordKind::kModule:
     case RecordKind::kClockSample:
       break;
   }

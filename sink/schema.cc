@@ -197,6 +197,39 @@ constexpr Column kPhasePath[] = {
     STRING(PhasePathRecord, domain, 5, false),
 };
 
+// A frame's column: pc[i] of the record, named pc<i> (its proto field).
+#define FRAME(i, num) {"pc" #i, num, CT_FIELD(StackFramesRecord, pc[i]), Codec::kPlain, false}
+constexpr Column kStackFrames[] = {
+    THREAD(1, false),
+    DELTA(StackFramesRecord, stack, 2, -1, true, 0, 0),  // ids are handed out in order
+    PLAIN(StackFramesRecord, first, 3, false),
+    PLAIN(StackFramesRecord, depth, 4, false),
+    FRAME(0, 5), FRAME(1, 6), FRAME(2, 7), FRAME(3, 8), FRAME(4, 9), FRAME(5, 10),
+    FRAME(6, 11), FRAME(7, 12), FRAME(8, 13), FRAME(9, 14), FRAME(10, 15), FRAME(11, 16),
+};
+static_assert(kFramesPerRecord == 12, "a FRAME column per frame");
+
+constexpr Column kStackSample[] = {
+    THREAD(1, false),
+    PLAIN(StackSampleRecord, comm_id, 2, false),
+    STRING(StackSampleRecord, func, 3, false),
+    PLAIN(StackSampleRecord, bytes, 4, false),
+    PLAIN(StackSampleRecord, stack, 5, false),
+    PLAIN(StackSampleRecord, phase_path, 6, false),
+    PLAIN(StackSampleRecord, weight, 7, false),
+    DELTA(StackSampleRecord, cpu_start_ns, 8, -1, true, 0, 0),  // [7]
+    DELTA(StackSampleRecord, cpu_end_ns, 9, 7, false, 0, 0),
+};
+
+constexpr Column kModule[] = {
+    THREAD(1, false),
+    PLAIN(ModuleRecord, start, 2, false),
+    PLAIN(ModuleRecord, end, 3, false),
+    PLAIN(ModuleRecord, load_bias, 4, false),
+    STRING(ModuleRecord, path, 5, false),
+    STRING(ModuleRecord, build_id, 6, false),
+};
+
 constexpr Table kTables[] = {
     {RecordKind::kColl, "coll", "CollTable", 10, kColl, true},
     {RecordKind::kP2p, "p2p", "P2pTable", 11, kP2p, true},
@@ -210,12 +243,16 @@ constexpr Table kTables[] = {
     {RecordKind::kDropSummary, "drop_summary", "DropSummaryTable", 19, kDropSummary, true},
     {RecordKind::kInFlight, "in_flight", "InFlightTable", 20, kInFlight, true},
     {RecordKind::kPhasePath, "phase_path", "PhasePathTable", 21, kPhasePath, false},
+    {RecordKind::kStackFrames, "stack_frames", "StackFramesTable", 22, kStackFrames, false},
+    {RecordKind::kStackSample, "stack_sample", "StackSampleTable", 23, kStackSample, false},
+    {RecordKind::kModule, "module", "ModuleTable", 24, kModule, false},
 };
 static_assert(std::size(kTables) == kRecordKindCount - 1);
 static_assert(std::size(kColl) <= kMaxColumns && std::size(kP2p) <= kMaxColumns && std::size(kKernelCh) <= kMaxColumns &&
               std::size(kProxyStep) <= kMaxColumns && std::size(kApiSpan) <= kMaxColumns && std::size(kKernelActivity) <= kMaxColumns &&
               std::size(kPhaseRange) <= kMaxColumns && std::size(kClockSample) <= kMaxColumns && std::size(kCommInfo) <= kMaxColumns &&
-              std::size(kDropSummary) <= kMaxColumns && std::size(kInFlight) <= kMaxColumns && std::size(kPhasePath) <= kMaxColumns);
+              std::size(kDropSummary) <= kMaxColumns && std::size(kInFlight) <= kMaxColumns && std::size(kPhasePath) <= kMaxColumns &&
+              std::size(kStackFrames) <= kMaxColumns && std::size(kStackSample) <= kMaxColumns && std::size(kModule) <= kMaxColumns);
 
 // The reader takes shape columns from a per-shape copy and decodes only row columns row by
 // row, so a ref must name an earlier row column (proto_conformance_test checks the rest:
@@ -232,7 +269,9 @@ static_assert(refsNameEarlierRowColumns(kColl) && refsNameEarlierRowColumns(kP2p
               refsNameEarlierRowColumns(kApiSpan) && refsNameEarlierRowColumns(kKernelActivity) &&
               refsNameEarlierRowColumns(kPhaseRange) && refsNameEarlierRowColumns(kClockSample) &&
               refsNameEarlierRowColumns(kCommInfo) && refsNameEarlierRowColumns(kDropSummary) &&
-              refsNameEarlierRowColumns(kInFlight) && refsNameEarlierRowColumns(kPhasePath));
+              refsNameEarlierRowColumns(kInFlight) && refsNameEarlierRowColumns(kPhasePath) &&
+              refsNameEarlierRowColumns(kStackFrames) && refsNameEarlierRowColumns(kStackSample) &&
+              refsNameEarlierRowColumns(kModule));
 
 }  // namespace
 

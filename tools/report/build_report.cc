@@ -5,6 +5,7 @@
 #include "tools/report/advice_words.h"
 #include "tools/report/analyses/bandwidth.h"
 #include "tools/report/analyses/call_paths.h"
+#include "tools/report/analyses/call_stacks.h"
 #include "tools/report/analyses/comm_matrix.h"
 #include "tools/report/analyses/cuda_sync.h"
 #include "tools/report/analyses/findings.h"
@@ -109,6 +110,9 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
   report.call_paths = commByCallPath(run, exposed_by_path);
+  NativeSymbols symbols;
+  report.call_stacks = commByCallStack(run, symbols);
+  for (const auto& [module, why] : symbols.unreadable()) report.call_stack_notes.push_back(module + ": " + why);
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
   for (MismatchRow& m : report.mismatches) m.detail = mismatchDetail(m);

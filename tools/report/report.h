@@ -21,6 +21,7 @@
 #include "tools/report/analyses/peer_waits_rows.h"
 #include "tools/report/analyses/rank_traffic_rows.h"
 #include "tools/report/analyses/call_paths_rows.h"
+#include "tools/report/analyses/call_stacks_rows.h"
 #include "tools/report/analyses/slow_links_rows.h"
 #include "tools/report/analyses/stragglers_rows.h"
 #include "tools/report/load/clock_summary.h"
@@ -41,6 +42,8 @@ struct Report {
   std::vector<PeerWaitRow> peer_waits;  // most wait first
   std::vector<CudaSyncRow> cuda_sync;  // processes with CUDA sync calls, in process order
   std::vector<CallPathRow> call_paths;  // communication by NVTX path, most time first
+  std::vector<CallStackRow> call_stacks;  // sampled ops by native call stack, most ops first
+  std::vector<std::string> call_stack_notes;  // modules whose frames could not be named here, and why
   StragglerReport stragglers;
   std::vector<MismatchRow> mismatches;
   uint64_t mismatches_total = 0;  // mismatches may be capped in the list; this is the full count

@@ -173,6 +173,15 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
       paths_.define(n.id, n.parent, reader_.str(n.name));
       break;
     }
+    case RecordKind::kStackFrames: stacks_.addFrames(slot.payload.stack_frames); break;
+    case RecordKind::kStackSample:
+      if (window_.contains(utcOf(slot.payload.stack_sample.cpu_start_ns))) stacks_.addSample(slot.payload.stack_sample);
+      break;
+    case RecordKind::kModule: {
+      const ModuleRecord& m = slot.payload.module;
+      stacks_.addModule(m, reader_.str(m.path), reader_.str(m.build_id));
+      break;
+    }
     case RecordKind::kKernelCh:     // per-channel detail no analysis joins yet
     case RecordKind::kDropSummary:  // read by the run's tally (trace_tally.h), not per op
       break;
@@ -314,6 +323,7 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   timeline.cuda_sync = std::move(cuda_sync_);
   timeline.proxy_wire = std::move(proxy_wire_);
   timeline.comm_by_path = paths_.finish([this](std::string_view path) { return names_.intern(path); }, &timeline.path_names);
+  timeline.comm_by_stack = stacks_.finish([this](std::string_view name) { return names_.intern(name); });
 }
 
 }  // namespace commtrace::report

@@ -20,6 +20,7 @@
 #include "tools/report/load/kernel_clock_match.h"
 #include "tools/report/load/phase_keeper.h"
 #include "tools/report/load/phase_path_tally.h"
+#include "tools/report/load/stack_tally.h"
 #include "tools/report/load/run_model.h"
 #include "tools/trace_tally.h"
 
@@ -201,6 +202,7 @@ class ProcessReader {
   CudaSyncTally cuda_sync_;
   ProxyWireTally proxy_wire_;
   PhasePathTally paths_;
+  StackTally stacks_;
 };
 
 }  // namespace commtrace::report

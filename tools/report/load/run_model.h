@@ -242,6 +242,25 @@ struct PathComm {
   uint64_t gpu_ns = 0;  // the ops' GPU time (those with GPU times)
 };
 
+// A return address of a sampled native call stack, as the same code is on every rank: its
+// module and its address in the module's file (load/stack_tally.h).
+struct NativeFrame {
+  NameId module = 0;    // the module's path; 0: in no module the process recorded
+  NameId build_id = 0;  // hex; 0 or "" when not known
+  uint64_t address = 0;  // a return address in the file's addresses (module 0: the address in memory)
+  friend bool operator==(const NativeFrame&, const NativeFrame&) = default;
+};
+
+// A process's ops sampled at one native call stack (load/stack_tally.h): the samples, and
+// sums weighted by the ops each sample stands for, which estimate those of all its ops.
+struct StackComm {
+  std::vector<NativeFrame> frames;  // innermost first: frames[0] is in the function that called NCCL
+  uint64_t samples = 0;
+  uint64_t ops = 0;      // the samples' weights
+  uint64_t bytes = 0;    // weight x bytes
+  uint64_t api_ns = 0;   // weight x time inside the NCCL call
+};
+
 struct ProcessTimeline {
   std::vector<KernelTally> kernels;  // one per name, most total time first
   // CUPTI kernels not from NCCL, mapped to the GPU clock, sorted by start; empty when the
@@ -252,6 +271,7 @@ struct ProcessTimeline {
   ProxyWireTally proxy_wire;         // its network sends as NCCL's proxy timed them (the same window)
   std::vector<PathComm> comm_by_path;  // its ops by NVTX path (the same window); empty: none ran under a range
   std::unordered_map<uint32_t, NameId> path_names;  // its file's PhasePath ids its ops carried, as comm_by_path names them
+  std::vector<StackComm> comm_by_stack;  // its sampled native call stacks (the same window)
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all
   // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
   // clock with the GPU's, so they cannot be placed on the timeline of its ops.

@@ -143,6 +143,14 @@ void callPaths(const Report& r, Page& page) {
   page.chart([&r] { return charts::callPathChart(r.call_paths); });
 }
 
+void callStacks(const Report& r, Page& page) {
+  if (r.call_stacks.empty()) return;
+  page.section("call-stacks", "Communication by call stack",
+               "the functions that called NCCL, from sampled native call stacks (COMMTRACE_STACKS): ops, bytes and time are estimates");
+  page.table(rows::peopleTable(rows::callStackFields(), r.call_stacks), Rows::kRanking, "");
+  for (const std::string& note : r.call_stack_notes) page.note("frames not named: " + note);
+}
+
 void clocks(const Report& r, Page& page) {
   page.section("clocks", "Clocks", tables::clockLine(r.clocks));
   page.table(tables::clocks(r.clocks), Rows::kDetail, "no process had collective completions to anchor on");

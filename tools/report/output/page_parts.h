@@ -26,6 +26,7 @@ void overlap(const Report& r, Page& page);
 void kernels(const Report& r, Page& page);
 void cudaSync(const Report& r, Page& page);
 void callPaths(const Report& r, Page& page);  // nothing where no op ran under an NVTX range
+void callStacks(const Report& r, Page& page);  // nothing where no call stack was sampled
 void clocks(const Report& r, Page& page);
 
 }  // namespace commtrace::report::pages

@@ -287,6 +287,24 @@ const Fields<CallPathRow>& callPathFields() {
   return fields;
 }
 
+const Fields<CallStackRow>& callStackFields() {
+  using T = CallStackRow;
+  static const Fields<T> fields{
+      {"site", kString, kAlways,
+       "the function that called NCCL (the stack's innermost frame), `function (file:line)` where the module's lines are known here, else `module+0xADDRESS`",
+       member(&T::site), "call site"},
+      {"stack", kString, kAlways, "every frame from the outermost in, joined by `;`", member(&T::stack), "stack"},
+      {"samples", kInteger, kAlways, "ops whose stack was read here (one in COMMTRACE_STACKS, and each thread's first of a communicator, op and size class)",
+       member(&T::samples), "samples"},
+      {"ops", kInteger, kAlways, "rank-ops estimated from them: each sample stands for its thread's ops since its previous one", member(&T::ops), "ops (est.)"},
+      {"ranks", kInteger, kAlways, "ranks with samples of it", member(&T::ranks), "ranks"},
+      {"bytes", kInteger, kAlways, "their payload, estimated likewise", member(&T::bytes), "bytes (est.)", [](const T& t) { return fmt::bytes(t.bytes); }},
+      {"api_us", kNumber, kAlways, "CPU time inside the NCCL calls, estimated likewise", member(&T::api_us), "API time (est.)",
+       [](const T& t) { return fmt::duration(t.api_us); }},
+      {"ops_share", kNumber, kAlways, "`ops` over every stack's, 0..1", member(&T::ops_share), "share", [](const T& t) { return fmt::percent(t.ops_share); }}};
+  return fields;
+}
+
 const Fields<KernelRow>& kernelFields() {
   using K = KernelRow;
   static const Fields<K> fields{

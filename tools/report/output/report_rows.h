@@ -29,6 +29,7 @@ const Fields<OverlapStepRow>& overlapStepFields();
 const Fields<PeerWaitRow>& peerWaitFields();
 const Fields<RankTrafficRow>& rankTrafficFields();
 const Fields<CallPathRow>& callPathFields();
+const Fields<CallStackRow>& callStackFields();
 const Fields<KernelRow>& kernelFields();
 const Fields<KernelTypeRow>& kernelTypeFields();
 const Fields<CudaSyncRow>& cudaSyncFields();  // without its calls

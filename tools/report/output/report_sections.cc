@@ -139,6 +139,10 @@ std::vector<ReportSection> declareSections() {
       rowSection("call_paths", "communication by the NVTX path it was issued under, most time first (below)", "call_paths.csv",
                  rows::callPathFields(), [](const Report& r) -> const auto& { return r.call_paths; },
                  pages::callPaths),
+      rowSection("call_stacks", "sampled ops by the native call stack they were issued from, most ops first (below)", "call_stacks.csv",
+                 rows::callStackFields(), [](const Report& r) -> const auto& { return r.call_stacks; }, pages::callStacks),
+      jsonField("call_stack_notes", "[string]", "modules whose frames the report could not name on this machine, each with why",
+                [](const Report& r) { return Json(r.call_stack_notes); }),
       {"cuda_sync", "[object]", "per process: CPU time inside CUDA synchronisation calls (below)", [](PrettyObject& doc, const Report& r) { doc.array("cuda_sync", r.cuda_sync, json::cudaSyncRowJson); },
        [](const Report& r, const CsvOut& out) {
          out(csv::partsTable("cuda_sync.csv", rows::pick(rows::cudaSyncFields(), {"rank", "host"}), rows::cudaSyncCallFields(), r.cuda_sync,

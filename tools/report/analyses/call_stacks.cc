@@ -1,0 +1,89 @@
+#include "tools/report/analyses/call_stacks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace commtrace::report {
+namespace {
+
+struct StackTotals {
+  CallStackRow row;
+  std::set<int> ranks;
+};
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// Each distinct frame named once, however many ranks and stacks hold it.
+class FrameNames {
+ public:
+  FrameNames(const RunModel& run, NativeSymbols& symbols) : run_(run), symbols_(symbols) {}
+  const std::string& operator()(const NativeFrame& f) {
+    const auto key = std::make_tuple(f.module, f.build_id, f.address);
+    auto [it, inserted] = names_.try_emplace(key);
+    if (inserted) {
+      const std::string_view module = f.module != 0 ? run_.name(f.module) : std::string_view();
+      const std::string_view build_id = f.build_id != 0 ? run_.name(f.build_id) : std::string_view();
+      it->second = frameText(symbols_.lookup(module, build_id, f.address), module, f.address);
+    }
+    return it->second;
+  }
+
+ private:
+  const RunModel& run_;
+  NativeSymbols& symbols_;
+  std::map<std::tuple<NameId, NameId, uint64_t>, std::string> names_;
+};
+
+}  // namespace
+
+std::string frameText(const NativeSymbols::Symbol& symbol, std::string_view module, uint64_t address) {
+  if (!symbol.function.empty())
+    return symbol.file.empty() ? symbol.function : symbol.function + " (" + symbol.file + ":" + std::to_string(symbol.line) + ")";
+  if (module.empty()) return hex(address);
+  const size_t slash = module.rfind('/');
+  return std::string(slash == std::string_view::npos ? module : module.substr(slash + 1)) + "+" + hex(address);
+}
+
+std::vector<CallStackRow> commByCallStack(const RunModel& run, NativeSymbols& symbols) {
+  FrameNames names(run, symbols);
+  std::map<std::string, StackTotals> by_stack;
+  uint64_t all_ops = 0;
+  for (size_t p = 0; p < run.timelines.size() && p < run.processes.size(); ++p) {
+    for (const StackComm& s : run.timelines[p].comm_by_stack) {
+      std::string stack;
+      for (auto f = s.frames.rbegin(); f != s.frames.rend(); ++f) {
+        if (!stack.empty()) stack += ';';
+        stack += names(*f);
+      }
+      if (stack.empty()) stack = "(stack not recorded)";
+      StackTotals& t = by_stack[stack];
+      if (t.row.site.empty()) t.row.site = s.frames.empty() ? stack : names(s.frames.front());
+      t.row.samples += s.samples;
+      t.row.ops += s.ops;
+      t.row.bytes += s.bytes;
+      t.row.api_us += static_cast<double>(s.api_ns) / 1e3;
+      t.ranks.insert(run.processes[p].rank);
+      all_ops += s.ops;
+    }
+  }
+  std::vector<CallStackRow> rows;
+  for (auto& [stack, t] : by_stack) {
+    t.row.stack = stack;
+    t.row.ranks = static_cast<int>(t.ranks.size());
+    t.row.ops_share = all_ops > 0 ? static_cast<double>(t.row.ops) / static_cast<double>(all_ops) : 0;
+    rows.push_back(std::move(t.row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const CallStackRow& a, const CallStackRow& b) {
+    return a.ops != b.ops ? a.ops > b.ops : a.stack < b.stack;
+  });
+  return rows;
+}
+
+}  // namespace commtrace::report

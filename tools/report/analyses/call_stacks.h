@@ -1,0 +1,22 @@
+// Which function of the program issued the communication: every rank's sampled native call
+// stacks (load/stack_tally.h), their frames named offline (load/native_symbols.h) and merged
+// across ranks by the names, so that one call site on every rank is one row whatever the
+// ranks' load addresses.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/report/analyses/call_stacks_rows.h"
+#include "tools/report/load/native_symbols.h"
+#include "tools/report/load/run_model.h"
+
+namespace commtrace::report {
+
+// Most estimated ops first; empty when no rank sampled a stack.
+std::vector<CallStackRow> commByCallStack(const RunModel& run, NativeSymbols& symbols);
+
+// How one frame reads: "function (file:line)", "function", "module+0xADDR" or "0xADDR".
+std::string frameText(const NativeSymbols::Symbol& symbol, std::string_view module, uint64_t address);
+
+}  // namespace commtrace::report

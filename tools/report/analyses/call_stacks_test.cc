@@ -1,0 +1,79 @@
+#include "tools/report/analyses/call_stacks.h"
+
+#include <gtest/gtest.h>
+#include <link.h>
+#include <unistd.h>
+
+namespace commtrace::report {
+namespace {
+
+__attribute__((noinline)) int issuesTheAllReduce(int x) { return x * 5 + 2; }
+__attribute__((noinline)) int callsIt(int x) { return x * 7 + 3; }
+
+// This test's own file, and where the dynamic linker placed it.
+std::pair<std::string, uint64_t> ownFile() {
+  uint64_t bias = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* arg) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') return 0;
+        *static_cast<uint64_t*>(arg) = info->dlpi_addr;
+        return 1;
+      },
+      &bias);
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  return {std::string(exe, n > 0 ? static_cast<size_t>(n) : 0), bias};
+}
+
+// Two ranks ran the same program (each at its own load address: the tally has already made
+// the addresses the file's): their samples of one stack are one row, named from the file;
+// another stack is another row; most estimated ops first.
+TEST(CallStacks, RanksSamplesOfOneStackMergeAndAreNamedFromTheFile) {
+  const auto [path, bias] = ownFile();
+  RunModel run;
+  run.processes.resize(2);
+  run.timelines.resize(2);
+  run.processes[0].rank = 0;
+  run.processes[1].rank = 1;
+  const NameId module = run.names.intern(path);
+  const NativeFrame site{module, 0, reinterpret_cast<uintptr_t>(&issuesTheAllReduce) + 2 - bias};
+  const NativeFrame caller{module, 0, reinterpret_cast<uintptr_t>(&callsIt) + 2 - bias};
+  const NativeFrame elsewhere{run.names.intern("/nonexistent/libgone.so"), 0, 0x1000};
+  run.timelines[0].comm_by_stack = {{{site, caller}, 2, 20, 2000, 40'000}, {{elsewhere}, 1, 60, 10, 0}};
+  run.timelines[1].comm_by_stack = {{{site, caller}, 3, 30, 3000, 60'000}};
+  NativeSymbols symbols;
+  const std::vector<CallStackRow> rows = commByCallStack(run, symbols);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].site, "libgone.so+0x1000");
+  EXPECT_EQ(rows[0].ops, 60u);
+  EXPECT_EQ(rows[1].samples, 5u);
+  EXPECT_EQ(rows[1].ops, 50u);
+  EXPECT_EQ(rows[1].ranks, 2);
+  EXPECT_EQ(rows[1].bytes, 5000u);
+  EXPECT_DOUBLE_EQ(rows[1].api_us, 100.0);
+  EXPECT_DOUBLE_EQ(rows[1].ops_share, 50.0 / 110.0);
+  EXPECT_EQ(rows[1].site.rfind("commtrace::report::(anonymous namespace)::issuesTheAllReduce(int) (call_stacks_test.cc:", 0), 0u) << rows[1].site;
+  // Outermost first: the caller, then the site.
+  EXPECT_LT(rows[1].stack.find("callsIt"), rows[1].stack.find("issuesTheAllReduce")) << rows[1].stack;
+  EXPECT_EQ(rows[1].stack.find(';'), rows[1].stack.rfind(';'));
+  ASSERT_EQ(symbols.unreadable().size(), 1u);
+  EXPECT_EQ(symbols.unreadable()[0].first, "/nonexistent/libgone.so");
+}
+
+TEST(CallStacks, UnnamedFramesReadAsModuleAndAddress) {
+  EXPECT_EQ(frameText({}, "/nonexistent/libgone.so", 0x1000), "libgone.so+0x1000");
+  EXPECT_EQ(frameText({}, "", 0x7f00), "0x7f00");
+  EXPECT_EQ(frameText({.function = "f()", .file = "a.cc", .line = 3}, "/x.so", 1), "f() (a.cc:3)");
+  EXPECT_EQ(frameText({.function = "f()"}, "/x.so", 1), "f()");
+}
+
+TEST(CallStacks, EmptyWithoutSamples) {
+  RunModel run;
+  run.processes.resize(1);
+  run.timelines.resize(1);
+  NativeSymbols symbols;
+  EXPECT_TRUE(commByCallStack(run, symbols).empty());
+}
+
+}  // namespace
+}  // namespace commtrace::report

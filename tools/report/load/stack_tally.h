@@ -1,0 +1,47 @@
+// A process's sampled native call stacks (StackFramesRecord, StackSampleRecord) and the
+// modules their frames lie in (ModuleRecord), tallied as its file is read: per stack, the
+// samples and the weighted sums that estimate its ops, bytes and API time. At the end each
+// return address becomes (module, address in the module's file), which is the same on every
+// rank that ran the same binaries, whatever their load addresses: the analysis merges and
+// symbolises those (analyses/call_stacks.h). Memory grows with the program's distinct stacks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/record.h"
+#include "tools/report/load/run_model.h"
+
+namespace commtrace::report {
+
+class StackTally {
+ public:
+  void addFrames(const StackFramesRecord& r);
+  void addSample(const StackSampleRecord& r);
+  void addModule(const ModuleRecord& r, std::string_view path, std::string_view build_id);
+  // The stacks samples named, one row per stack. A stack whose frames never arrived (a
+  // dropped record) has none; an address in no recorded module keeps the address itself.
+  std::vector<StackComm> finish(const std::function<NameId(std::string_view)>& intern) const;
+
+  // Stacks held per process: a program has dozens to thousands; a damaged or hostile file
+  // naming more has its further samples left out, as are frames past a stack's depth.
+  static constexpr size_t kMaxStacks = 1 << 16;
+  static constexpr size_t kMaxDepth = 256;
+
+ private:
+  struct Module {
+    uint64_t start, end, load_bias;
+    std::string path, build_id;
+  };
+  NativeFrame frameOf(uint64_t pc, const std::function<NameId(std::string_view)>& intern) const;
+
+  std::unordered_map<uint32_t, std::vector<uint64_t>> frames_;  // by stack id, innermost first
+  std::unordered_map<uint32_t, StackComm> samples_;             // by stack id (frames unset)
+  std::vector<Module> modules_;
+};
+
+}  // namespace commtrace::report
