@@ -1,6 +1,8 @@
 #include "interpose/stack_sampler.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <link.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <new>
 
@@ -232,6 +235,37 @@ int recordModule(dl_phdr_info* info, size_t, void*) {
   return 0;
 }
 
+// ---- the perf map (the recording thread) ----
+
+constexpr off_t kMaxPerfMapBytes = off_t{256} << 20;  // past any JIT's names for its code
+off_t g_perf_map_copied = -1;  // the size of the map last copied
+
+// Copies `from` to `to` through a temporary name, so a reader never sees half of it.
+bool copyFile(const char* from, const std::string& to) {
+  const int in = open(from, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return false;
+  const std::string partial = to + ".partial";
+  const int out = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = out >= 0;
+  char buffer[1 << 16];
+  for (ssize_t n; ok && (n = read(in, buffer, sizeof buffer)) != 0;) {
+    if (n < 0) ok = errno == EINTR;
+    else ok = write(out, buffer, static_cast<size_t>(n)) == n;
+  }
+  close(in);
+  if (out >= 0) close(out);
+  return ok ? rename(partial.c_str(), to.c_str()) == 0 : (unlink(partial.c_str()), false);
+}
+
+void keepPerfMap(const std::string& trace_path) {
+  if (trace_path.empty()) return;
+  char map[64];
+  std::snprintf(map, sizeof map, "/tmp/perf-%d.map", static_cast<int>(getpid()));
+  struct stat st{};
+  if (stat(map, &st) != 0 || st.st_size == g_perf_map_copied || st.st_size > kMaxPerfMapBytes) return;
+  if (copyFile(map, trace_path + ".perf-map")) g_perf_map_copied = st.st_size;
+}
+
 }  // namespace
 
 uint32_t stackSampleDue(const void* comm, int func, uint64_t bytes) {
@@ -256,17 +290,19 @@ uint32_t stackSampleDue(const void* comm, int func, uint64_t bytes) {
   return weight;
 }
 
-void recordSampledModules() {
+void recordSampledModules(const std::string& trace_path) {
   const uint64_t samples = g_samples.load(std::memory_order_relaxed);
   if (samples == g_samples_seen) return;
   g_samples_seen = samples;
   dl_iterate_phdr(&recordModule, nullptr);
+  keepPerfMap(trace_path);
 }
 
 void forgetStacksAfterFork() {
   g_fork_generation.fetch_add(1, std::memory_order_relaxed);
   g_recorded_count = 0;
   g_samples_seen = 0;
+  g_perf_map_copied = -1;
 }
 
 }  // namespace commtrace::interpose

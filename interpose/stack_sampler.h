@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/string_table.h"
 
@@ -34,8 +35,11 @@ struct SampledOp {
 void takeStackSample(const SampledOp& op, uint32_t weight);
 
 // The recording thread, before each drain: when samples were taken since it last looked,
-// records the modules loaded since (all of them the first time).
-void recordSampledModules();
+// records the modules loaded since (all of them the first time), and copies the process's
+// perf map (/tmp/perf-PID.map: a JIT's names for its code, CPython's Python functions under
+// PYTHONPERFSUPPORT=1) to trace_path + ".perf-map" when it grew: the JIT's code is in no
+// module, and the map goes with the process.
+void recordSampledModules(const std::string& trace_path);
 
 // The fork child handler: the child's file starts without the parent's stacks and modules.
 void forgetStacksAfterFork();

@@ -32,11 +32,11 @@ std::mutex g_mutex;  // start/stop are rare calls, never on a hot path
 // the live link keyed once it can be (at
 // the last drain the process is ending: what it still has in flight is not a hang, and a
 // stopped collector it started must not outlive it).
-void beforeDrain(bool last) {
+void beforeDrain(bool last, const std::string& trace_path) {
 #if COMMTRACE_CUPTI_FACE
   commtrace::cupti::beforeDrain(last);
 #endif
-  commtrace::interpose::recordSampledModules();
+  commtrace::interpose::recordSampledModules(trace_path);
   if (last) {
     commtrace::library::endLiveLink();
     return;

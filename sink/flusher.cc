@@ -85,7 +85,7 @@ struct Flusher::Worker {
   // last: the drain at stop(). closing: the process stops recording, at stop() or by a
   // closing flush request: the drain's last chunk is written, records or not, marked so.
   void drainOnce(bool last, bool closing) {
-    if (flusher.options_.before_drain != nullptr) flusher.options_.before_drain(last);
+    if (flusher.options_.before_drain != nullptr) flusher.options_.before_drain(last, flusher.file_.path());
     RingRegistry::global().forEachRing([&](ThreadRing& ring) {
       ring.drain([&](const RecordSlot& slot) { add(slot); });
       reportRingDrops(ring);

@@ -26,8 +26,9 @@ struct FlusherOptions {
   ProcessIdentity identity;
   TraceFile::WriteFn write = &::write;  // tests put a failing or hanging disk here
   // A face's slow work, done on this thread and never on a caller's: called before every
-  // drain (last: the final one, at stop). The CUPTI face hands CUPTI's buffers over here.
-  void (*before_drain)(bool last) = nullptr;
+  // drain (last: the final one, at stop), with the trace file's path ("" until it exists).
+  // The CUPTI face hands CUPTI's buffers over here.
+  void (*before_drain)(bool last, const std::string& trace_path) = nullptr;
   // A second clock read with the CPU's into every ClockSample (CUPTI's); 0: none now.
   uint64_t (*cupti_clock)() = nullptr;
   // The live link, when this process sends digests to the job's collector: every

@@ -4,7 +4,9 @@
 // and the functions that called it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,24 +22,33 @@ namespace {
 using testutil::ProgramResult;
 using testutil::TempDir;
 
-std::vector<report::CallStackRow> stacksOf(const TempDir& scratch, const std::map<std::string, std::optional<std::string>>& settings,
-                                           int steps, std::vector<std::string>* notes = nullptr) {
-  std::map<std::string, std::optional<std::string>> env = settings;
+using Env = std::map<std::string, std::optional<std::string>>;
+
+// The program under the preload, every op's stack sampled unless `settings` say otherwise.
+ProgramResult runPreloaded(const TempDir& scratch, const std::vector<std::string>& argv, Env env) {
   env.emplace("LD_PRELOAD", COMMTRACE_SO_PATH);
   env.emplace("COMMTRACE_DIR", scratch.path() + "/run");
   env.emplace("NCCL_PROFILER_PLUGIN", std::nullopt);
   env.emplace("NVTX_INJECTION64_PATH", std::nullopt);
-  const ProgramResult r = testutil::runProgram({CALL_SITE_PROGRAM_PATH, std::to_string(steps)}, scratch.path(), env);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "done\n");
+  return testutil::runProgram(argv, scratch.path(), env);
+}
+
+// The run's stacks as the report names them, and its notes on what it could not name.
+std::vector<report::CallStackRow> reportedStacks(const TempDir& scratch, std::vector<std::string>* notes = nullptr) {
   report::RunModel run;
   std::ostringstream err;
   EXPECT_TRUE(report::loadRun({.paths = {scratch.path() + "/run"}}, run, err)) << err.str();
   report::NativeSymbols symbols;
   std::vector<report::CallStackRow> rows = report::commByCallStack(run, symbols);
-  if (notes != nullptr)
-    for (const auto& [module, why] : symbols.unreadable()) notes->push_back(module + ": " + why);
+  if (notes != nullptr) *notes = report::pythonFrameNotes(run);
   return rows;
+}
+
+std::vector<report::CallStackRow> stacksOf(const TempDir& scratch, const Env& settings, int steps) {
+  const ProgramResult r = runPreloaded(scratch, {CALL_SITE_PROGRAM_PATH, std::to_string(steps)}, settings);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  return reportedStacks(scratch);
 }
 
 // The function a site names, without its line.
@@ -117,6 +128,50 @@ TEST(CallStackPreload, TheSamplesWeightsEstimateEachSitesOps) {
 TEST(CallStackPreload, OffWithCommtraceStacksZero) {
   TempDir scratch;
   EXPECT_TRUE(stacksOf(scratch, {{"COMMTRACE_STACKS", "0"}}, 5).empty());
+}
+
+// Code in no module (a JIT's) is named by the perf map the process kept: the recorder copies
+// /tmp/perf-PID.map beside the trace, and the report looks the frame up there.
+TEST(CallStackPreload, CodeInNoModuleIsNamedByThePerfMapKeptBesideTheTrace) {
+  if (std::string(JIT_CALLER_PROGRAM_PATH).empty()) GTEST_SKIP() << "the JIT stand-in's trampoline is x86-64 code";
+  TempDir scratch;
+  const ProgramResult r = runPreloaded(scratch, {JIT_CALLER_PROGRAM_PATH}, {{"COMMTRACE_STACKS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out.rfind("pid ", 0), 0u) << r.out;
+  std::remove(("/tmp/perf-" + r.out.substr(4, r.out.size() - 5) + ".map").c_str());
+  const std::vector<report::CallStackRow> rows = reportedStacks(scratch);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].samples, 3u);
+  EXPECT_NE(rows[0].site.find("issueFromJit"), std::string::npos) << rows[0].site;
+  // The unwinder stops at code without unwind tables: the JIT's frame is the outermost.
+  EXPECT_EQ(rows[0].stack.rfind("py::train_step:/work/train.py;", 0), 0u) << rows[0].stack;
+}
+
+// A Python program calling NCCL through a C extension: with a perf map (CPython 3.12+ under
+// PYTHONPERFSUPPORT=1) the Python function that called the extension is in the stack; an
+// older interpreter keeps none, and the report says why no Python frames are shown.
+TEST(CallStackPreload, APythonProgramsFunctionsOrWhyTheyAreMissing) {
+  if (std::string(PYTHON3_PATH).empty()) GTEST_SKIP() << "no python3";
+  TempDir scratch;
+  const ProgramResult r = runPreloaded(scratch, {PYTHON3_PATH, PYTHON_PROGRAM_PATH, PYTHON_EXTENSION_PATH},
+                                       {{"COMMTRACE_STACKS", "1"}, {"PYTHONPERFSUPPORT", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  std::vector<std::string> notes;
+  const std::vector<report::CallStackRow> rows = reportedStacks(scratch, &notes);
+  ASSERT_FALSE(rows.empty());
+  const report::CallStackRow* site = rowOf(rows, "allReduceOnce");
+  ASSERT_NE(site, nullptr) << rows[0].stack;
+  EXPECT_EQ(site->samples, 3u);
+  const bool python_frames = site->stack.find("py::") != std::string::npos;
+  if (python_frames) {
+    EXPECT_NE(site->stack.find("py::all_reduce_gradients"), std::string::npos) << site->stack;
+    EXPECT_TRUE(notes.empty()) << notes[0];
+  } else {
+    ASSERT_EQ(notes.size(), 1u) << site->stack;
+    EXPECT_NE(notes[0].find("1 Python process (python3"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("PYTHONPERFSUPPORT=1"), std::string::npos) << notes[0];
+  }
 }
 
 }  // namespace

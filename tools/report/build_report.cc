@@ -112,7 +112,8 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.call_paths = commByCallPath(run, exposed_by_path);
   NativeSymbols symbols;
   report.call_stacks = commByCallStack(run, symbols);
-  for (const auto& [module, why] : symbols.unreadable()) report.call_stack_notes.push_back(module + ": " + why);
+  report.call_stack_notes = pythonFrameNotes(run);
+  for (const auto& [module, why] : symbols.unreadable()) report.call_stack_notes.push_back(module + ": its frames are not named (" + why + ")");
   report.stragglers = rankStragglers(run, clocks, {streamed.arrivals, streamed.shapes, streamed.transfer_cells, streamed.lateness, &busy});
   report.mismatches = findMismatches(run, streamed.gaps, streamed.transfer_gaps, report.mismatches_total, &report.collectives_lost_to_drops);
   for (MismatchRow& m : report.mismatches) m.detail = mismatchDetail(m);

@@ -25,9 +25,11 @@ class FrameNames {
  public:
   FrameNames(const RunModel& run, NativeSymbols& symbols) : run_(run), symbols_(symbols) {}
   const std::string& operator()(const NativeFrame& f) {
-    const auto key = std::make_tuple(f.module, f.build_id, f.address);
+    const auto key = std::make_tuple(f.module, f.build_id, f.address, f.symbol);
     auto [it, inserted] = names_.try_emplace(key);
-    if (inserted) {
+    if (inserted && f.symbol != 0) {
+      it->second = run_.name(f.symbol);
+    } else if (inserted) {
       const std::string_view module = f.module != 0 ? run_.name(f.module) : std::string_view();
       const std::string_view build_id = f.build_id != 0 ? run_.name(f.build_id) : std::string_view();
       it->second = frameText(symbols_.lookup(module, build_id, f.address), module, f.address);
@@ -38,7 +40,7 @@ class FrameNames {
  private:
   const RunModel& run_;
   NativeSymbols& symbols_;
-  std::map<std::tuple<NameId, NameId, uint64_t>, std::string> names_;
+  std::map<std::tuple<NameId, NameId, uint64_t, NameId>, std::string> names_;
 };
 
 }  // namespace
@@ -49,6 +51,18 @@ std::string frameText(const NativeSymbols::Symbol& symbol, std::string_view modu
   if (module.empty()) return hex(address);
   const size_t slash = module.rfind('/');
   return std::string(slash == std::string_view::npos ? module : module.substr(slash + 1)) + "+" + hex(address);
+}
+
+std::vector<std::string> pythonFrameNotes(const RunModel& run) {
+  std::map<std::string, int> processes;  // by interpreter module
+  for (const ProcessTimeline& t : run.timelines)
+    if (!t.python_without_perf_map.empty()) ++processes[t.python_without_perf_map];
+  std::vector<std::string> notes;
+  for (const auto& [module, count] : processes)
+    notes.push_back(std::to_string(count) + (count == 1 ? " Python process (" : " Python processes (") + module +
+                    ") kept no perf map beside its trace, so its Python functions are not in the stacks: CPython 3.12 or "
+                    "newer writes one under PYTHONPERFSUPPORT=1 (or -X perf); older interpreters cannot");
+  return notes;
 }
 
 std::vector<CallStackRow> commByCallStack(const RunModel& run, NativeSymbols& symbols) {

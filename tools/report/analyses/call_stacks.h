@@ -16,6 +16,10 @@ namespace commtrace::report {
 // Most estimated ops first; empty when no rank sampled a stack.
 std::vector<CallStackRow> commByCallStack(const RunModel& run, NativeSymbols& symbols);
 
+// Why Python functions are missing from the stacks: one line per interpreter whose processes
+// ran without a perf map (ProcessTimeline::python_without_perf_map).
+std::vector<std::string> pythonFrameNotes(const RunModel& run);
+
 // How one frame reads: "function (file:line)", "function", "module+0xADDR" or "0xADDR".
 std::string frameText(const NativeSymbols::Symbol& symbol, std::string_view module, uint64_t address);
 

@@ -248,6 +248,7 @@ struct NativeFrame {
   NameId module = 0;    // the module's path; 0: in no module the process recorded
   NameId build_id = 0;  // hex; 0 or "" when not known
   uint64_t address = 0;  // a return address in the file's addresses (module 0: the address in memory)
+  NameId symbol = 0;    // in no module, the name the process's perf map gives the code (a JIT's: Python functions)
   friend bool operator==(const NativeFrame&, const NativeFrame&) = default;
 };
 
@@ -272,6 +273,9 @@ struct ProcessTimeline {
   std::vector<PathComm> comm_by_path;  // its ops by NVTX path (the same window); empty: none ran under a range
   std::unordered_map<uint32_t, NameId> path_names;  // its file's PhasePath ids its ops carried, as comm_by_path names them
   std::vector<StackComm> comm_by_stack;  // its sampled native call stacks (the same window)
+  // Where it ran Python (an interpreter module in its stacks) and kept no perf map beside its
+  // file: the interpreter's module, whose Python functions are then not in the stacks.
+  std::string python_without_perf_map;
   bool has_kernel_records = false;   // CUPTI delivered kernel records at all
   // Compute kernels left out of `compute`: the process wrote no clock sample pairing CUPTI's
   // clock with the GPU's, so they cannot be placed on the timeline of its ops.

@@ -1,6 +1,9 @@
 #include "tools/report/load/stack_tally.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <tuple>
 
 namespace commtrace::report {
@@ -27,20 +30,55 @@ void StackTally::addModule(const ModuleRecord& r, std::string_view path, std::st
   modules_.push_back({r.start, r.end, r.load_bias, std::string(path), std::string(build_id)});
 }
 
-NativeFrame StackTally::frameOf(uint64_t pc, const std::function<NameId(std::string_view)>& intern) const {
+StackTally::JitSymbols StackTally::readPerfMap(const std::string& path) {
+  JitSymbols symbols;
+  std::ifstream in(path);
+  std::string line;
+  while (symbols.size() < kMaxJitSymbols && std::getline(in, line)) {
+    std::istringstream fields(line);
+    uint64_t start = 0, size = 0;
+    std::string name;
+    if (!(fields >> std::hex >> start >> size) || size == 0 || start + size < start) continue;
+    std::getline(fields >> std::ws, name);
+    if (!name.empty()) symbols.push_back({start, start + size, std::move(name)});
+  }
+  // A later line for the same code (a JIT that compiled it again) is the one in force.
+  std::stable_sort(symbols.begin(), symbols.end(), [](const JitSymbol& a, const JitSymbol& b) { return a.start < b.start; });
+  return symbols;
+}
+
+NativeFrame StackTally::frameOf(uint64_t pc, const JitSymbols& jit, const std::function<NameId(std::string_view)>& intern) const {
   // The latest recorded module holding the address: one loaded at a range another left.
   for (auto m = modules_.rbegin(); m != modules_.rend(); ++m)
     if (pc >= m->start && pc < m->end) return {intern(m->path), intern(m->build_id), pc - m->load_bias};
+  // In no module: JIT code. The return address is past the call, so the call is at pc - 1.
+  auto it = std::upper_bound(jit.begin(), jit.end(), pc - 1, [](uint64_t at, const JitSymbol& s) { return at < s.start; });
+  if (it != jit.begin() && pc - 1 < (--it)->end) return {0, 0, pc, intern(it->name)};
   return {0, 0, pc};
 }
 
-std::vector<StackComm> StackTally::finish(const std::function<NameId(std::string_view)>& intern) const {
-  std::vector<StackComm> rows;
+// The interpreter's module where the process ran CPython: the program (python3.11) or the
+// library it embeds (libpython3.11.so).
+std::string StackTally::pythonModule() const {
+  for (const Module& m : modules_) {
+    const std::string_view base = std::string_view(m.path).substr(m.path.rfind('/') + 1);
+    if (base.starts_with("python") || base.starts_with("libpython")) return std::string(base);
+  }
+  return {};
+}
+
+StackTally::Finished StackTally::finish(const std::function<NameId(std::string_view)>& intern, const std::string& perf_map_path) const {
+  Finished out;
+  if (samples_.empty()) return out;
+  const bool has_map = !perf_map_path.empty() && std::filesystem::exists(perf_map_path);
+  const JitSymbols jit = has_map ? readPerfMap(perf_map_path) : JitSymbols{};
+  if (!has_map) out.python_without_perf_map = pythonModule();
+  std::vector<StackComm>& rows = out.stacks;
   for (const auto& [stack, figures] : samples_) {
     StackComm row = figures;
     if (const auto frames = frames_.find(stack); frames != frames_.end())
       for (const uint64_t pc : frames->second)
-        if (pc != 0) row.frames.push_back(frameOf(pc, intern));
+        if (pc != 0) row.frames.push_back(frameOf(pc, jit, intern));
     rows.push_back(std::move(row));
   }
   // In the order of the stacks' first frames: the same files give the same rows.
@@ -50,7 +88,7 @@ std::vector<StackComm> StackTally::finish(const std::function<NameId(std::string
                                           return std::tie(x.module, x.address) < std::tie(y.module, y.address);
                                         });
   });
-  return rows;
+  return out;
 }
 
 }  // namespace commtrace::report

@@ -43,7 +43,7 @@ TEST(StackTally, AStackOfSeveralRecordsIsPlacedInItsModules) {
   tally.addSample({.bytes = 100, .cpu_start_ns = 50, .cpu_end_ns = 60, .stack = 7, .weight = 1});
   tally.addSample({.bytes = 8, .stack = 9, .weight = 2});  // its frames never arrived
   Names names;
-  const std::vector<StackComm> rows = tally.finish(std::ref(names));
+  const std::vector<StackComm> rows = tally.finish(std::ref(names)).stacks;
   ASSERT_EQ(rows.size(), 2u);
   const StackComm& known = rows[0].frames.empty() ? rows[1] : rows[0];
   const StackComm& lost = rows[0].frames.empty() ? rows[0] : rows[1];
@@ -69,7 +69,7 @@ TEST(StackTally, ADepthPastTheCapKeepsTheInnermostFrames) {
   tally.addFrames(framesRecord(1, 59988, 60000, {3}));  // past the cap: left out
   tally.addSample({.stack = 1, .weight = 1});
   Names names;
-  const std::vector<StackComm> rows = tally.finish(std::ref(names));
+  const std::vector<StackComm> rows = tally.finish(std::ref(names)).stacks;
   ASSERT_EQ(rows.size(), 1u);
   ASSERT_EQ(rows[0].frames.size(), 2u) << "zeros (frames never written) are not frames";
   EXPECT_EQ(rows[0].frames[0].address, 1u);

@@ -141,7 +141,7 @@ std::vector<ReportSection> declareSections() {
                  pages::callPaths),
       rowSection("call_stacks", "sampled ops by the native call stack they were issued from, most ops first (below)", "call_stacks.csv",
                  rows::callStackFields(), [](const Report& r) -> const auto& { return r.call_stacks; }, pages::callStacks),
-      jsonField("call_stack_notes", "[string]", "modules whose frames the report could not name on this machine, each with why",
+      jsonField("call_stack_notes", "[string]", "why some frames are not named: modules the report could not read on this machine, Python processes without a perf map",
                 [](const Report& r) { return Json(r.call_stack_notes); }),
       {"cuda_sync", "[object]", "per process: CPU time inside CUDA synchronisation calls (below)", [](PrettyObject& doc, const Report& r) { doc.array("cuda_sync", r.cuda_sync, json::cudaSyncRowJson); },
        [](const Report& r, const CsvOut& out) {
