@@ -59,6 +59,7 @@ void writeTo(const Report& r, ReportFormat format, std::ostream& out) {
     case ReportFormat::kHtml: return report::writeHtml(r, out);
     case ReportFormat::kMarkdown: return report::writeMarkdown(r, out);
     case ReportFormat::kFolded: return report::writeFolded(r, out);
+    case ReportFormat::kFoldedStacks: return report::writeFoldedStacks(r, out);
     case ReportFormat::kCsv: break;  // a directory, not a stream
   }
 }
@@ -115,6 +116,11 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
            "(ranges come from torch.cuda.nvtx, emit_nvtx or the program's own NVTX calls; COMMTRACE_NVTX=0 turns them off)\n";
   else if (options.format == ReportFormat::kFolded)
     err << "commtrace: the stacks' values are " << report::foldedMeasure(r) << " time in microseconds, summed over ranks\n";
+  if (options.format == ReportFormat::kFoldedStacks && r.call_stacks.empty())
+    err << "commtrace: no call stack of this run was sampled: there are no stacks to fold (the NCCL wrappers sample them "
+           "under LD_PRELOAD=libcommtrace.so; COMMTRACE_STACKS=0 turns them off)\n";
+  else if (options.format == ReportFormat::kFoldedStacks)
+    err << "commtrace: the stacks' values are the ops issued from them, estimated from the samples, summed over ranks\n";
   if (!writeReport(r, options, out, err)) return 1;
   // The report says so among its findings; the exit status says so to a script.
   for (const report::FindingRow& f : r.finding_details)
@@ -166,7 +172,8 @@ namespace {
 
 const std::map<std::string, ReportFormat> kFormats = {
     {"text", ReportFormat::kText}, {"json", ReportFormat::kJson}, {"csv", ReportFormat::kCsv}, {"html", ReportFormat::kHtml},
-    {"markdown", ReportFormat::kMarkdown}, {"folded", ReportFormat::kFolded}};
+    {"markdown", ReportFormat::kMarkdown}, {"folded", ReportFormat::kFolded},
+    {"folded-stacks", ReportFormat::kFoldedStacks}};
 
 const std::map<std::string, report::TraceEncoding> kTraceEncodings = {{"protobuf", report::TraceEncoding::kProtobuf},
                                                                       {"json", report::TraceEncoding::kJson}};
@@ -237,9 +244,10 @@ Command addReportCommand(CLI::App& app) {
                  "per table, needs --out DIR; html: one self-contained page with heatmaps and plots; markdown: the text report as "
                  "GitHub-flavoured Markdown (headings, pipe tables), for a pull request or a CI job's summary; folded: the "
                  "communication by NVTX path as folded stacks (path;path;path MICROSECONDS: its exposed time where every path's is "
-                 "known, else its whole time), for flamegraph.pl, inferno or speedscope");
+                 "known, else its whole time), for flamegraph.pl, inferno or speedscope; folded-stacks: the sampled native call "
+                 "stacks likewise (frame;frame;frame OPS: the ops issued from it, estimated from the samples)");
   report->add_option("--out", f->options.out,
-                     "write to this file (text, json, html, markdown, folded) or directory (csv) instead of stdout; without --format, a "
+                     "write to this file (text, json, html, markdown, folded, folded-stacks) or directory (csv) instead of stdout; without --format, a "
                      "file named .html, .htm, .json, .md or .folded is written in that format");
   report->add_option("--from", f->from,
                      "only the ops that started at or after this time: how long after the run's first process started "

@@ -12,7 +12,7 @@
 
 namespace commtrace::tools {
 
-enum class ReportFormat { kText, kJson, kCsv, kHtml, kMarkdown, kFolded };
+enum class ReportFormat { kText, kJson, kCsv, kHtml, kMarkdown, kFolded, kFoldedStacks };
 enum class ProgressMode { kAuto, kAlways, kNever };  // auto: when stderr is a terminal
 
 struct ReportOptions {

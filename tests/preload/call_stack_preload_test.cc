@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/commtrace_cli.h"
 #include "tests/support/run_program.h"
 #include "tests/support/temp_dir.h"
 #include "tools/report/analyses/call_stacks.h"
@@ -85,6 +86,8 @@ TEST(CallStackPreload, EveryOpIsAttributedToTheFunctionThatIssuedIt) {
   ASSERT_GT(sync->stack.size(), sync->site.size());
   EXPECT_EQ(sync->stack.substr(sync->stack.size() - sync->site.size()), sync->site) << sync->stack;
   EXPECT_EQ(save->stack.find("trainStep"), std::string::npos) << save->stack;
+  // Code without line information (_start, from crt1.o) claims no other function's line.
+  EXPECT_EQ(sync->stack.find("std_thread.h"), std::string::npos) << sync->stack;
   EXPECT_DOUBLE_EQ(gather->ops_share, 10.0 / 16.0);
 }
 
@@ -123,6 +126,29 @@ TEST(CallStackPreload, TheSamplesWeightsEstimateEachSitesOps) {
   EXPECT_NEAR(static_cast<double>(gather->ops), 2.0 * kSteps, 2.0 * kSteps * 0.15);
   EXPECT_NEAR(static_cast<double>(sync->ops), 1.0 * kSteps, 1.0 * kSteps * 0.15);
   EXPECT_NEAR(static_cast<double>(sync->bytes), 1.0 * kSteps * (4 << 16), 1.0 * kSteps * (4 << 16) * 0.15);
+}
+
+// `--format folded-stacks` is the flame-graph tools' input: a line per stack, its frames from
+// the outermost in, the ops issued from it; the HTML page draws them as an icicle.
+TEST(CallStackPreload, TheStacksFoldForFlameGraphToolsAndDrawOnThePage) {
+  TempDir scratch;
+  const std::vector<report::CallStackRow> rows = stacksOf(scratch, {{"COMMTRACE_STACKS", "1"}}, 5);
+  const ProgramResult folded = testutil::commtrace(scratch, {"report", scratch.path() + "/run", "--format", "folded-stacks"});
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  std::string expected;
+  for (const report::CallStackRow& row : rows) expected += row.stack + " " + std::to_string(row.ops) + "\n";
+  EXPECT_EQ(folded.out, expected);
+  EXPECT_NE(folded.err.find("estimated from the samples"), std::string::npos) << folded.err;
+  const ProgramResult page = testutil::commtrace(scratch, {"report", scratch.path() + "/run", "--format", "html"});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_NE(page.out.find("Communication by call stack"), std::string::npos);
+  EXPECT_NE(page.out.find("Ops by the native call stack that issued them"), std::string::npos);
+
+  TempDir none;  // nothing sampled: nothing to fold, and stderr says why
+  stacksOf(none, {{"COMMTRACE_STACKS", "0"}}, 1);
+  const ProgramResult empty = testutil::commtrace(none, {"report", none.path() + "/run", "--format", "folded-stacks"});
+  EXPECT_EQ(empty.out, "");
+  EXPECT_NE(empty.err.find("no call stack of this run was sampled"), std::string::npos) << empty.err;
 }
 
 TEST(CallStackPreload, OffWithCommtraceStacksZero) {

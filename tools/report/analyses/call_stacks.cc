@@ -25,19 +25,21 @@ class FrameNames {
  public:
   FrameNames(const RunModel& run, NativeSymbols& symbols) : run_(run), symbols_(symbols) {}
   const std::string& operator()(const NativeFrame& f) {
-    const auto key = std::make_tuple(f.module, f.build_id, f.address, f.symbol);
-    auto [it, inserted] = names_.try_emplace(key);
-    if (inserted && f.symbol != 0) {
-      it->second = run_.name(f.symbol);
-    } else if (inserted) {
-      const std::string_view module = f.module != 0 ? run_.name(f.module) : std::string_view();
-      const std::string_view build_id = f.build_id != 0 ? run_.name(f.build_id) : std::string_view();
-      it->second = frameText(symbols_.lookup(module, build_id, f.address), module, f.address);
-    }
+    auto [it, inserted] = names_.try_emplace(std::make_tuple(f.module, f.build_id, f.address, f.symbol));
+    if (!inserted) return it->second;
+    it->second = f.symbol != 0 ? std::string(run_.name(f.symbol)) : fromModule(f);
+    // One frame of a ';'-joined stack (and of a folded line).
+    for (char& c : it->second) c = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
     return it->second;
   }
 
  private:
+  std::string fromModule(const NativeFrame& f) {
+    const std::string_view module = f.module != 0 ? run_.name(f.module) : std::string_view();
+    const std::string_view build_id = f.build_id != 0 ? run_.name(f.build_id) : std::string_view();
+    return frameText(symbols_.lookup(module, build_id, f.address), module, f.address);
+  }
+
   const RunModel& run_;
   NativeSymbols& symbols_;
   std::map<std::tuple<NameId, NameId, uint64_t, NameId>, std::string> names_;

@@ -12,7 +12,7 @@ namespace commtrace::report {
 // each sample standing for the ops its thread issued since its previous one.
 struct CallStackRow {
   std::string site;   // the innermost frame: the function that called NCCL, with its line where known
-  std::string stack;  // every frame, outermost first, joined by ";" (flame-graph tools' order)
+  std::string stack;  // every frame, outermost first, joined by ";" (flame-graph tools' order; a ';' in a name reads ':')
   uint64_t samples = 0;
   uint64_t ops = 0;     // estimated rank-ops
   int ranks = 0;        // ranks with samples of it

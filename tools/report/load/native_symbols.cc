@@ -94,13 +94,18 @@ NativeSymbols::Symbol NativeSymbols::lookup(std::string_view module_path, std::s
   const Dwarf_Addr call = address - 1;  // inside the call instruction, not at the next line's
   GElf_Off offset = 0;
   GElf_Sym sym;
-  if (const char* name = dwfl_module_addrinfo(m->module, call, &offset, &sym, nullptr, nullptr, nullptr)) symbol.function = demangled(name);
-  if (Dwfl_Line* line = dwfl_module_getsrc(m->module, call)) {
-    int number = 0;
-    if (const char* file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr)) {
-      symbol.file = baseName(file);
-      symbol.line = number;
-    }
+  const char* name = dwfl_module_addrinfo(m->module, call, &offset, &sym, nullptr, nullptr, nullptr);
+  if (name != nullptr) symbol.function = demangled(name);
+  // The line table's nearest row at or before the address; from another function's (code
+  // without line information after code with it, as _start after the program's own) it is
+  // no line of this one.
+  Dwfl_Line* line = dwfl_module_getsrc(m->module, call);
+  Dwarf_Addr line_address = 0;
+  int number = 0;
+  const char* file = line != nullptr ? dwfl_lineinfo(line, &line_address, &number, nullptr, nullptr, nullptr) : nullptr;
+  if (file != nullptr && (name == nullptr || line_address >= call - offset)) {
+    symbol.file = baseName(file);
+    symbol.line = number;
   }
   return symbol;
 }

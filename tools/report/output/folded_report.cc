@@ -31,4 +31,8 @@ void writeFolded(const Report& report, std::ostream& out) {
     out << foldedStack(row.path) << ' ' << static_cast<uint64_t>(std::llround(exposed ? row.exposed_us : row.comm_us)) << '\n';
 }
 
+void writeFoldedStacks(const Report& report, std::ostream& out) {
+  for (const CallStackRow& row : report.call_stacks) out << row.stack << ' ' << row.ops << '\n';
+}
+
 }  // namespace commtrace::report

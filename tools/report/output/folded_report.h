@@ -15,6 +15,11 @@ namespace commtrace::report {
 
 void writeFolded(const Report& report, std::ostream& out);
 
+// `--format folded-stacks`: the sampled native call stacks (Report::call_stacks) likewise, one
+// line per stack, its frames from the outermost in, and the ops issued from it (estimated
+// from the samples, summed over ranks).
+void writeFoldedStacks(const Report& report, std::ostream& out);
+
 // What the values are: "exposed communication" or "communication" (see above).
 const char* foldedMeasure(const Report& report);
 

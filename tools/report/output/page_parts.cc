@@ -148,6 +148,7 @@ void callStacks(const Report& r, Page& page) {
   page.section("call-stacks", "Communication by call stack",
                "the functions that called NCCL, from sampled native call stacks (COMMTRACE_STACKS): ops, bytes and time are estimates");
   page.table(rows::peopleTable(rows::callStackFields(), r.call_stacks), Rows::kRanking, "");
+  page.chart([&r] { return charts::callStackChart(r.call_stacks); });
   for (const std::string& note : r.call_stack_notes) page.note(note);
 }
 

@@ -250,4 +250,20 @@ std::string callPathChart(const std::vector<CallPathRow>& rows) {
          "communication of the ops issued inside it; the steps as one. Hover a box for its path and time.</p>\n" + svg::icicle(chart);
 }
 
+std::string callStackChart(const std::vector<CallStackRow>& rows) {
+  svg::Icicle chart{.title = "Ops by the native call stack that issued them (estimated from samples), summed over ranks",
+                    .format = [](double ops) { return fmt::fixed(ops, 0) + " ops"; }};
+  for (const CallStackRow& row : rows) {
+    std::vector<std::string>& frames = chart.stacks.emplace_back();
+    for (size_t at = 0; at <= row.stack.size();) {
+      const size_t end = std::min(row.stack.find(';', at), row.stack.size());
+      frames.push_back(row.stack.substr(at, end - at));
+      at = end + 1;
+    }
+    chart.values.push_back(static_cast<double>(row.ops));
+  }
+  return "<p class=\"note\">Each box a function, as wide as the ops issued from inside it, outermost at the top. Hover a box "
+         "for its stack and ops.</p>\n" + svg::icicle(chart);
+}
+
 }  // namespace commtrace::report::charts

@@ -24,5 +24,7 @@ std::string overlapCharts(const std::vector<OverlapRow>& rows);
 // The communication by NVTX path as an icicle: its exposed time where every path's is known,
 // else its whole time.
 std::string callPathChart(const std::vector<CallPathRow>& rows);
+// The sampled call stacks' ops as an icicle, the outermost frames at the top.
+std::string callStackChart(const std::vector<CallStackRow>& rows);
 
 }  // namespace commtrace::report::charts
