@@ -2,9 +2,9 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <new>
+#include <span>
 
 #include "core/clock.h"
 #include "core/nccl_vocab.h"
@@ -150,24 +151,6 @@ uint32_t internStack(std::span<const uintptr_t> frames) {
   return 0;
 }
 
-}  // namespace
-
-void takeStackSample(const SampledOp& op, uint32_t weight) {
-  Unwound unwound;
-  const uint32_t stack = internStack(callerFrames(unwound, op.caller));
-  record(StackSampleRecord{.comm_id = op.comm_id,
-                           .bytes = op.bytes,
-                           .cpu_start_ns = op.cpu_start_ns,
-                           .cpu_end_ns = nowNs(),
-                           .func = op.func,
-                           .stack = stack,
-                           .phase_path = currentPhasePath(),
-                           .weight = weight});
-  g_samples.fetch_add(1, std::memory_order_relaxed);
-}
-
-namespace {
-
 // ---- the modules frames lie in (the recording thread) ----
 
 // Modules recorded, by load address and path: the flusher's thread alone reads and writes them.
@@ -288,6 +271,20 @@ uint32_t stackSampleDue(const void* comm, int func, uint64_t bytes) {
   const uint32_t weight = t->since_sample;
   t->since_sample = 0;
   return weight;
+}
+
+void takeStackSample(const SampledOp& op, uint32_t weight) {
+  Unwound unwound;
+  const uint32_t stack = internStack(callerFrames(unwound, op.caller));
+  record(StackSampleRecord{.comm_id = op.comm_id,
+                           .bytes = op.bytes,
+                           .cpu_start_ns = op.cpu_start_ns,
+                           .cpu_end_ns = nowNs(),
+                           .func = op.func,
+                           .stack = stack,
+                           .phase_path = currentPhasePath(),
+                           .weight = weight});
+  g_samples.fetch_add(1, std::memory_order_relaxed);
 }
 
 void recordSampledModules(const std::string& trace_path) {

@@ -3,7 +3,8 @@
 // average (random intervals, so that a step's fixed pattern of ops is not sampled at the
 // same op every time) and each thread's first op of a (communicator, op, size class) has its
 // caller's return addresses read by the unwinder (libgcc's _Unwind_Backtrace: the frames'
-// unwind tables, no allocation; with glibc >= 2.35 no lock either) and written as a
+// unwind tables, no allocation; with glibc >= 2.35 no lock either, unless a JIT registered
+// unwind tables of its own, which libgcc looks up under its mutex) and written as a
 // StackSampleRecord naming an interned stack (StackFramesRecord, written once a process). The
 // ops between samples cost a thread-local countdown and a table probe. The recording
 // thread writes the loaded modules the frames lie in (ModuleRecord), so that `commtrace

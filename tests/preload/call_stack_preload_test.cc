@@ -151,6 +151,28 @@ TEST(CallStackPreload, TheStacksFoldForFlameGraphToolsAndDrawOnThePage) {
   EXPECT_NE(empty.err.find("no call stack of this run was sampled"), std::string::npos) << empty.err;
 }
 
+// A forked child meets the parent's stacks again as its own (it forks inside the loop and
+// goes on from the same call sites): its file holds their frames and the modules they lie in,
+// so the report names its ops too.
+TEST(CallStackPreload, AForkedChildsFileNamesItsOwnStacks) {
+  TempDir scratch;
+  const ProgramResult r = runPreloaded(scratch, {CALL_SITE_PROGRAM_PATH, "3", "fork"}, {{"COMMTRACE_STACKS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  report::RunModel run;
+  std::ostringstream err;
+  ASSERT_TRUE(report::loadRun({.paths = {scratch.path() + "/run"}}, run, err)) << err.str();
+  ASSERT_EQ(run.timelines.size(), 2u) << "the parent's file and the child's";
+  for (const report::ProcessTimeline& t : run.timelines) {
+    uint64_t samples = 0;
+    for (const report::StackComm& s : t.comm_by_stack) {
+      samples += s.samples;
+      ASSERT_FALSE(s.frames.empty());
+      EXPECT_NE(s.frames.front().module, 0u) << "the frame's module was recorded in this file";
+    }
+    EXPECT_GE(samples, 7u);  // after the fork, 2 steps of 3 ops and the checkpoint
+  }
+}
+
 TEST(CallStackPreload, OffWithCommtraceStacksZero) {
   TempDir scratch;
   EXPECT_TRUE(stacksOf(scratch, {{"COMMTRACE_STACKS", "0"}}, 5).empty());
