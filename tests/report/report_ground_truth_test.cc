@@ -32,6 +32,7 @@
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/output/json_report.h"
+#include "tools/report/output/perfetto_export.h"
 
 using namespace commtrace::report;
 using nlohmann::json;
@@ -785,6 +786,21 @@ TEST(ReportGroundTruth, ZeroThreesOpsAreOnTheirNvtxPathsWithTheirExposedTime) {
     double comm_us = 0;
     for (const OverlapRow& row : r.overlap) comm_us += row.comm_us;
     if (hidden) EXPECT_LT(path_exposed_us, 0.1 * comm_us);
+
+    // In the Perfetto export each op's slice names its path: a step's gathers go layer 0 then
+    // 1 in the forward, its reduce-scatters 1 then 0 in the backward.
+    std::ostringstream trace;
+    writePerfettoTrace(d.run, d.clocks, {.encoding = TraceEncoding::kJson}, trace);
+    std::map<std::string, uint64_t> sliced;
+    const json exported = json::parse(trace.str());
+    for (const json& e : exported.at("traceEvents")) {
+      if (e.at("ph") != "X" || e.at("cat") != "collective") continue;
+      ASSERT_TRUE(e.at("args").contains("nvtx_path")) << e.dump();
+      const std::string path = e.at("args").at("nvtx_path");
+      EXPECT_EQ(path.find(e.at("name") == "AllGather" ? "train_step # / forward / " : "train_step # / backward / "), 0u) << path;
+      ++sliced[path];
+    }
+    EXPECT_EQ(sliced, ops);
   }
 }
 

@@ -7,12 +7,14 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "tools/report/analyses/op_metrics.h"
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/process_ops.h"
 #include "tools/report/format.h"
+#include "tools/report/load/own_ops.h"
 #include "tools/report/output/gzip_stream.h"
 #include "tools/report/output/perfetto_json.h"
 #include "tools/report/output/perfetto_proto.h"
@@ -238,9 +240,28 @@ class TraceWriter {
     return !slices.empty();
   }
 
+  // The NVTX path each of the process's ops was issued under, by its CPU start, read back
+  // from its file (the run held whole keeps no op's path); empty where none ran under a range.
+  void readOpPaths(size_t p) {
+    op_paths_.clear();
+    if (p >= run_.timelines.size() || run_.timelines[p].path_names.empty()) return;
+    const std::unordered_map<uint32_t, NameId>& names = run_.timelines[p].path_names;
+    OwnRecordSinks sinks;
+    sinks.op = [&](const OwnOp& op) {
+      if (const auto name = names.find(op.phase_path); op.phase_path != 0 && name != names.end()) op_paths_.emplace(op.cpu_start_ns, name->second);
+    };
+    std::string error;  // the loader has said what it could not read
+    readOwnRecords(run_.processes[p].path, sinks, error);
+  }
+
+  void pathArg(const MemberView& m) {
+    if (const auto path = op_paths_.find(m.cpu_start_ns); path != op_paths_.end()) args_.push_back({"nvtx_path", run_.name(path->second)});
+  }
+
   void writeProcess(size_t p, const std::vector<ProcessOp>& ops) {
     std::vector<Slice> slices = slicesOf(p, ops);
     if (!filterSlices(p, slices)) return;
+    readOpPaths(p);
     if (!clocks_[p].aligned) ++stats_.processes_not_aligned;
     writeProcessOnce(p);
     std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
@@ -264,10 +285,12 @@ class TraceWriter {
     } else if (s.kind == Slice::Kind::kOp && s.op.isCollective()) {
       name = run_.name(run_.collectives[s.op.index].func), category = "collective";
       collectiveArgs(s.op);
+      pathArg(memberOf(run_, s.op));
       flow = joinFlow(s.op.index);
     } else if (s.kind == Slice::Kind::kOp) {
       name = s.op.slot == ProcessOp::kSendSide ? "Send" : "Recv", category = "p2p";
       p2pArgs(s.op);
+      pathArg(memberOf(run_, s.op));
       flow = joinFlow(run_.collectives.size() + s.op.index);
     }
     format_.slice(pidOf(p), tid, clocks_[p].at(s.start_ns), clocks_[p].at(s.end_ns), name, category, args_, flow);
@@ -359,6 +382,7 @@ class TraceWriter {
   std::vector<std::string> comm_ids_;      // per communicator, as printed
   std::vector<uint8_t> flow_slices_;       // per flow id - 1: slices drawn with it, up to 2
   std::vector<TraceArg> args_;             // the slice being written's
+  std::unordered_map<uint64_t, NameId> op_paths_;  // the process being written's (readOpPaths)
   std::map<int, ProcessName> process_names_;
   std::map<int, int> tids_handed_out_;  // pid -> how many tids it has
   std::map<TrackKey, int> tids_;
