@@ -122,29 +122,37 @@ constinit std::atomic<uint64_t> g_samples{0};  // taken in this process: the mod
 uint64_t stackHash(std::span<const uintptr_t> frames) {
   uint64_t h = 0xCBF29CE484222325ull ^ g_fork_generation.load(std::memory_order_relaxed);
   for (const uintptr_t pc : frames) h = (h ^ pc) * 0x100000001B3ull;
-  return h | 1;
+  return h | 3;  // bit 0 set (a written stack), bit 1 set (with bit 0 clear, never the empty 0)
 }
 
-void recordFrames(uint32_t stack, std::span<const uintptr_t> frames) {
+// false when a record was dropped (the thread's ring full).
+bool recordFrames(uint32_t stack, std::span<const uintptr_t> frames) {
+  bool all = true;
   for (size_t first = 0; first < frames.size(); first += kFramesPerRecord) {
     StackFramesRecord r{.stack = stack, .first = static_cast<uint16_t>(first), .depth = static_cast<uint16_t>(frames.size())};
     std::copy_n(frames.begin() + first, std::min<size_t>(kFramesPerRecord, frames.size() - first), r.pc);
-    record(r);
+    all = record(r) != PushResult::kDropped && all;
   }
+  return all;
 }
 
-// The stack's id, its frames recorded if it is new; 0 when the table is full.
+// The stack's id, its frames recorded if it is new; 0 when the table is full. A slot holds a
+// stack's hash (bit 0 set), or the hash with bit 0 clear while the stack's frames are still to
+// be written (the thread's full ring dropped them): the next thread to sample the stack writes
+// them again under the same id. (Emptied instead, the slot could go to another stack, and the
+// samples already naming its id would read that stack's frames.)
 uint32_t internStack(std::span<const uintptr_t> frames) {
   const uint64_t h = stackHash(frames);
+  const uint64_t unwritten = h & ~1ull;
   for (uint32_t probe = 0; probe < kProbes; ++probe) {
     const uint32_t slot = static_cast<uint32_t>((h >> 20) + probe) % kStackSlots;
     uint64_t held = g_stacks[slot].load(std::memory_order_relaxed);
     if (held == h) return slot + 1;
-    if (held == 0 && g_stacks[slot].compare_exchange_strong(held, h, std::memory_order_relaxed)) {
-      recordFrames(slot + 1, frames);
+    if ((held == 0 || held == unwritten) && g_stacks[slot].compare_exchange_strong(held, h, std::memory_order_relaxed)) {
+      if (!recordFrames(slot + 1, frames)) g_stacks[slot].store(unwritten, std::memory_order_relaxed);
       return slot + 1;
     }
-    if (held == h) return slot + 1;  // another thread filled it with this stack
+    if (held == h || held == unwritten) return slot + 1;  // another thread holds it for this stack
   }
   if (!g_table_full_said.exchange(true, std::memory_order_relaxed))
     std::fprintf(stderr, "commtrace: more distinct call stacks than %u; samples of further ones name no stack\n", kStackSlots);

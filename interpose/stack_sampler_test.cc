@@ -13,6 +13,7 @@
 #include "core/record.h"
 #include "core/settings.h"
 #include "ringbuffer/ring_registry.h"
+#include "ringbuffer/ringbuffer.h"
 
 namespace commtrace::interpose {
 namespace {
@@ -93,6 +94,23 @@ TEST_F(StackSampler, OneOpInNOnAverageAndEachKindOnceWithWeightsAddingUp) {
   EXPECT_EQ(d.samples.back().weight, static_cast<uint32_t>(kOps + 1 - (weights - d.samples.back().weight))) << "it closes the interval";
   EXPECT_LE(weights, static_cast<uint64_t>(kOps) + 1);
   EXPECT_GE(weights, static_cast<uint64_t>(kOps) + 1 - 127);
+}
+
+// A stack first met while the thread's ring is full has its frames dropped with its sample:
+// the next sample of it writes them, under the id the first one was given.
+TEST_F(StackSampler, FramesAFullRingDroppedAreWrittenByTheNextSample) {
+  g_settings.stacks = 1;
+  static int comms[2];  // each op new to the thread, so sampled whatever the countdown
+  for (volatile int round = 0; round < 2; ++round) {  // volatile: not unrolled into two call sites
+    if (round == 0)
+      while (record(ClockSampleRecord{}) != PushResult::kDropped) {
+      }
+    siteB(&comms[round]);  // one call site, one stack: new to the process in round 0, its records dropped
+    if (round == 0) drain();
+  }
+  const Drained d = drain();
+  ASSERT_EQ(d.samples.size(), 1u);
+  EXPECT_TRUE(d.frames.contains(d.samples[0].stack)) << "the stack's frames were written again";
 }
 
 TEST_F(StackSampler, OffAtZero) {
