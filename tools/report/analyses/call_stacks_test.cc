@@ -1,8 +1,8 @@
 #include "tools/report/analyses/call_stacks.h"
 
 #include <gtest/gtest.h>
-#include <link.h>
-#include <unistd.h>
+
+#include "tests/support/own_module.h"
 
 namespace commtrace::report {
 namespace {
@@ -10,26 +10,13 @@ namespace {
 __attribute__((noinline)) int issuesTheAllReduce(int x) { return x * 5 + 2; }
 __attribute__((noinline)) int callsIt(int x) { return x * 7 + 3; }
 
-// This test's own file, and where the dynamic linker placed it.
-std::pair<std::string, uint64_t> ownFile() {
-  uint64_t bias = 0;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* arg) {
-        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') return 0;
-        *static_cast<uint64_t*>(arg) = info->dlpi_addr;
-        return 1;
-      },
-      &bias);
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  return {std::string(exe, n > 0 ? static_cast<size_t>(n) : 0), bias};
-}
-
 // Two ranks ran the same program (each at its own load address: the tally has already made
 // the addresses the file's): their samples of one stack are one row, named from the file;
 // another stack is another row; most estimated ops first.
 TEST(CallStacks, RanksSamplesOfOneStackMergeAndAreNamedFromTheFile) {
-  const auto [path, bias] = ownFile();
+  const testutil::OwnModule own = testutil::ownModule();
+  const std::string& path = own.path;
+  const uint64_t bias = own.load_bias;
   RunModel run;
   run.processes.resize(2);
   run.timelines.resize(2);

@@ -3,11 +3,11 @@
 #include "tools/report/load/stack_tally.h"
 
 #include <gtest/gtest.h>
-#include <link.h>
 
 #include <map>
 #include <string>
 
+#include "tests/support/own_module.h"
 #include "tools/report/load/native_symbols.h"
 
 namespace commtrace::report {
@@ -78,25 +78,8 @@ TEST(StackTally, ADepthPastTheCapKeepsTheInnermostFrames) {
 // A function of this test, looked up in this test's own file by the address the run would record.
 __attribute__((noinline)) int aFunctionToName(int x) { return x * 3 + 1; }
 
-struct OwnModule {
-  std::string path;
-  uint64_t load_bias = 0;
-};
-
-OwnModule ownModule() {
-  OwnModule own;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* arg) {
-        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') return 0;
-        static_cast<OwnModule*>(arg)->load_bias = info->dlpi_addr;
-        return 1;
-      },
-      &own);
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  own.path.assign(exe, n > 0 ? static_cast<size_t>(n) : 0);
-  return own;
-}
+using testutil::ownModule;
+using testutil::OwnModule;
 
 TEST(NativeSymbols, AnAddressIsNamedFromItsModulesFile) {
   const OwnModule own = ownModule();
