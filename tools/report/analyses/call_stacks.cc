@@ -47,6 +47,37 @@ class FrameNames {
 
 }  // namespace
 
+namespace {
+
+std::string functionOnly(std::string_view frame) {
+  std::string text(frame.substr(0, frame.rfind(" (") == std::string_view::npos ? frame.size() : frame.rfind(" (")));
+  for (size_t at; (at = text.find("(anonymous namespace)::")) != std::string::npos;) text.erase(at, 23);
+  if (const size_t open = text.find('('); open != std::string::npos && open > 0) text.resize(open);
+  return text;
+}
+
+}  // namespace
+
+std::string shortFrame(std::string_view frame) {
+  const size_t line = frame.rfind(" (");
+  const bool has_line = line != std::string_view::npos && frame.back() == ')' && frame.find(':', line) != std::string_view::npos;
+  return functionOnly(frame) + (has_line ? std::string(frame.substr(line)) : std::string());
+}
+
+std::string callersOf(std::string_view stack, size_t n) {
+  std::vector<std::string_view> frames;
+  for (size_t at = 0; at <= stack.size();) {
+    const size_t end = std::min(stack.find(';', at), stack.size());
+    frames.push_back(stack.substr(at, end - at));
+    at = end + 1;
+  }
+  std::string out;
+  size_t taken = 0;
+  for (size_t i = frames.size() - 1; i-- > 0 && taken < n; ++taken) out += (out.empty() ? "" : " < ") + functionOnly(frames[i]);
+  if (frames.size() > n + 1) out += " < ...";
+  return out;
+}
+
 std::string frameText(const NativeSymbols::Symbol& symbol, std::string_view module, uint64_t address) {
   if (!symbol.function.empty())
     return symbol.file.empty() ? symbol.function : symbol.function + " (" + symbol.file + ":" + std::to_string(symbol.line) + ")";

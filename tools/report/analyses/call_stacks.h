@@ -20,6 +20,13 @@ std::vector<CallStackRow> commByCallStack(const RunModel& run, NativeSymbols& sy
 // ran without a perf map (ProcessTimeline::python_without_perf_map).
 std::vector<std::string> pythonFrameNotes(const RunModel& run);
 
+// A frame for people: its function without namespaces' "(anonymous namespace)::" and without
+// its parameters, then its line: "trainStep (train.cc:33)".
+std::string shortFrame(std::string_view frame);
+// The n frames that called a stack's innermost, innermost first, each as shortFrame but
+// without its line, joined by " < ", "< ..." where more are left out: "trainStep < main < ...".
+std::string callersOf(std::string_view stack, size_t n);
+
 // How one frame reads: "function (file:line)", "function", "module+0xADDR" or "0xADDR".
 std::string frameText(const NativeSymbols::Symbol& symbol, std::string_view module, uint64_t address);
 

@@ -54,6 +54,20 @@ TEST(CallStacks, UnnamedFramesReadAsModuleAndAddress) {
   EXPECT_EQ(frameText({.function = "f()"}, "/x.so", 1), "f()");
 }
 
+// What the text and HTML tables show: the function without namespaces' noise and parameters,
+// the site with its line, and the three callers nearest it.
+TEST(CallStacks, PeopleReadShortFramesAndTheNearestCallers) {
+  EXPECT_EQ(shortFrame("(anonymous namespace)::syncGradients(commtrace::nccl_api::Comm*) (train.cc:23)"), "syncGradients (train.cc:23)");
+  EXPECT_EQ(shortFrame("ffi_call"), "ffi_call");
+  EXPECT_EQ(shortFrame("libffi.so.8+0x640e"), "libffi.so.8+0x640e");
+  EXPECT_EQ(shortFrame("std::vector<int>::push_back(int const&)"), "std::vector<int>::push_back");
+  EXPECT_EQ(callersOf("_start;main (t.cc:9);(anonymous namespace)::trainStep(Comm*) (t.cc:33);syncGradients(Comm*) (t.cc:23)", 3),
+            "trainStep < main < _start");
+  EXPECT_EQ(callersOf("_start;__libc_start_main;main;trainStep;syncGradients", 3), "trainStep < main < __libc_start_main < ...");
+  EXPECT_EQ(callersOf("main;f", 3), "main");
+  EXPECT_EQ(callersOf("f", 3), "");
+}
+
 TEST(CallStacks, EmptyWithoutSamples) {
   RunModel run;
   run.processes.resize(1);

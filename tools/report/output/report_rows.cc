@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tools/report/analyses/call_stacks.h"
 #include "tools/report/analyses/findings.h"
 #include "tools/report/evidence_words.h"
 #include "tools/report/format.h"
@@ -292,8 +293,9 @@ const Fields<CallStackRow>& callStackFields() {
   static const Fields<T> fields{
       {"site", kString, kAlways,
        "the function that called NCCL (the stack's innermost frame), `function (file:line)` where the module's lines are known here, else `module+0xADDRESS`",
-       member(&T::site), "call site"},
-      {"stack", kString, kAlways, "every frame from the outermost in, joined by `;`", member(&T::stack), "stack"},
+       member(&T::site), "call site", [](const T& t) { return shortFrame(t.site); }},
+      {"stack", kString, kAlways, "every frame from the outermost in, joined by `;`", member(&T::stack), "called from",
+       [](const T& t) { return callersOf(t.stack, 3); }},
       {"samples", kInteger, kAlways, "ops whose stack was read here (one in COMMTRACE_STACKS, and each thread's first of a communicator, op and size class)",
        member(&T::samples), "samples"},
       {"ops", kInteger, kAlways, "rank-ops estimated from them: each sample stands for its thread's ops since its previous one", member(&T::ops), "ops (est.)"},
