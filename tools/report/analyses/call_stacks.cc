@@ -64,13 +64,18 @@ std::string shortFrame(std::string_view frame) {
   return functionOnly(frame) + (has_line ? std::string(frame.substr(line)) : std::string());
 }
 
-std::string callersOf(std::string_view stack, size_t n) {
+std::vector<std::string_view> framesOf(std::string_view stack) {
   std::vector<std::string_view> frames;
   for (size_t at = 0; at <= stack.size();) {
     const size_t end = std::min(stack.find(';', at), stack.size());
     frames.push_back(stack.substr(at, end - at));
     at = end + 1;
   }
+  return frames;
+}
+
+std::string callersOf(std::string_view stack, size_t n) {
+  const std::vector<std::string_view> frames = framesOf(stack);
   std::string out;
   size_t taken = 0;
   for (size_t i = frames.size() - 1; i-- > 0 && taken < n; ++taken) out += (out.empty() ? "" : " < ") + functionOnly(frames[i]);

@@ -20,6 +20,9 @@ std::vector<CallStackRow> commByCallStack(const RunModel& run, NativeSymbols& sy
 // ran without a perf map (ProcessTimeline::python_without_perf_map).
 std::vector<std::string> pythonFrameNotes(const RunModel& run);
 
+// A stack's frames, outermost first (CallStackRow::stack split at ';').
+std::vector<std::string_view> framesOf(std::string_view stack);
+
 // A frame for people: its function without namespaces' "(anonymous namespace)::" and without
 // its parameters, then its line: "trainStep (train.cc:33)".
 std::string shortFrame(std::string_view frame);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tools/report/analyses/call_paths.h"
+#include "tools/report/analyses/call_stacks.h"
 #include "tools/report/format.h"
 #include "tools/report/load/phase_path_tally.h"
 #include "tools/report/output/row_bounds.h"
@@ -254,12 +255,8 @@ std::string callStackChart(const std::vector<CallStackRow>& rows) {
   svg::Icicle chart{.title = "Ops by the native call stack that issued them (estimated from samples), summed over ranks",
                     .format = [](double ops) { return fmt::fixed(ops, 0) + " ops"; }};
   for (const CallStackRow& row : rows) {
-    std::vector<std::string>& frames = chart.stacks.emplace_back();
-    for (size_t at = 0; at <= row.stack.size();) {
-      const size_t end = std::min(row.stack.find(';', at), row.stack.size());
-      frames.push_back(row.stack.substr(at, end - at));
-      at = end + 1;
-    }
+    const std::vector<std::string_view> frames = framesOf(row.stack);
+    chart.stacks.emplace_back(frames.begin(), frames.end());
     chart.values.push_back(static_cast<double>(row.ops));
   }
   return "<p class=\"note\">Each box a function, as wide as the ops issued from inside it, outermost at the top. Hover a box "
