@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "tools/report/load/phase_keeper.h"
+#include "tools/report/load/phase_path_tally.h"
 
 namespace commtrace::report {
 
@@ -25,7 +26,8 @@ uint64_t exposedOf(const std::vector<PathExposure>& exposure, NameId path) {
 
 }  // namespace
 
-std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<std::vector<PathExposure>>& exposed_by_path) {
+std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<std::vector<PathExposure>>& exposed_by_path,
+                                        const std::unordered_map<NameId, double>& wait_caused_by_path) {
   std::map<std::string_view, PathTotals> by_path;
   double all_us = 0;
   for (size_t p = 0; p < run.timelines.size() && p < run.processes.size(); ++p) {
@@ -41,6 +43,9 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<s
       all_us += static_cast<double>(c.gpu_ns) / 1e3;
     }
   }
+  for (const auto& [path, ns] : wait_caused_by_path)
+    if (const auto row = by_path.find(path == 0 ? PhasePathTally::kNoPath : run.name(path)); row != by_path.end())
+      row->second.row.wait_caused_us += ns / 1e3;
   std::vector<CallPathRow> rows;
   for (auto& [path, t] : by_path) {
     t.row.path = path;
@@ -67,6 +72,7 @@ ExposedPath mostExposedPath(const std::vector<CallPathRow>& rows) {
     f.bytes += row.bytes;
     f.comm_us += row.comm_us;
     f.exposed_us += row.exposed_us;
+    f.wait_caused_us += row.wait_caused_us;
     all_exposed_us += row.exposed_us;
   }
   ExposedPath most;

@@ -22,6 +22,9 @@ struct CallPathRow {
   bool exposure_known = false;
   double exposed_us = 0;
   double exposed_share = 0;  // of comm_us, 0..1
+  // The others' waiting caused by delays created before its ops (the root-cause walk's, summed
+  // by the path of the op a rank was late for, and passed along as the straggler table's is).
+  double wait_caused_us = 0;
 };
 
 }  // namespace commtrace::report

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
+#include <string>
 
 #include "tests/support/report_load_support.h"
 #include "tests/support/temp_dir.h"
@@ -103,6 +105,46 @@ TEST(CallPaths, EachOpsExposedTimeGoesToItsPath) {
   const std::vector<CallPathRow> without = commByCallPath(run);
   ASSERT_EQ(without.size(), 2u);
   EXPECT_FALSE(without[0].exposure_known);
+}
+
+// Two ranks, each step an all-reduce under "fwd" then one under "bwd"; rank 1 computes 50 us
+// longer before each "bwd" one, and rank 0 waits for it there: the waiting it caused goes to
+// "bwd", none to "fwd".
+TEST(CallPaths, TheWaitingADelayCausedGoesToThePathOfTheOpItWasCreatedBefore) {
+  testutil::TempDir dir;
+  constexpr uint64_t kOpNs = 10'000, kGapNs = 1'000, kDelayNs = 50'000, kSteps = 8;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<RecordSlot> chunk{testing::commInfo(0xC0, 2, rank, rank), pathNode(1, 0, "fwd"), pathNode(2, 0, "bwd"), clockSample(10),
+                                  clockSample(10'000'000)};
+    uint64_t t = 1'000'000;  // both ranks' GPU clocks read alike
+    for (uint64_t i = 0; i < 2 * kSteps; ++i) {
+      const bool bwd = i % 2 == 1;
+      const uint64_t start = t + kGapNs + (rank == 1 && bwd ? kDelayNs : 0);
+      const uint64_t end = t + kGapNs + (bwd ? kDelayNs : 0) + kOpNs;  // when the later one arrived, plus the op
+      RecordSlot op = testing::coll({.comm_id = 0xC0, .seq = i, .op_index = i, .gpu_start_ns = start, .gpu_end_ns = end});
+      op.payload.coll.phase_path = bwd ? 2 : 1;
+      chunk.push_back(op);
+      t = end;
+    }
+    testing::writeRankFile(dir.path(), "rank" + std::to_string(rank), testing::rankHeader(rank, 2), {chunk});
+  }
+  RunModel run;
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
+  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+  ASSERT_EQ(r.call_paths.size(), 2u);
+  const auto row = [&](std::string_view path) {
+    return *std::find_if(r.call_paths.begin(), r.call_paths.end(), [&](const CallPathRow& p) { return p.path == path; });
+  };
+  // Every step's "bwd" op is 50 us of rank 0's waiting (rank 1's gap before it is measured
+  // from its "fwd" op).
+  EXPECT_NEAR(row("bwd").wait_caused_us, kSteps * kDelayNs / 1e3, 1.0);
+  EXPECT_NEAR(row("fwd").wait_caused_us, 0.0, 1e-9);
+  ASSERT_FALSE(r.stragglers.ranks.empty());
+  double ranks_caused = 0;
+  for (const auto& s : r.stragglers.ranks) ranks_caused += s.wait_caused_us;
+  EXPECT_NEAR(row("bwd").wait_caused_us + row("fwd").wait_caused_us, ranks_caused, 1e-6) << "the same waiting, by path instead of by rank";
 }
 
 }  // namespace

@@ -347,6 +347,7 @@ void ArrivalTally::tally(const Attributed& a) {
     if (to.seats.size() <= seat) to.seats.resize(seat + 1);
     to.seats[seat].wait_caused_ns += charge.wait_ns;
     to.windows.add(seat, {.wait_caused_ns = charge.wait_ns});
+    wait_caused_by_path_[charge.path] += charge.wait_ns;
     if (charge.origin.process < 0) continue;
     if (process_cost_.size() <= static_cast<size_t>(charge.origin.process)) process_cost_.resize(static_cast<size_t>(charge.origin.process) + 1, 0);
     process_cost_[static_cast<size_t>(charge.origin.process)] += charge.wait_ns;
@@ -398,6 +399,7 @@ void ArrivalTally::snapshotFrom(const ArrivalTally& live) {
   comms_ = live.comms_;
   evidence_ = live.evidence_;
   process_cost_ = live.process_cost_;
+  wait_caused_by_path_ = live.wait_caused_by_path_;
   syncs_ = live.syncs_;
   next_pick_ = live.next_pick_;
   merged_impacts_ = live.merged_impacts_;
@@ -422,6 +424,7 @@ void ArrivalTally::merge(const ArrivalTally& other) {
   if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());
   for (size_t c = 0; c < other.comms_.size(); ++c) comms_[c].merge(other.comms_[c]);
   evidence_.merge(other.evidence_);
+  for (const auto& [path, ns] : other.wait_caused_by_path_) wait_caused_by_path_[path] += ns;
   const std::vector<ImpactEstimate> theirs = other.impacts();
   merged_impacts_.insert(merged_impacts_.end(), theirs.begin(), theirs.end());
   RoleGaps::merge(merged_role_sums_, other.roleSums());

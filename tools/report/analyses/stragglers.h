@@ -130,6 +130,10 @@ class ArrivalTally : public JoinedOpSink {
   RoleGaps::ProcessSums roleSums() const;
   // Why each process was late where it created a delay (straggler_class.h).
   const StragglerEvidence& evidence() const { return evidence_; }
+  // The waiting caused by delays created before ops issued under each NVTX path
+  // (CollInstance::path; 0: none recorded), here and passed along: a seat's wait_caused_ns
+  // by the path of the op it was late for.
+  const std::unordered_map<NameId, double>& waitCausedByPath() const { return wait_caused_by_path_; }
 
  private:
   void tally(const Attributed& a);
@@ -142,6 +146,7 @@ class ArrivalTally : public JoinedOpSink {
   const RunModel* run_ = nullptr;
   std::vector<Comm> comms_;
   std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
+  std::unordered_map<NameId, double> wait_caused_by_path_;
   uint64_t syncs_ = 0;
   uint64_t next_pick_ = kFirstPick;
   std::vector<ImpactEstimate> merged_impacts_;  // other shards'

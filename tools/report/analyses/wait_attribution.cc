@@ -63,25 +63,26 @@ WaitAttribution::LatenessSplit WaitAttribution::splitLateness(const SyncMember& 
   return {created / lateness, std::min(inherited, lateness - explained) / lateness};
 }
 
-void Blame::add(const DelayOrigin& origin, double weight) {
+void Blame::add(const DelayOrigin& origin, double weight, NameId path) {
   if (weight <= 0) return;
   for (size_t i = 0; i < size_; ++i) {
     if (parts_[i].origin == origin) {
+      if (weight > parts_[i].share) parts_[i].path = path;
       parts_[i].share += static_cast<float>(weight);
       return;
     }
   }
   if (size_ < parts_.size()) {
-    parts_[size_++] = {origin, static_cast<float>(weight)};
+    parts_[size_++] = {origin, static_cast<float>(weight), path};
     return;
   }
   // Full: the smallest part gives way to a larger one (what is lost is the smallest share).
   const auto smallest = std::min_element(parts_.begin(), parts_.end(), [](const Part& a, const Part& b) { return a.share < b.share; });
-  if (smallest->share < weight) *smallest = {origin, static_cast<float>(weight)};
+  if (smallest->share < weight) *smallest = {origin, static_cast<float>(weight), path};
 }
 
 void Blame::add(const Blame& other, double weight) {
-  for (const Part& p : other.parts()) add(p.origin, weight * p.share);
+  for (const Part& p : other.parts()) add(p.origin, weight * p.share, p.path);
 }
 
 void Blame::normalize() {
@@ -281,9 +282,11 @@ void WaitAttribution::dropSettledFront() {
 }
 
 void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
-                          bool transfer) {
+                          bool transfer, std::array<NameId, 2> paths) {
   scratch_pending_.members.assign(members.begin(), members.end());
-  submit(Pending{comm, synchronizing, total_wait_ns, tag, {}, transfer, 0, false});
+  Pending header{comm, synchronizing, total_wait_ns, tag, {}, transfer, 0, false};
+  header.paths = paths;
+  submit(std::move(header));
 }
 
 // `header`: the pending instance but for its members, which are in scratch_pending_.
@@ -517,12 +520,13 @@ void WaitAttribution::process(Pending& p) {
       const LatenessSplit split = splitLateness(m, lateness, waiter_gap, held_[i] - waiter_held);
       created_[i] = m.last_share * split.created;
       const double created_ns = split.created * lateness;
-      exit.add(origin, m.last_share * created_ns);
+      exit.add(origin, m.last_share * created_ns, p.pathOf(i));
       exit.add(carries_[i], m.last_share * held_[i]);
       exit_held += m.last_share * (held_[i] + created_ns);
-      if (wait > 0 && split.created > 0) charges_.push_back({origin, wait * m.last_share * split.created, true});
+      if (wait > 0 && split.created > 0) charges_.push_back({origin, wait * m.last_share * split.created, true, p.pathOf(i)});
       for (const Blame::Part& part : carries_[i].parts())
-        if (wait > 0 && split.inherited > 0) charges_.push_back({part.origin, wait * m.last_share * split.inherited * part.share, false});
+        if (wait > 0 && split.inherited > 0)
+          charges_.push_back({part.origin, wait * m.last_share * split.inherited * part.share, false, part.path});
     }
     exit.normalize();
   }
@@ -612,7 +616,9 @@ void WaitAttribution::addCollective(const CollInstance& c, std::span<const Membe
     std::vector<SyncMember>& sync = scratch_pending_.members;
     syncMembersOf(arrivals_, members, sync, member_gaps_);
     if (withinOneHost(sync)) noteSiblingSeats(c, sync);
-    submit(Pending{c.comm, true, arrivals_.total_wait_ns, tag, {}, false, 0, /*peers_are_the_others=*/true});
+    Pending header{c.comm, true, arrivals_.total_wait_ns, tag, {}, false, 0, /*peers_are_the_others=*/true};
+    header.paths = {c.path, c.path};
+    submit(std::move(header));
     return;
   }
   members_.clear();
@@ -641,7 +647,7 @@ void WaitAttribution::addTransfer(const P2pTransfer& t, uint64_t tag) {
     m.role = role_gaps_.idOf(RoleGaps::keyOf({is_send, t.bytes, t.comm_size, v->comm_rank, peer.comm_rank}));
     members_.push_back(m);
   }
-  add(t.comm, true, members_, longest - shortest, tag, /*transfer=*/true);
+  add(t.comm, true, members_, longest - shortest, tag, /*transfer=*/true, {t.send_path, t.recv_path});
 }
 
 void WaitAttribution::copyStateFrom(const WaitAttribution& other) {

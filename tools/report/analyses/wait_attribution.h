@@ -47,17 +47,21 @@ struct DelayOrigin {
 
 
 // Why a rank left an op when it did: up to kParts origins and their shares (summing to 1),
-// or nothing known. Small shares are folded into the larger ones.
+// or nothing known. Small shares are folded into the larger ones. Each origin also carries
+// the NVTX path of the op its delay was created before (CollInstance::path); where a seat
+// created delays before ops of several paths, that of the latest addition that outweighed
+// all before it together (the bulk of its share).
 class Blame {
  public:
   static constexpr size_t kParts = 4;
   struct Part {
     DelayOrigin origin;
     float share = 0;
+    NameId path = 0;
   };
   // Adds weight * other (or weight to one origin); normalize() once after the adds.
   void add(const Blame& other, double weight);
-  void add(const DelayOrigin& origin, double weight);
+  void add(const DelayOrigin& origin, double weight, NameId path);
   void normalize();
   std::span<const Part> parts() const { return {parts_.data(), size_}; }
   bool empty() const { return size_ == 0; }
@@ -111,6 +115,7 @@ struct Attributed {
     DelayOrigin origin;
     double wait_ns = 0;
     bool direct = false;  // created at this very op (short-term), not passed back (long-term)
+    NameId path = 0;      // the NVTX path of the op the delay was created before (Blame::Part::path)
   };
   // The members' waiting by where it was created: the instance's total, less what no delay
   // explains (the job's shape: a pipeline's bubble, a rank with less work before the op).
@@ -236,9 +241,9 @@ class WaitAttribution {
   void addCollective(const CollInstance& instance, std::span<const MemberView> members, uint64_t tag = 0);
   void addTransfer(const P2pTransfer& transfer, uint64_t tag = 0);
   // The same from members as arrivalsOf and the views give them (synchronizing false: an op
-  // that only passes each member's blame on).
+  // that only passes each member's blame on); paths as Pending's.
   void add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag = 0,
-           bool transfer = false);
+           bool transfer = false, std::array<NameId, 2> paths = {});
   // Proceeds with everything still waiting, or with what was added with a tag below `tag`.
   void flush();
   void flushBefore(uint64_t tag);
@@ -286,6 +291,10 @@ class WaitAttribution {
     size_t ready_members = 0;  // the members before this one no longer wait (a communicator of 1,024 is not rescanned per wake)
     bool peers_are_the_others = false;  // each member's peer_gap_ns is the median of the other members' gaps
     int32_t blocked_on = -1;  // the process whose blocked_ queue holds it: once, however often it waits there again
+    // The NVTX path its members issued it under: a collective's (CollInstance::path), a
+    // transfer's send and receive (P2pTransfer::send_path, recv_path); 0: none.
+    std::array<NameId, 2> paths{};
+    NameId pathOf(size_t member) const { return paths[transfer && member < paths.size() ? member : 0]; }
   };
   // Waiting instances live in reusable slots (a small one keeps its members' storage): a
   // handle is a slot and its generation, so one that has proceeded is told from the slot's

@@ -151,6 +151,39 @@ TEST(WaitAttribution, AWaitInheritedFromAnEarlierOpPassesBackToWhereTheDelayWasC
   EXPECT_GT(c.wait_ns[3], c.direct_ns[3] * 1.1) << "part of it long-term: rank 4's waits at the pair";
 }
 
+// Each communicator's ops issued under a path of their own: the waits at B and C that rank
+// 3's delays passed on are charged to the path of A's op, before which it created them.
+TEST(WaitAttribution, AWaitPassedBackIsChargedToThePathOfTheOpTheDelayWasCreatedBefore) {
+  constexpr NameId kPathOf[] = {11, 22, 33};
+  std::map<NameId, double> by_path;
+  double direct_elsewhere = 0, passed_back = 0, charged = 0;
+  WaitAttribution w([&](const Attributed& a) {
+    for (const Attributed::Charge& c : a.charges) {
+      by_path[c.path] += c.wait_ns;
+      charged += c.wait_ns;
+      if (a.comm != 0) (c.direct ? direct_elsewhere : passed_back) += c.wait_ns;
+    }
+  });
+  for (const Sync& s : tensorTimesData(6)) w.add(s.comm, true, s.members, s.total_wait_ns, 0, false, {kPathOf[s.comm], kPathOf[s.comm]});
+  w.flush();
+  ASSERT_GT(charged, 0);
+  EXPECT_GT(by_path[11], 0.99 * charged);
+  EXPECT_LT(direct_elsewhere, 0.01 * charged);
+  EXPECT_GT(passed_back, 0.05 * charged) << "some of it is waited at B and C";
+}
+
+// Where a seat created delays before ops of two paths, its blame carries the path of its
+// larger share.
+TEST(WaitAttribution, ASeatsBlameCarriesThePathOfItsLargerShare) {
+  Blame b;
+  b.add(DelayOrigin{0, 1, 1}, 1.0, 7);
+  b.add(DelayOrigin{0, 1, 1}, 3.0, 8);
+  b.add(DelayOrigin{0, 1, 1}, 0.5, 9);
+  b.normalize();
+  ASSERT_EQ(b.parts().size(), 1u);
+  EXPECT_EQ(b.parts().front().path, 8u);
+}
+
 TEST(WaitAttribution, TheOrderTheOpsComeInDoesNotChangeTheAttribution) {
   const std::vector<Sync> in_order = tensorTimesData(6);
   std::vector<Sync> shuffled = in_order;
@@ -223,7 +256,7 @@ TEST(WaitAttribution, AnOpThatDoesNotSynchronizePassesBlameOn) {
 
 TEST(WaitAttribution, BlameKeepsItsLargestPartsAndSumsToOne) {
   Blame b;
-  for (int i = 0; i < 8; ++i) b.add(DelayOrigin{0, i, i}, 1.0 + i);
+  for (int i = 0; i < 8; ++i) b.add(DelayOrigin{0, i, i}, 1.0 + i, 0);
   b.normalize();
   ASSERT_EQ(b.parts().size(), Blame::kParts);
   double sum = 0;

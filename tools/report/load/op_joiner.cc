@@ -17,6 +17,7 @@ void fillMissing(CollInstance& c, const CollRow& r) {
   if (c.proto == 0) c.proto = r.proto;
   if (c.root < 0) c.root = r.root;
   if (c.n_channels == 0) c.n_channels = r.n_channels;
+  if (c.path == 0) c.path = r.path;
 }
 
 void fillMissing(P2pTransfer& t, const P2pRow& r) {
@@ -245,6 +246,7 @@ bool OpJoiner::addP2p(const P2pRow& row) {
   }
   side = row.view;
   side.comm_rank = place->rank;
+  (row.is_send ? t.send_path : t.recv_path) = row.path;
   // A matched pair is handed on and never looked up again.
   if (t.send.process >= 0 && t.recv.process >= 0) {
     if (leads_ != nullptr) leads_->seat(row.is_send ? t.recv.process : t.send.process, -1);

@@ -36,6 +36,14 @@ std::string PhasePathTally::pathOf(uint32_t id) const {
   return path;
 }
 
+NameId PhasePathTally::nameOf(uint32_t id, const std::function<NameId(std::string_view)>& intern) {
+  if (const auto known = names_.find(id); known != names_.end()) return known->second;
+  const std::string path = pathOf(id);
+  const NameId name = intern(path);
+  if (path != kUnknownPath && names_.size() < kMaxPaths) names_.emplace(id, name);
+  return name;
+}
+
 std::vector<std::string_view> PhasePathTally::ranges(std::string_view path) {
   std::vector<std::string_view> out;
   for (size_t at = 0; at <= path.size();) {

@@ -21,6 +21,9 @@ class PhasePathTally {
   void define(uint32_t id, uint32_t parent, std::string_view name);
   // An op issued under path `path` (0: no range open on its thread).
   void addOp(uint32_t path, uint64_t bytes, uint64_t gpu_ns);
+  // A path id's name as finish() gives it (interned once its nodes have all arrived, then
+  // remembered), kUnknownPath's while one has not.
+  NameId nameOf(uint32_t id, const std::function<NameId(std::string_view)>& intern);
   // The paths the ops came from, named from the top down ("train_step # / backward /
   // layers.3"), one row per name (several ids may name one path: threads that met it apart).
   // Empty when no op of the process ran under a range; else ops outside any range are the
@@ -47,6 +50,7 @@ class PhasePathTally {
   std::string pathOf(uint32_t id) const;
 
   std::unordered_map<uint32_t, Node> nodes_;
+  std::unordered_map<uint32_t, NameId> names_;  // nameOf's, for the ids whose nodes had all arrived
   std::unordered_map<uint32_t, PathComm> ops_;  // by path id (PathComm::path unset); kPastTheCap: ids past kMaxPaths
   static constexpr uint32_t kPastTheCap = UINT32_MAX;
 };

@@ -73,12 +73,14 @@ bool ProcessReader::next(RecordBatch& batch, DecodedChunk& chunk) {
     batch.p2ps.reserve(tally_.records(RecordKind::kP2p) - p2ps_before_);
     colls_before_ = tally_.records(RecordKind::kColl);
     p2ps_before_ = tally_.records(RecordKind::kP2p);
-    // The reader returns a chunk's kinds in table order, comm infos after the ops.
+    // The reader returns a chunk's kinds in table order, comm infos and NVTX path nodes after
+    // the ops that name them.
+    const auto namesOps = [](RecordKind kind) { return kind == RecordKind::kCommInfo || kind == RecordKind::kPhasePath; };
     for (const RecordSlot& slot : chunk.records) {
-      if (slot.kind == RecordKind::kCommInfo) project(slot, batch);
+      if (namesOps(slot.kind)) project(slot, batch);
     }
     for (const RecordSlot& slot : chunk.records) {
-      if (slot.kind != RecordKind::kCommInfo) project(slot, batch);
+      if (!namesOps(slot.kind)) project(slot, batch);
     }
     if (gpu_gaps_) fillGpuGaps(batch);
   }
@@ -118,7 +120,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
                   name(c.proto), c.root, c.n_channels, c.graph_captured != 0,
                   viewOf(process_, c.cpu_start_ns, c.cpu_end_ns, c.gpu_start_ns, c.gpu_end_ns, c.stream)};
       noteGpuTimes(row.view);
-      notePath(c.phase_path, c.bytes, row.view);
+      row.path = notePath(c.phase_path, c.bytes, row.view);
       batch.colls.push_back(row);
       break;
     }
@@ -129,7 +131,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
                  name(p.datatype), p.peer, func != "Recv", p.n_channels,
                  viewOf(process_, p.cpu_start_ns, p.cpu_end_ns, p.gpu_start_ns, p.gpu_end_ns, p.stream)};
       noteGpuTimes(row.view);
-      notePath(p.phase_path, p.bytes, row.view);
+      row.path = notePath(p.phase_path, p.bytes, row.view);
       batch.p2ps.push_back(row);
       break;
     }
@@ -209,8 +211,9 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
 }
 
 // Ops in the window only, as every per-process tally.
-void ProcessReader::notePath(uint32_t path, uint64_t bytes, const MemberView& v) {
+NameId ProcessReader::notePath(uint32_t path, uint64_t bytes, const MemberView& v) {
   if (window_.contains(utcOf(v.cpu_start_ns))) paths_.addOp(path, bytes, v.gpuDuration());
+  return path == 0 ? 0 : paths_.nameOf(path, [this](std::string_view name) { return names_.intern(name); });
 }
 
 void ProcessReader::noteGpuTimes(const MemberView& v) {

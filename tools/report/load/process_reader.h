@@ -61,6 +61,7 @@ struct CollRow {
   uint8_t n_channels = 0;
   bool graph_captured = false;
   MemberView view;
+  NameId path = 0;  // the NVTX path it was issued under (CollInstance::path)
 };
 
 struct P2pRow {
@@ -74,6 +75,7 @@ struct P2pRow {
   bool is_send = false;
   uint8_t n_channels = 0;
   MemberView view;
+  NameId path = 0;
 };
 
 // The flusher's report of the oldest op in flight on a communicator (InFlightRecord), as UTC.
@@ -169,7 +171,8 @@ class ProcessReader {
   void fillGpuGaps(RecordBatch& batch);
   void addKernel(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
-  void notePath(uint32_t path, uint64_t bytes, const MemberView& v);
+  // Tallies an op under its file's path id; returns the path's name (0: none).
+  NameId notePath(uint32_t path, uint64_t bytes, const MemberView& v);
   void mapClocks(ProcessInfo& info);
   void noteCutShort(ProcessInfo& info);
   uint64_t utcOf(uint64_t cpu_ns) const;

@@ -177,6 +177,9 @@ struct CollInstance {
   NameId datatype = 0;
   NameId algo = 0;
   NameId proto = 0;
+  // The NVTX path it was issued under (PathComm::path), as its first member read with one
+  // gave it: every rank's in a program whose ranks run the same code. 0: none recorded.
+  NameId path = 0;
   uint64_t seq = 0;
   uint64_t op_index = 0;
   uint64_t count = 0;  // the user's per-rank count
@@ -196,10 +199,12 @@ struct P2pTransfer {
   uint32_t comm = 0;
   NameId func = 0;  // the API func: "Send" for a plain pair, else "AlltoAll"/"Gather"/"Scatter"
   NameId datatype = 0;
+  NameId send_path = 0;  // the NVTX path each side was issued under (CollInstance::path)
   uint64_t op_index = 0;
   uint64_t count = 0;
   uint64_t bytes = 0;
   uint8_t n_channels = 0;
+  NameId recv_path = 0;
   int32_t comm_size = 0;  // its communicator's members (a call's pieces need it: p2p_calls.h)
   MemberView send;
   MemberView recv;

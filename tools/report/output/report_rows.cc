@@ -284,7 +284,10 @@ const Fields<CallPathRow>& callPathFields() {
        [](const T& t) { return t.exposure_known ? fmt::duration(t.exposed_us) : std::string("-"); }},
       {"exposed_share", kNumber, kOrNull, "`exposed_us` over `comm_us`, 0..1; null as `exposed_us`",
        [](const T& t) { return orNull(t.exposure_known, t.exposed_share); }, "exposed share",
-       [](const T& t) { return t.exposure_known ? fmt::percent(t.exposed_share) : std::string("-"); }}};
+       [](const T& t) { return t.exposure_known ? fmt::percent(t.exposed_share) : std::string("-"); }},
+      {"wait_caused_us", kNumber, kAlways,
+       "the other ranks' waiting that delays created before ops issued under the path caused, there and passed along (the root-cause walk's, as `stragglers.ranks[].wait_caused_us` sums it by rank): which part of the program makes the others wait",
+       member(&T::wait_caused_us), "wait caused", [](const T& t) { return fmt::duration(t.wait_caused_us); }}};
   return fields;
 }
 
