@@ -5,12 +5,14 @@
 // so the face's decoding is tested on real layouts. Deliveries happen on the calling thread.
 //
 // FAKE_CUPTI_HOLDER=<name>  subscribe fails as when <name> (Nsight Systems, Kineto) holds CUPTI.
-// FAKE_CUPTI_CLOCK_OFFSET_NS=<n>  cuptiGetTimestamp reads CLOCK_REALTIME + n.
+// FAKE_CUPTI_CLOCK_OFFSET_NS=<n>  cuptiGetTimestamp reads n later than it would.
 #include "tools/nccl-driver/driver_cupti.h"
 
 #include <cupti.h>
 #include <time.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -95,6 +97,28 @@ uint64_t realtimeNs() {
   return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
 }
 
+// Where a paced driver rank put CUPTI's clock (fakeCuptiPace): read lock-free, as
+// cuptiGetTimestamp is called from the face's clock sampler while the player runs.
+struct Pace {
+  std::atomic<uint64_t> realtime_origin_ns{0};
+  std::atomic<uint64_t> cupti_origin_ns{0};
+  std::atomic<double> real_per_cupti{0};
+};
+
+Pace& pace() {
+  static Pace p;
+  return p;
+}
+
+uint64_t cuptiNow() {
+  const Pace& p = pace();
+  const double scale = p.real_per_cupti.load(std::memory_order_acquire);
+  const uint64_t now = realtimeNs();
+  if (scale <= 0) return now;
+  const double since = static_cast<double>(now) - static_cast<double>(p.realtime_origin_ns.load(std::memory_order_relaxed));
+  return p.cupti_origin_ns.load(std::memory_order_relaxed) + static_cast<uint64_t>(std::max(0.0, since / scale));
+}
+
 }  // namespace
 
 extern "C" {
@@ -172,7 +196,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t) {
 
 CUptiResult cuptiGetTimestamp(uint64_t* timestamp) {
   const char* offset = std::getenv("FAKE_CUPTI_CLOCK_OFFSET_NS");
-  *timestamp = realtimeNs() + (offset != nullptr ? std::strtoull(offset, nullptr, 10) : 0);
+  *timestamp = cuptiNow() + (offset != nullptr ? std::strtoull(offset, nullptr, 10) : 0);
   return CUPTI_SUCCESS;
 }
 
@@ -231,7 +255,15 @@ uint64_t fakeCuptiDroppedTotal() {
   return fake().dropped_total;
 }
 
+void fakeCuptiPace(uint64_t realtime_origin_ns, uint64_t cupti_origin_ns, double real_per_cupti) {
+  Pace& p = pace();
+  p.realtime_origin_ns.store(realtime_origin_ns, std::memory_order_relaxed);
+  p.cupti_origin_ns.store(cupti_origin_ns, std::memory_order_relaxed);
+  p.real_per_cupti.store(real_per_cupti, std::memory_order_release);
+}
+
 void fakeCuptiReset() {
+  fakeCuptiPace(0, 0, 0);
   std::lock_guard lock(fake().mutex);
   FakeCupti& f = fake();
   f.subscribed = false;

@@ -1,6 +1,7 @@
 #include "tools/nccl-driver/gpu_activity.h"
 
 #include <dlfcn.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,7 +36,16 @@ GpuActivity::GpuActivity(const Scenario& scenario, const Timeline& timeline, int
   const char* library = std::getenv("COMMTRACE_CUPTI_LIB");
   if (library == nullptr || library[0] == '\0') return;
   void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);  // the very copy the CUPTI face opened
-  if (handle != nullptr) kernel_ = reinterpret_cast<KernelFn>(dlsym(handle, "fakeCuptiKernel"));
+  if (handle == nullptr) return;
+  kernel_ = reinterpret_cast<KernelFn>(dlsym(handle, "fakeCuptiKernel"));
+  pace_ = reinterpret_cast<PaceFn>(dlsym(handle, "fakeCuptiPace"));
+}
+
+void GpuActivity::pace(uint64_t sim_ns, double time_scale) {
+  if (pace_ == nullptr || time_scale <= 0) return;
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  pace_(uint64_t(now.tv_sec) * 1'000'000'000 + uint64_t(now.tv_nsec), cuptiTime(s_, node_, sim_ns), time_scale);
 }
 
 void GpuActivity::computeUntil(uint64_t sim_ns) {

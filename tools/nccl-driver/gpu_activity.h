@@ -20,6 +20,9 @@ class GpuActivity {
  public:
   GpuActivity(const Scenario& scenario, const Timeline& timeline, int rank);
 
+  // The player plays sim_ns now, time_scale real seconds per simulated one from here on:
+  // CUPTI's clock (cuptiGetTimestamp) follows, as a GPU's follows the work it runs.
+  void pace(uint64_t sim_ns, double time_scale);
   // The compute kernels that ended by sim_ns (the player is about to issue there); all of
   // them at the end of the run.
   void computeUntil(uint64_t sim_ns);
@@ -29,11 +32,13 @@ class GpuActivity {
 
  private:
   using KernelFn = void (*)(const char*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t);
+  using PaceFn = void (*)(uint64_t, uint64_t, double);
   const Scenario& s_;
   const RankProgram& program_;
   const int node_;
   const uint32_t device_;
   KernelFn kernel_ = nullptr;
+  PaceFn pace_ = nullptr;
   std::mutex mutex_;  // plans launch from the user and the host-callback threads
   size_t next_compute_ = 0;
   uint32_t correlation_ = 0;

@@ -8,31 +8,39 @@ namespace commtrace::driver {
 namespace {
 
 #ifdef CT_DRIVER_NVTX
+void initialize() { nvtxInitialize(nullptr); }
 void push(const std::string& name) { nvtxRangePushA(name.c_str()); }
 void pop() { nvtxRangePop(); }
 #else
+void initialize() {}
 void push(const std::string&) {}
 void pop() {}
 #endif
 
 }  // namespace
 
+NvtxRanges::NvtxRanges(bool enabled) : enabled_(enabled) {
+  if (enabled_) initialize();
+}
+
 NvtxRanges::~NvtxRanges() {
   if (step_open_) pop();
 }
 
 void NvtxRanges::enterStep(const std::string& name, int step) {
-  if (name.empty()) return;
+  if (!enabled_ || name.empty()) return;
   if (step_open_) pop();
   push(name + " " + std::to_string(step));
   step_open_ = true;
 }
 
 void NvtxRanges::pushAll(const std::vector<std::string>& ranges) {
+  if (!enabled_) return;
   for (const std::string& r : ranges) push(r);
 }
 
 void NvtxRanges::popAll(const std::vector<std::string>& ranges) {
+  if (!enabled_) return;
   for (size_t i = 0; i < ranges.size(); ++i) pop();
 }
 

@@ -13,6 +13,10 @@ namespace commtrace::driver {
 // A rank's open ranges: the step's, then the group's.
 class NvtxRanges {
  public:
+  // Loads NVTX's injection (the plugin's NVTX face) now, as a paced player must before its
+  // clock starts: done at the first push, the load (tens of ms on a loaded host) left the
+  // first steps to be played at once, to catch up, their ranges microseconds long.
+  explicit NvtxRanges(bool enabled);
   ~NvtxRanges();
   // Enters `step` (pop the step range open, push "<name> <step>"); name empty: nothing.
   void enterStep(const std::string& name, int step);
@@ -20,6 +24,7 @@ class NvtxRanges {
   void popAll(const std::vector<std::string>& ranges);
 
  private:
+  const bool enabled_;
   bool step_open_ = false;
 };
 

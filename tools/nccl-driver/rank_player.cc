@@ -67,6 +67,12 @@ void RankPlayer::paceTo(uint64_t sim_ns) const {
   std::this_thread::sleep_until(start_ + real);
 }
 
+void RankPlayer::die() const {
+  std::this_thread::sleep_for(std::chrono::milliseconds(s_.killed_after_ms));
+  raise(SIGKILL);
+  _exit(137);  // not reached: SIGKILL cannot be caught
+}
+
 void RankPlayer::createComms(int generation) {
   for (int c : t_.commsOf(rank_, generation)) {
     const CommInstance& comm = t_.comms[c];
@@ -87,14 +93,16 @@ void RankPlayer::destroyComms() {
 
 PlayStats RankPlayer::play() {
   const auto& groups = t_.ranks[rank_].groups;
-  start_ = std::chrono::steady_clock::now();
-  first_sim_ns_ = groups.empty() ? 0 : groups.front().issue_sim_ns;
   int generation = 0;
   createComms(generation);
   // Flat out, the rank's CPU clock does not follow the model: its ranges would last
   // microseconds where the GPU's steps last milliseconds, and the report takes ranges for steps.
-  const bool nvtx = options_.time_scale > 0;
-  NvtxRanges ranges;
+  NvtxRanges ranges(options_.time_scale > 0);
+  // The play's clock starts once the communicators and NVTX are up: a slow start (a loaded
+  // host) would otherwise leave the first steps to be played at once, to catch up.
+  start_ = std::chrono::steady_clock::now();
+  first_sim_ns_ = groups.empty() ? 0 : groups.front().issue_sim_ns;
+  gpu_.pace(first_sim_ns_, options_.time_scale);
   int step = -1;
   for (const RankGroup& group : groups) {
     if (group.generation != generation) {
@@ -103,12 +111,12 @@ PlayStats RankPlayer::play() {
       createComms(generation);
     }
     paceTo(group.issue_sim_ns);
-    if (rank_ == s_.killed_rank && group.step >= s_.killed_at_step) raise(SIGKILL);
+    if (rank_ == s_.killed_rank && group.step >= s_.killed_at_step) die();
     gpu_.computeUntil(group.issue_sim_ns);
-    if (nvtx && group.step != step) ranges.enterStep(s_.nvtx_step, step = group.step);
-    if (nvtx && group.nvtx != nullptr) ranges.pushAll(*group.nvtx);
+    if (group.step != step) ranges.enterStep(s_.nvtx_step, step = group.step);
+    if (group.nvtx != nullptr) ranges.pushAll(*group.nvtx);
     playGroup(group);
-    if (nvtx && group.nvtx != nullptr) ranges.popAll(*group.nvtx);
+    if (group.nvtx != nullptr) ranges.popAll(*group.nvtx);
   }
   gpu_.computeAll();
   destroyComms();

@@ -69,6 +69,8 @@ class RankPlayer {
   void emitProxyOps(const GpuWork& work, int channel);
   void emitProxyCtrl(void* context, int appended) const;
   void paceTo(uint64_t sim_ns) const;
+  // The planted kill (Scenario::killed_rank): SIGKILL, after the scenario's pause.
+  [[noreturn]] void die() const;
   void* commStream(int comm) const;
 
   const Scenario& s_;

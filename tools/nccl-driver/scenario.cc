@@ -304,6 +304,7 @@ void readPlanted(ObjectReader& top, Scenario& s, const std::string& origin) {
     ObjectReader r(*killed, "killed", origin);
     s.killed_rank = static_cast<int>(r.integer("rank", 0, s.ranks() - 1));
     s.killed_at_step = static_cast<int>(r.integer("at_step", 0, s.steps - 1));
+    s.killed_after_ms = static_cast<int>(r.integer("after_ms", 0, 60'000, 0));
     r.finish();
   }
   if (top.has("stragglers")) {

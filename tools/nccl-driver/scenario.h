@@ -105,6 +105,7 @@ struct Scenario {
   // open, what its flusher had not written is lost, the others play on. -1: none.
   int killed_rank = -1;
   int killed_at_step = 0;
+  int killed_after_ms = 0;  // stopped at the step that long first, as a hung rank a watchdog kills
   std::vector<CommDef> comms;
   std::vector<StepItem> step;  // "repeat" already expanded
   std::vector<int> recreate_comms_at_steps;  // all comms destroyed and created again first
