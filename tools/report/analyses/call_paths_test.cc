@@ -107,6 +107,44 @@ TEST(CallPaths, EachOpsExposedTimeGoesToItsPath) {
   EXPECT_FALSE(without[0].exposure_known);
 }
 
+// The six pieces of one AlltoAll (a send and a receive per peer) each carry their kernel's
+// interval [1000, 3000), half of it under compute [2000, 2500): their path counts the kernel's
+// time once (2 us, 1.5 exposed), not six times; an all-reduce under another path at the same
+// time counts its own.
+TEST(CallPaths, AnAlltoAllsPiecesCountTheirKernelsTimeOnce) {
+  testutil::TempDir dir;
+  std::vector<RecordSlot> chunk{testing::commInfo(0xC0, 4, 0, 0), pathNode(1, 0, "shard_exchange"), pathNode(2, 0, "loss_scale"),
+                                clockSample(10), clockSample(100'000)};
+  for (int peer = 1; peer < 4; ++peer) {
+    for (const bool send : {true, false}) {
+      RecordSlot piece = testing::p2p(0xC0, send, peer, 0, 4096, "AlltoAll");
+      piece.payload.p2p.gpu_start_ns = 1000;
+      piece.payload.p2p.gpu_end_ns = 3000;
+      piece.payload.p2p.phase_path = 1;
+      chunk.push_back(piece);
+    }
+  }
+  RecordSlot all_reduce = testing::coll({.comm_id = 0xC0, .gpu_start_ns = 1000, .gpu_end_ns = 3000});
+  all_reduce.payload.coll.phase_path = 2;
+  chunk.push_back(all_reduce);
+  chunk.push_back(computeKernel(2000, 2500));
+  testing::writeRankFile(dir.path(), "rank0", testing::rankHeader(0, 1), {chunk});
+
+  RunModel run;
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
+  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+  ASSERT_EQ(r.call_paths.size(), 2u);
+  for (const CallPathRow& row : r.call_paths) {
+    SCOPED_TRACE(row.path);
+    EXPECT_EQ(row.ops, row.path == "shard_exchange" ? 6u : 1u);
+    EXPECT_DOUBLE_EQ(row.comm_us, 2.0);
+    ASSERT_TRUE(row.exposure_known);
+    EXPECT_DOUBLE_EQ(row.exposed_us, 1.5);
+  }
+}
+
 // Two ranks, each step an all-reduce under "fwd" then one under "bwd"; rank 1 computes 50 us
 // longer before each "bwd" one, and rank 0 waits for it there: the waiting it caused goes to
 // "bwd", none to "fwd".

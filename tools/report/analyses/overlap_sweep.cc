@@ -183,13 +183,23 @@ void OverlapSweep::countOverlaps() {
 void OverlapSweep::attributeExposure() {
   while (!exposure_pending_.empty() && exposure_pending_.front().gpu_end_ns <= compute_.finalBefore()) {
     const RankOp& op = exposure_pending_.front();
-    const Window w{op.gpu_start_ns, op.gpu_end_ns};
-    const GpuInterval self{w.start_ns, w.end_ns, 0, 0};
-    compute_.within(w.start_ns, w.end_ns, compute_scratch_);
-    exposed_by_path_[op.path] += w.end_ns - w.start_ns - intersectionLength({&self, 1}, compute_scratch_, w);
+    PathExposed& path = exposed_by_path_[op.path];
+    for (const PathSpan::Part& part : path.span.take(op.gpu_start_ns, op.gpu_end_ns)) {
+      if (part.length() == 0) continue;
+      const Window w{part.start_ns, part.end_ns};
+      const GpuInterval self{w.start_ns, w.end_ns, 0, 0};
+      compute_.within(w.start_ns, w.end_ns, compute_scratch_);
+      path.exposed_ns += w.end_ns - w.start_ns - intersectionLength({&self, 1}, compute_scratch_, w);
+    }
     pending_starts_.erase(pending_starts_.find(op.gpu_start_ns));
     exposure_pending_.pop_front();
   }
+}
+
+std::unordered_map<uint32_t, uint64_t> OverlapSweep::exposedByPath() const {
+  std::unordered_map<uint32_t, uint64_t> out;
+  for (const auto& [path, exposed] : exposed_by_path_) out.emplace(path, exposed.exposed_ns);
+  return out;
 }
 
 void OverlapSweep::countCompute() {

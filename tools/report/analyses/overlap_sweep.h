@@ -22,6 +22,7 @@
 
 #include "tools/report/analyses/interval_union.h"
 #include "tools/report/analyses/overlap_rows.h"
+#include "tools/report/load/path_span.h"
 #include "tools/report/load/reorder_buffer.h"
 #include "tools/report/load/run_model.h"
 #include "tools/report/load/step_pattern.h"
@@ -59,10 +60,11 @@ class OverlapSweep {
   // process had no timed communication kernel (the row is then left as it was). `windows`,
   // when given, receives every step's window.
   bool finish(OverlapRow& row, std::vector<StepWindow>* windows = nullptr);
-  // Each op's own exposed time (the part of its GPU interval under no compute kernel; ops
-  // running at once each count theirs), summed by its NVTX path (RankOp::path). Complete
-  // after finish(); empty where overlap is not available or not asked for.
-  const std::unordered_map<uint32_t, uint64_t>& exposedByPath() const { return exposed_by_path_; }
+  // The exposed time of each NVTX path's ops (RankOp::path): the part of their GPU intervals
+  // under no compute kernel, time two ops of one path share counted once (the pieces of an
+  // AlltoAll share their kernel's: PathSpan); ops of different paths running at once each
+  // count theirs. Complete after finish(); empty where overlap is not available or not asked for.
+  std::unordered_map<uint32_t, uint64_t> exposedByPath() const;
 
  private:
   struct OpenStep {  // an inferred step whose ops are still being released
@@ -111,7 +113,11 @@ class OverlapSweep {
 
   std::deque<RankOp> exposure_pending_;  // released ops (with GPU times) whose compute is not final yet
   std::multiset<uint64_t> pending_starts_;  // their GPU starts: the compute they still need
-  std::unordered_map<uint32_t, uint64_t> exposed_by_path_;
+  struct PathExposed {
+    uint64_t exposed_ns = 0;
+    PathSpan span;  // what of the path's ops' time is counted
+  };
+  std::unordered_map<uint32_t, PathExposed> exposed_by_path_;
 
   std::deque<StepWindow> windows_;  // waiting to be summed, in order
   std::vector<StepWindow>* all_windows_ = nullptr;

@@ -10,12 +10,12 @@ void PhasePathTally::define(uint32_t id, uint32_t parent, std::string_view name)
   nodes_[id] = {parent, std::string(name)};
 }
 
-void PhasePathTally::addOp(uint32_t path, uint64_t bytes, uint64_t gpu_ns) {
+void PhasePathTally::addOp(uint32_t path, uint64_t bytes, uint64_t gpu_start_ns, uint64_t gpu_end_ns) {
   if (ops_.size() >= kMaxPaths && !ops_.contains(path)) path = kPastTheCap;
-  PathComm& p = ops_[path];
-  ++p.ops;
-  p.bytes += bytes;
-  p.gpu_ns += gpu_ns;
+  PathOps& p = ops_[path];
+  ++p.comm.ops;
+  p.comm.bytes += bytes;
+  if (gpu_start_ns != 0) p.comm.gpu_ns += p.span.takeLength(gpu_start_ns, gpu_end_ns);
 }
 
 // The names from the top down. A cycle or a chain longer than any NVTX nesting (a damaged
@@ -59,7 +59,8 @@ std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::str
   if (std::none_of(ops_.begin(), ops_.end(), [](const auto& p) { return p.first != 0; })) return {};
   std::map<std::string, PathComm> by_name;
   std::map<uint32_t, std::string> name_of_id;
-  for (const auto& [id, comm] : ops_) {
+  for (const auto& [id, path_ops] : ops_) {
+    const PathComm& comm = path_ops.comm;
     const std::string& name = name_of_id[id] = id == 0 ? std::string(kNoPath) : pathOf(id);
     PathComm& row = by_name[name];
     row.ops += comm.ops;

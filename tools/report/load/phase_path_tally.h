@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tools/report/load/path_span.h"
 #include "tools/report/load/run_model.h"
 
 namespace commtrace::report {
@@ -19,8 +20,9 @@ class PhasePathTally {
  public:
   // A node of the tree: `name` open inside path `parent` (0: at the top) has this id.
   void define(uint32_t id, uint32_t parent, std::string_view name);
-  // An op issued under path `path` (0: no range open on its thread).
-  void addOp(uint32_t path, uint64_t bytes, uint64_t gpu_ns);
+  // An op issued under path `path` (0: no range open on its thread), with its GPU interval
+  // (0, 0 where it has none); time its path already counted is not counted again (PathSpan).
+  void addOp(uint32_t path, uint64_t bytes, uint64_t gpu_start_ns, uint64_t gpu_end_ns);
   // A path id's name as finish() gives it (interned once its nodes have all arrived, then
   // remembered), kUnknownPath's while one has not.
   NameId nameOf(uint32_t id, const std::function<NameId(std::string_view)>& intern);
@@ -51,7 +53,11 @@ class PhasePathTally {
 
   std::unordered_map<uint32_t, Node> nodes_;
   std::unordered_map<uint32_t, NameId> names_;  // nameOf's, for the ids whose nodes had all arrived
-  std::unordered_map<uint32_t, PathComm> ops_;  // by path id (PathComm::path unset); kPastTheCap: ids past kMaxPaths
+  struct PathOps {
+    PathComm comm;  // PathComm::path unset
+    PathSpan span;
+  };
+  std::unordered_map<uint32_t, PathOps> ops_;  // by path id; kPastTheCap: ids past kMaxPaths
   static constexpr uint32_t kPastTheCap = UINT32_MAX;
 };
 

@@ -22,12 +22,12 @@ TEST(PhasePathTally, OpsAreTalliedByTheirPathNamedFromTheTopDown) {
   tally.define(2, 1, "forward");
   tally.define(3, 2, "layers.0");
   tally.define(7, 1, "forward");   // another thread met the same path apart: its rows join
-  tally.addOp(3, 100, 10);
-  tally.addOp(3, 100, 30);
-  tally.addOp(2, 8, 1);
-  tally.addOp(7, 8, 2);
-  tally.addOp(0, 5, 4);     // outside any range
-  tally.addOp(99, 1, 1);    // its node never arrived
+  tally.addOp(3, 100, 1000, 1010);
+  tally.addOp(3, 100, 2000, 2030);
+  tally.addOp(2, 8, 3000, 3001);
+  tally.addOp(7, 8, 4000, 4002);
+  tally.addOp(0, 5, 5000, 5004);  // outside any range
+  tally.addOp(99, 1, 6000, 6001);  // its node never arrived
   const auto rows = rowsOf(tally);
   EXPECT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows.at("train_step # / forward / layers.0"), std::make_tuple(2u, 200u, 40u));
@@ -36,10 +36,28 @@ TEST(PhasePathTally, OpsAreTalliedByTheirPathNamedFromTheTopDown) {
   EXPECT_EQ(rows.at(std::string(PhasePathTally::kUnknownPath)), std::make_tuple(1u, 1u, 1u));
 }
 
+// The 2(n-1) pieces of one AlltoAll carry their kernel's one interval: their path counts it
+// once, as it counts once the time two of its ops ran at once; an op before the stretch
+// counted, or apart from it, counts whole; another path counts its own.
+TEST(PhasePathTally, TimeAPathsOpsShareIsCountedOnce) {
+  PhasePathTally tally;
+  tally.define(1, 0, "shard_exchange");
+  tally.define(2, 0, "loss_scale");
+  for (int piece = 0; piece < 6; ++piece) tally.addOp(1, 64, 10'000, 15'000);
+  tally.addOp(1, 64, 14'000, 17'000);  // overlaps the last 1,000 ns
+  tally.addOp(1, 64, 9'000, 10'500);   // reaches before: 1,000 ns new
+  tally.addOp(1, 64, 2'000, 3'000);    // entirely before
+  tally.addOp(2, 4, 10'000, 15'000);   // the same time on another path
+  tally.addOp(2, 4, 0, 0);             // no GPU times
+  const auto rows = rowsOf(tally);
+  EXPECT_EQ(rows.at("shard_exchange"), std::make_tuple(9u, 9u * 64, 5'000u + 2'000 + 1'000 + 1'000));
+  EXPECT_EQ(rows.at("loss_scale"), std::make_tuple(2u, 8u, 5'000u));
+}
+
 TEST(PhasePathTally, NoRowsWhenNoOpRanUnderARange) {
   PhasePathTally tally;
   tally.define(1, 0, "idle");
-  tally.addOp(0, 5, 4);
+  tally.addOp(0, 5, 5000, 5004);
   EXPECT_TRUE(rowsOf(tally).empty());
 }
 
@@ -49,7 +67,7 @@ TEST(PhasePathTally, PathsPastTheCapAreCountedAsUnknown) {
   PhasePathTally tally;
   for (uint32_t id = 1; id <= PhasePathTally::kMaxPaths + 10; ++id) {
     tally.define(id, 0, "n");
-    tally.addOp(id, 1, 0);
+    tally.addOp(id, 1, 0, 0);
   }
   const auto rows = rowsOf(tally);
   EXPECT_EQ(std::get<0>(rows.at("n")), PhasePathTally::kMaxPaths);
@@ -69,7 +87,7 @@ TEST(PhasePathTally, ACycleOfNodesEndsTheWalk) {
   PhasePathTally tally;
   tally.define(1, 2, "a");
   tally.define(2, 1, "b");
-  tally.addOp(1, 1, 1);
+  tally.addOp(1, 1, 1000, 1001);
   const auto rows = rowsOf(tally);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows.begin()->first.substr(0, 5), "b / a");

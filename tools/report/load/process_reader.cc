@@ -212,7 +212,7 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
 
 // Ops in the window only, as every per-process tally.
 NameId ProcessReader::notePath(uint32_t path, uint64_t bytes, const MemberView& v) {
-  if (window_.contains(utcOf(v.cpu_start_ns))) paths_.addOp(path, bytes, v.gpuDuration());
+  if (window_.contains(utcOf(v.cpu_start_ns))) paths_.addOp(path, bytes, v.gpu_start_ns, v.gpu_end_ns);
   return path == 0 ? 0 : paths_.nameOf(path, [this](std::string_view name) { return names_.intern(name); });
 }
 
