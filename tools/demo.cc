@@ -206,7 +206,8 @@ int runDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       << " send/receive records.\n";
   printPlanted(truth, out);
   out << "\nGround truth: " << (dir / driver::kGroundTruthFile).string() << "\nNext: " << program << " report " << dir.string()
-      << " --format html --out report.html; " << program << " export --perfetto " << dir.string() << "; " << program << " dump "
+      << " --format html --out report.html (its icicle: exposed communication by NVTX path); " << program << " report " << dir.string()
+      << " --format folded (the same, for flame-graph tools); " << program << " export --perfetto " << dir.string() << "; " << program << " dump "
       << traces.front().string() << '\n';
   if (colls != planted_colls || p2ps != planted_p2ps)
     err << "commtrace: the files hold " << colls << " collectives and " << p2ps << " sends/receives; the job made "

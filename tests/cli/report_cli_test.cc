@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <zlib.h>
@@ -145,7 +146,7 @@ TEST_F(ReportCliOnDemo, JsonIsValidAndComplete) {
     EXPECT_EQ(o.at("available"), true);
     EXPECT_GT(o.at("overlapped_us").get<double>(), 0.0);
     EXPECT_EQ(o.at("kernel_clock").at("matched"), o.at("kernel_clock").at("nccl_kernels"));
-    EXPECT_EQ(o.at("step_source"), "inferred");
+    EXPECT_EQ(o.at("step_source"), "nvtx");  // demo.json's train_step ranges
     EXPECT_EQ(o.at("steps").size(), 20u);  // demo.json plays 20 steps
   }
 }
@@ -174,7 +175,7 @@ TEST_F(ReportCliOnDemo, ATimeOfDayIsTheRunsDayAndAnEmptyWindowExitsOne) {
 TEST_F(ReportCliOnDemo, TheDemoRunIsTheSameRunOnEveryClock) {
   const ProgramResult whole = run({"report", runDir(), "--format", "json"});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  EXPECT_NE(whole.out.find("\"step_source\": \"inferred\""), std::string::npos);
+  EXPECT_NE(whole.out.find("\"step_source\": \"nvtx\""), std::string::npos);
   const ProgramResult text = run({"report", runDir()});
   const size_t at = text.out.find("\n  time ");
   ASSERT_NE(at, std::string::npos) << text.out;
@@ -267,16 +268,21 @@ TEST_F(ReportCliOnDemo, ExportDefaultsToAGzippedProtobufNextToTheRun) {
   commtrace::perfetto_check::Trace trace;
   ASSERT_TRUE(trace.ParseFromString(bytes));
   std::set<int> pids;
-  size_t begins = 0, with_flow = 0;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> categories;  // interned per sequence
+  size_t ops = 0, with_flow = 0;
   for (const auto& p : trace.packet()) {
     if (p.has_track_descriptor() && p.track_descriptor().has_process()) pids.insert(p.track_descriptor().process().pid());
-    if (p.track_event().type() != commtrace::perfetto_check::TrackEvent::TYPE_SLICE_BEGIN) continue;
-    ++begins;
-    with_flow += p.track_event().flow_ids_size() > 0;
+    for (const auto& c : p.interned_data().event_categories()) categories[{p.trusted_packet_sequence_id(), c.iid()}] = c.name();
+    const auto& event = p.track_event();
+    if (event.type() != commtrace::perfetto_check::TrackEvent::TYPE_SLICE_BEGIN || event.category_iids_size() == 0) continue;
+    const std::string& category = categories[{p.trusted_packet_sequence_id(), event.category_iids(0)}];
+    if (category != "collective" && category != "p2p") continue;  // compute kernels and NVTX ranges have no flows
+    ++ops;
+    with_flow += event.flow_ids_size() > 0;
   }
   EXPECT_EQ(pids, (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_GT(begins, 1000u);
-  EXPECT_GT(with_flow, begins / 2);
+  EXPECT_GT(ops, 1000u);
+  EXPECT_EQ(with_flow, ops) << "every op of the healthy demo is joined to its peers";
 }
 
 // A *.ctrace that is not a trace is left out of the export, and said so (report lists it
