@@ -109,7 +109,7 @@ Report buildReport(const RunModel& run, const ClockAlignment& clocks, const Step
   report.kernels = kernelBreakdown(run);
   report.peer_waits = peerWaits(run, streamed.peer_waits, report.overlap);
   report.cuda_sync = cudaSyncWaits(run);
-  report.call_paths = commByCallPath(run, exposed_by_path, streamed.arrivals.waitCausedByPath());
+  report.call_paths = commByCallPath(run, exposed_by_path, streamed.arrivals.waitingByPath());
   NativeSymbols symbols;
   report.call_stacks = commByCallStack(run, symbols);
   report.call_stack_notes = pythonFrameNotes(run);

@@ -26,6 +26,10 @@ std::string sentence(const char* format, ...) {
 
 using ULL = unsigned long long;
 
+// The share of a path's time spent waiting in its ops for a late peer from which the
+// exposed-communication finding says so (below it, the waits are a peer's ordinary jitter).
+constexpr double kWaitWorthSaying = 0.25;
+
 // ", X per step of S (P of whose)", where the row has a cost per step.
 std::string perStep(const FindingRow& row, double step_us, const char* whose) {
   if (std::isnan(row.cost_per_step_us)) return "";
@@ -217,9 +221,13 @@ struct Words {
                  fmt::percent(w.comm_us > 0 ? w.exposed_us / w.comm_us : 0.0).c_str(), perStep(row, w.mean_step_us, "its time").c_str());
     const CallPathRow& p = f.path.row;
     if (p.path.empty()) return words;
-    return words + sentence(" Over all ranks, the ops issued under NVTX path %s are %s exposed (%s of %s), %s of all the exposed time.",
-                            p.path.c_str(), fmt::percent(p.exposed_share).c_str(), fmt::duration(p.exposed_us).c_str(),
-                            fmt::duration(p.comm_us).c_str(), fmt::percent(f.path.exposed_of_all).c_str());
+    words += sentence(" Over all ranks, the ops issued under NVTX path %s are %s exposed (%s of %s), %s of all the exposed time.",
+                      p.path.c_str(), fmt::percent(p.exposed_share).c_str(), fmt::duration(p.exposed_us).c_str(),
+                      fmt::duration(p.comm_us).c_str(), fmt::percent(f.path.exposed_of_all).c_str());
+    // Waiting in them is a late peer's doing: hiding or speeding up these ops would not fix it.
+    if (!p.waited_known || p.comm_us <= 0 || p.waited_us < kWaitWorthSaying * p.comm_us) return words;
+    return words + sentence(" %s of their time (%s) was waiting for a late peer rather than moving data: the culprits' delays, not these ops.",
+                            fmt::percent(p.waited_us / p.comm_us).c_str(), fmt::duration(p.waited_us).c_str());
   }
 
   std::string operator()(const facts::OverlapUnavailable& f) const {

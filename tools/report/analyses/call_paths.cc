@@ -27,7 +27,7 @@ uint64_t exposedOf(const std::vector<PathExposure>& exposure, NameId path) {
 }  // namespace
 
 std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<std::vector<PathExposure>>& exposed_by_path,
-                                        const std::unordered_map<NameId, double>& wait_caused_by_path) {
+                                        const std::unordered_map<NameId, PathWaiting>& waiting_by_path) {
   std::map<std::string_view, PathTotals> by_path;
   double all_us = 0;
   for (size_t p = 0; p < run.timelines.size() && p < run.processes.size(); ++p) {
@@ -36,6 +36,7 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<s
       t.row.ops += c.ops;
       t.row.bytes += c.bytes;
       t.row.comm_us += static_cast<double>(c.gpu_ns) / 1e3;
+      if (c.call_pieces > 0) t.row.waited_known = false;
       t.ranks.insert(run.processes[p].rank);
       const bool known = p < exposed_by_path.size() && !exposed_by_path[p].empty();
       if (!known) t.exposure_unknown = true;
@@ -43,9 +44,11 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<s
       all_us += static_cast<double>(c.gpu_ns) / 1e3;
     }
   }
-  for (const auto& [path, ns] : wait_caused_by_path)
-    if (const auto row = by_path.find(path == 0 ? PhasePathTally::kNoPath : run.name(path)); row != by_path.end())
-      row->second.row.wait_caused_us += ns / 1e3;
+  for (const auto& [path, w] : waiting_by_path)
+    if (const auto row = by_path.find(path == 0 ? PhasePathTally::kNoPath : run.name(path)); row != by_path.end()) {
+      row->second.row.waited_us += w.waited_ns / 1e3;
+      row->second.row.wait_caused_us += w.wait_caused_ns / 1e3;
+    }
   std::vector<CallPathRow> rows;
   for (auto& [path, t] : by_path) {
     t.row.path = path;
@@ -53,6 +56,7 @@ std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<s
     t.row.comm_share = all_us > 0 ? t.row.comm_us / all_us : 0;
     t.row.exposure_known = !t.exposure_unknown;
     if (!t.row.exposure_known) t.row.exposed_us = 0;
+    if (!t.row.waited_known) t.row.waited_us = 0;
     t.row.exposed_share = t.row.exposure_known && t.row.comm_us > 0 ? t.row.exposed_us / t.row.comm_us : 0;
     rows.push_back(std::move(t.row));
   }
@@ -72,6 +76,8 @@ ExposedPath mostExposedPath(const std::vector<CallPathRow>& rows) {
     f.bytes += row.bytes;
     f.comm_us += row.comm_us;
     f.exposed_us += row.exposed_us;
+    f.waited_known = f.waited_known && row.waited_known;
+    f.waited_us += row.waited_us;
     f.wait_caused_us += row.wait_caused_us;
     all_exposed_us += row.exposed_us;
   }
@@ -83,6 +89,7 @@ ExposedPath mostExposedPath(const std::vector<CallPathRow>& rows) {
     }
   if (most.row.path.empty()) return {};
   most.row.exposure_known = true;
+  if (!most.row.waited_known) most.row.waited_us = 0;
   most.row.exposed_share = most.row.comm_us > 0 ? most.row.exposed_us / most.row.comm_us : 0;
   most.exposed_of_all = most.row.exposed_us / all_exposed_us;
   return most;

@@ -16,9 +16,9 @@ namespace commtrace::report {
 
 // Most communication time first; empty when no op ran under an NVTX range. exposed_by_path:
 // computeOverlap's, per process (empty for a process without overlap); none: not known.
-// wait_caused_by_path: ArrivalTally::waitCausedByPath (path 0: ops under no range).
+// waiting_by_path: ArrivalTally::waitingByPath (path 0: ops under no range).
 std::vector<CallPathRow> commByCallPath(const RunModel& run, const std::vector<std::vector<PathExposure>>& exposed_by_path = {},
-                                        const std::unordered_map<NameId, double>& wait_caused_by_path = {});
+                                        const std::unordered_map<NameId, PathWaiting>& waiting_by_path = {});
 
 // Whether every row's exposure is known: then a chart of the paths shows exposed time,
 // else their whole communication time (one measure for every path).

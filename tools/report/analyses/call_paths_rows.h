@@ -22,9 +22,21 @@ struct CallPathRow {
   bool exposure_known = false;
   double exposed_us = 0;
   double exposed_share = 0;  // of comm_us, 0..1
+  // Its ranks' own waits in its ops for a later member (part of comm_us: what a late peer,
+  // not moving the data, took). Not known where an op was a piece of an AlltoAll, Gather or
+  // Scatter (PathComm::call_pieces).
+  bool waited_known = true;
+  double waited_us = 0;
   // The others' waiting caused by delays created before its ops (the root-cause walk's, summed
   // by the path of the op a rank was late for, and passed along as the straggler table's is).
   double wait_caused_us = 0;
+};
+
+// One NVTX path's waiting as the root-cause walk sums it, in ns (CallPathRow's waited_us and
+// wait_caused_us).
+struct PathWaiting {
+  double waited_ns = 0;
+  double wait_caused_ns = 0;
 };
 
 }  // namespace commtrace::report

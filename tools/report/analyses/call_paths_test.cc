@@ -110,7 +110,7 @@ TEST(CallPaths, EachOpsExposedTimeGoesToItsPath) {
 // The six pieces of one AlltoAll (a send and a receive per peer) each carry their kernel's
 // interval [1000, 3000), half of it under compute [2000, 2500): their path counts the kernel's
 // time once (2 us, 1.5 exposed), not six times; an all-reduce under another path at the same
-// time counts its own.
+// time counts its own. The pieces' waits are not measured: their path's is not known.
 TEST(CallPaths, AnAlltoAllsPiecesCountTheirKernelsTimeOnce) {
   testutil::TempDir dir;
   std::vector<RecordSlot> chunk{testing::commInfo(0xC0, 4, 0, 0), pathNode(1, 0, "shard_exchange"), pathNode(2, 0, "loss_scale"),
@@ -142,12 +142,13 @@ TEST(CallPaths, AnAlltoAllsPiecesCountTheirKernelsTimeOnce) {
     EXPECT_DOUBLE_EQ(row.comm_us, 2.0);
     ASSERT_TRUE(row.exposure_known);
     EXPECT_DOUBLE_EQ(row.exposed_us, 1.5);
+    EXPECT_EQ(row.waited_known, row.path != "shard_exchange");
   }
 }
 
 // Two ranks, each step an all-reduce under "fwd" then one under "bwd"; rank 1 computes 50 us
-// longer before each "bwd" one, and rank 0 waits for it there: the waiting it caused goes to
-// "bwd", none to "fwd".
+// longer before each "bwd" one, and rank 0 waits for it there: that waiting is "bwd"'s, both
+// as its ops' own (waited) and as what delays before them caused; none is "fwd"'s.
 TEST(CallPaths, TheWaitingADelayCausedGoesToThePathOfTheOpItWasCreatedBefore) {
   testutil::TempDir dir;
   constexpr uint64_t kOpNs = 10'000, kGapNs = 1'000, kDelayNs = 50'000, kSteps = 8;
@@ -179,6 +180,9 @@ TEST(CallPaths, TheWaitingADelayCausedGoesToThePathOfTheOpItWasCreatedBefore) {
   // from its "fwd" op).
   EXPECT_NEAR(row("bwd").wait_caused_us, kSteps * kDelayNs / 1e3, 1.0);
   EXPECT_NEAR(row("fwd").wait_caused_us, 0.0, 1e-9);
+  EXPECT_NEAR(row("bwd").waited_us, kSteps * kDelayNs / 1e3, 1.0);
+  EXPECT_NEAR(row("fwd").waited_us, 0.0, 1.0);
+  EXPECT_LE(row("bwd").waited_us, row("bwd").comm_us) << "a wait in an op is part of its GPU time";
   ASSERT_FALSE(r.stragglers.ranks.empty());
   double ranks_caused = 0;
   for (const auto& s : r.stragglers.ranks) ranks_caused += s.wait_caused_us;

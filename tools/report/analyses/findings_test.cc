@@ -113,6 +113,19 @@ TEST(Findings, ExposedCommunicationNamesTheMostExposedNvtxPathLayersAsOne) {
   EXPECT_NE(words.find("the ops issued under NVTX path step # / forward / layers.#.attention are 33.3% exposed (600 us of 1.8 ms), 60.0% of all the exposed time."),
             std::string::npos)
       << words;
+  EXPECT_EQ(words.find("late peer"), std::string::npos) << "its ops waited for nobody";
+
+  // Most of the layers' time was waiting for a late peer: said, as not these ops' doing
+  // (a fifth is a peer's jitter, not said).
+  r.call_paths[0].waited_us = r.call_paths[1].waited_us = 450;
+  const std::string waited = findingWords(findFindings(r, RunModel{}).front());
+  EXPECT_NE(waited.find(" 50.0% of their time (900 us) was waiting for a late peer rather than moving data"), std::string::npos) << waited;
+  r.call_paths[1].waited_known = false;  // an AlltoAll's pieces: one layer's wait not known, so neither is the fold's
+  EXPECT_EQ(findingWords(findFindings(r, RunModel{}).front()).find("late peer"), std::string::npos);
+  r.call_paths[1].waited_known = true;
+  r.call_paths[0].waited_us = r.call_paths[1].waited_us = 180;
+  EXPECT_EQ(findingWords(findFindings(r, RunModel{}).front()).find("late peer"), std::string::npos);
+
   r.call_paths[2].exposure_known = false;  // one path unmeasured: no path is named
   EXPECT_EQ(findingWords(findFindings(r, RunModel{}).front()).find("NVTX"), std::string::npos);
 }

@@ -320,6 +320,17 @@ ArrivalTally::Comm& ArrivalTally::commAt(uint32_t comm) {
   return comms_[comm];
 }
 
+void ArrivalTally::noteWaited(const SyncMember& m, NameId path) {
+  const uint64_t wait_ns = static_cast<uint64_t>(m.wait_ns);
+  double& waited = waiting_by_path_[path].waited_ns;
+  if (m.process < 0) {
+    waited += static_cast<double>(wait_ns);
+    return;
+  }
+  const uint64_t key = (uint64_t{static_cast<uint32_t>(m.process)} << 32) | path;
+  waited += static_cast<double>(wait_spans_[key].takeLength(m.gpu_start_ns, m.gpu_start_ns + wait_ns));
+}
+
 void ArrivalTally::tally(const Attributed& a) {
   evidence_.add(a);
   for (const Attributed::Charge& charge : a.charges) commAt(charge.origin.comm);
@@ -336,6 +347,7 @@ void ArrivalTally::tally(const Attributed& a) {
     seat.expected_last += chance;
     seat.var_last += chance * (1 - chance);
     seat.lateness_ns += m.arrival_ns;
+    noteWaited(m, a.pathOf(i));
     // A send's or receive's peers are its role's: their gaps are summed whole (roleSums).
     if (!a.transfer && m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0)
       seat.excess.add((static_cast<double>(m.gap_ns) - m.peer_gap_ns) / 1e3);
@@ -347,7 +359,7 @@ void ArrivalTally::tally(const Attributed& a) {
     if (to.seats.size() <= seat) to.seats.resize(seat + 1);
     to.seats[seat].wait_caused_ns += charge.wait_ns;
     to.windows.add(seat, {.wait_caused_ns = charge.wait_ns});
-    wait_caused_by_path_[charge.path] += charge.wait_ns;
+    waiting_by_path_[charge.path].wait_caused_ns += charge.wait_ns;
     if (charge.origin.process < 0) continue;
     if (process_cost_.size() <= static_cast<size_t>(charge.origin.process)) process_cost_.resize(static_cast<size_t>(charge.origin.process) + 1, 0);
     process_cost_[static_cast<size_t>(charge.origin.process)] += charge.wait_ns;
@@ -399,7 +411,8 @@ void ArrivalTally::snapshotFrom(const ArrivalTally& live) {
   comms_ = live.comms_;
   evidence_ = live.evidence_;
   process_cost_ = live.process_cost_;
-  wait_caused_by_path_ = live.wait_caused_by_path_;
+  waiting_by_path_ = live.waiting_by_path_;
+  wait_spans_ = live.wait_spans_;
   syncs_ = live.syncs_;
   next_pick_ = live.next_pick_;
   merged_impacts_ = live.merged_impacts_;
@@ -424,7 +437,11 @@ void ArrivalTally::merge(const ArrivalTally& other) {
   if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());
   for (size_t c = 0; c < other.comms_.size(); ++c) comms_[c].merge(other.comms_[c]);
   evidence_.merge(other.evidence_);
-  for (const auto& [path, ns] : other.wait_caused_by_path_) wait_caused_by_path_[path] += ns;
+  for (const auto& [path, w] : other.waiting_by_path_) {
+    PathWaiting& mine = waiting_by_path_[path];
+    mine.waited_ns += w.waited_ns;
+    mine.wait_caused_ns += w.wait_caused_ns;
+  }
   const std::vector<ImpactEstimate> theirs = other.impacts();
   merged_impacts_.insert(merged_impacts_.end(), theirs.begin(), theirs.end());
   RoleGaps::merge(merged_role_sums_, other.roleSums());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tools/report/analyses/arrival_windows.h"
+#include "tools/report/analyses/call_paths_rows.h"
 #include "tools/report/analyses/coll_shapes.h"
 #include "tools/report/analyses/gap_busy_time.h"
 #include "tools/report/analyses/lateness.h"
@@ -14,6 +15,7 @@
 #include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/analyses/wait_attribution.h"
 #include "tools/report/load/clock_align.h"
+#include "tools/report/load/path_span.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/run_model.h"
 
@@ -130,13 +132,14 @@ class ArrivalTally : public JoinedOpSink {
   RoleGaps::ProcessSums roleSums() const;
   // Why each process was late where it created a delay (straggler_class.h).
   const StragglerEvidence& evidence() const { return evidence_; }
-  // The waiting caused by delays created before ops issued under each NVTX path
-  // (CollInstance::path; 0: none recorded), here and passed along: a seat's wait_caused_ns
-  // by the path of the op it was late for.
-  const std::unordered_map<NameId, double>& waitCausedByPath() const { return wait_caused_by_path_; }
+  // Each NVTX path's waiting (CollInstance::path; 0: none recorded): its ops' members'
+  // own waits in them, and the waiting caused by delays created before its ops, here and
+  // passed along (a seat's wait_caused_ns by the path of the op it was late for).
+  const std::unordered_map<NameId, PathWaiting>& waitingByPath() const { return waiting_by_path_; }
 
  private:
   void tally(const Attributed& a);
+  void noteWaited(const SyncMember& m, NameId path);
   Comm& commAt(uint32_t comm);
   void pickCandidates();
   void pickHostCandidate(double typical);
@@ -146,7 +149,10 @@ class ArrivalTally : public JoinedOpSink {
   const RunModel* run_ = nullptr;
   std::vector<Comm> comms_;
   std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
-  std::unordered_map<NameId, double> wait_caused_by_path_;
+  std::unordered_map<NameId, PathWaiting> waiting_by_path_;
+  // Each process's wait counted so far per path: the pieces of one AlltoAll wait out one
+  // kernel's interval, counted once (PathSpan). Key: process << 32 | path.
+  std::unordered_map<uint64_t, PathSpan> wait_spans_;
   uint64_t syncs_ = 0;
   uint64_t next_pick_ = kFirstPick;
   std::vector<ImpactEstimate> merged_impacts_;  // other shards'

@@ -285,7 +285,7 @@ void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const Syn
                           bool transfer, std::array<NameId, 2> paths) {
   scratch_pending_.members.assign(members.begin(), members.end());
   Pending header{comm, synchronizing, total_wait_ns, tag, {}, transfer, 0, false};
-  header.paths = paths;
+  header.paths = {paths};
   submit(std::move(header));
 }
 
@@ -546,7 +546,7 @@ void WaitAttribution::process(Pending& p) {
       if (m.role != 0 && created_[i] > 0) role_gaps_.peersOf(m.role, m.process, role_peers_[i]);
       else role_peers_[i].clear();
     }
-    on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer, {role_peers_.data(), peered}});
+    on_attributed_(Attributed{p.comm, p.members, created_, charges_, p.total_wait_ns, p.tag, p.transfer, {role_peers_.data(), peered}, p.paths});
   }
   for (const SyncMember& m : p.members)
     if (m.process >= 0) wake(m);
@@ -617,7 +617,7 @@ void WaitAttribution::addCollective(const CollInstance& c, std::span<const Membe
     syncMembersOf(arrivals_, members, sync, member_gaps_);
     if (withinOneHost(sync)) noteSiblingSeats(c, sync);
     Pending header{c.comm, true, arrivals_.total_wait_ns, tag, {}, false, 0, /*peers_are_the_others=*/true};
-    header.paths = {c.path, c.path};
+    header.paths = {{c.path, c.path}};
     submit(std::move(header));
     return;
   }

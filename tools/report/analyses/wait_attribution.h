@@ -37,6 +37,14 @@
 
 namespace commtrace::report {
 
+// The NVTX paths a synchronization's members issued it under: a collective's one
+// (CollInstance::path), a transfer's send and receive (P2pTransfer::send_path, recv_path);
+// 0: none.
+struct SyncPaths {
+  std::array<NameId, 2> paths{};
+  NameId of(size_t member, bool transfer) const { return paths[transfer && member < paths.size() ? member : 0]; }
+};
+
 // Where a delay was created: a member's seat in a communicator (index as joined) and its process.
 struct DelayOrigin {
   uint32_t comm = 0;
@@ -126,6 +134,8 @@ struct Attributed {
   // A transfer's, per member (empty but for the one that came later): the other processes'
   // latest ops in its role. None for a collective.
   std::span<const std::vector<RolePeer>> role_peers;
+  SyncPaths paths;
+  NameId pathOf(size_t member) const { return paths.of(member, transfer); }
 };
 
 // What fixing a candidate would save: the run replayed with its created delays removed.
@@ -291,10 +301,8 @@ class WaitAttribution {
     size_t ready_members = 0;  // the members before this one no longer wait (a communicator of 1,024 is not rescanned per wake)
     bool peers_are_the_others = false;  // each member's peer_gap_ns is the median of the other members' gaps
     int32_t blocked_on = -1;  // the process whose blocked_ queue holds it: once, however often it waits there again
-    // The NVTX path its members issued it under: a collective's (CollInstance::path), a
-    // transfer's send and receive (P2pTransfer::send_path, recv_path); 0: none.
-    std::array<NameId, 2> paths{};
-    NameId pathOf(size_t member) const { return paths[transfer && member < paths.size() ? member : 0]; }
+    SyncPaths paths;
+    NameId pathOf(size_t member) const { return paths.of(member, transfer); }
   };
   // Waiting instances live in reusable slots (a small one keeps its members' storage): a
   // handle is a slot and its generation, so one that has proceeded is told from the slot's

@@ -10,10 +10,11 @@ void PhasePathTally::define(uint32_t id, uint32_t parent, std::string_view name)
   nodes_[id] = {parent, std::string(name)};
 }
 
-void PhasePathTally::addOp(uint32_t path, uint64_t bytes, uint64_t gpu_start_ns, uint64_t gpu_end_ns) {
+void PhasePathTally::addOp(uint32_t path, uint64_t bytes, uint64_t gpu_start_ns, uint64_t gpu_end_ns, bool call_piece) {
   if (ops_.size() >= kMaxPaths && !ops_.contains(path)) path = kPastTheCap;
   PathOps& p = ops_[path];
   ++p.comm.ops;
+  p.comm.call_pieces += call_piece;
   p.comm.bytes += bytes;
   if (gpu_start_ns != 0) p.comm.gpu_ns += p.span.takeLength(gpu_start_ns, gpu_end_ns);
 }
@@ -66,6 +67,7 @@ std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::str
     row.ops += comm.ops;
     row.bytes += comm.bytes;
     row.gpu_ns += comm.gpu_ns;
+    row.call_pieces += comm.call_pieces;
   }
   std::vector<PathComm> rows;
   for (auto& [name, comm] : by_name) {

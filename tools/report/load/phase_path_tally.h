@@ -22,7 +22,8 @@ class PhasePathTally {
   void define(uint32_t id, uint32_t parent, std::string_view name);
   // An op issued under path `path` (0: no range open on its thread), with its GPU interval
   // (0, 0 where it has none); time its path already counted is not counted again (PathSpan).
-  void addOp(uint32_t path, uint64_t bytes, uint64_t gpu_start_ns, uint64_t gpu_end_ns);
+  // call_piece: a send or receive of an AlltoAll, Gather or Scatter (PathComm::call_pieces).
+  void addOp(uint32_t path, uint64_t bytes, uint64_t gpu_start_ns, uint64_t gpu_end_ns, bool call_piece = false);
   // A path id's name as finish() gives it (interned once its nodes have all arrived, then
   // remembered), kUnknownPath's while one has not.
   NameId nameOf(uint32_t id, const std::function<NameId(std::string_view)>& intern);

@@ -120,7 +120,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
                   name(c.proto), c.root, c.n_channels, c.graph_captured != 0,
                   viewOf(process_, c.cpu_start_ns, c.cpu_end_ns, c.gpu_start_ns, c.gpu_end_ns, c.stream)};
       noteGpuTimes(row.view);
-      row.path = notePath(c.phase_path, c.bytes, row.view);
+      row.path = notePath(c.phase_path, c.bytes, row.view, false);
       batch.colls.push_back(row);
       break;
     }
@@ -131,7 +131,7 @@ void ProcessReader::project(const RecordSlot& slot, RecordBatch& batch) {
                  name(p.datatype), p.peer, func != "Recv", p.n_channels,
                  viewOf(process_, p.cpu_start_ns, p.cpu_end_ns, p.gpu_start_ns, p.gpu_end_ns, p.stream)};
       noteGpuTimes(row.view);
-      row.path = notePath(p.phase_path, p.bytes, row.view);
+      row.path = notePath(p.phase_path, p.bytes, row.view, NamePool::isCallPiece(row.api_func));
       batch.p2ps.push_back(row);
       break;
     }
@@ -211,8 +211,8 @@ void ProcessReader::addKernel(const KernelActivityRecord& k) {
 }
 
 // Ops in the window only, as every per-process tally.
-NameId ProcessReader::notePath(uint32_t path, uint64_t bytes, const MemberView& v) {
-  if (window_.contains(utcOf(v.cpu_start_ns))) paths_.addOp(path, bytes, v.gpu_start_ns, v.gpu_end_ns);
+NameId ProcessReader::notePath(uint32_t path, uint64_t bytes, const MemberView& v, bool call_piece) {
+  if (window_.contains(utcOf(v.cpu_start_ns))) paths_.addOp(path, bytes, v.gpu_start_ns, v.gpu_end_ns, call_piece);
   return path == 0 ? 0 : paths_.nameOf(path, [this](std::string_view name) { return names_.intern(name); });
 }
 

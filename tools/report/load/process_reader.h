@@ -172,7 +172,7 @@ class ProcessReader {
   void addKernel(const KernelActivityRecord& k);
   void noteGpuTimes(const MemberView& v);
   // Tallies an op under its file's path id; returns the path's name (0: none).
-  NameId notePath(uint32_t path, uint64_t bytes, const MemberView& v);
+  NameId notePath(uint32_t path, uint64_t bytes, const MemberView& v, bool call_piece);
   void mapClocks(ProcessInfo& info);
   void noteCutShort(ProcessInfo& info);
   uint64_t utcOf(uint64_t cpu_ns) const;

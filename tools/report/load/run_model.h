@@ -245,6 +245,9 @@ struct PathComm {
   uint64_t ops = 0;
   uint64_t bytes = 0;
   uint64_t gpu_ns = 0;  // the ops' GPU time (those with GPU times)
+  // Ops that were pieces of an AlltoAll, Gather or Scatter: each piece runs in the whole
+  // call's kernel, so no piece's wait for its peer is measured (the call synchronizes as one).
+  uint64_t call_pieces = 0;
 };
 
 // A return address of a sampled native call stack, as the same code is on every rank: its

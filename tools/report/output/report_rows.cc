@@ -285,6 +285,10 @@ const Fields<CallPathRow>& callPathFields() {
       {"exposed_share", kNumber, kOrNull, "`exposed_us` over `comm_us`, 0..1; null as `exposed_us`",
        [](const T& t) { return orNull(t.exposure_known, t.exposed_share); }, "exposed share",
        [](const T& t) { return t.exposure_known ? fmt::percent(t.exposed_share) : std::string("-"); }},
+      {"waited_us", kNumber, kOrNull,
+       "the part of `comm_us` its ranks spent waiting in these ops for a later member to arrive (time a rank's ops of the path waited at once counted once): what a late peer, not moving the data, took; the culprits and their `wait_caused_us` say who. null where an op was a piece of an AlltoAll, Gather or Scatter (the call's kernel runs every piece, so no piece's wait is measured)",
+       [](const T& t) { return orNull(t.waited_known, t.waited_us); }, "waited",
+       [](const T& t) { return t.waited_known ? fmt::duration(t.waited_us) : std::string("-"); }},
       {"wait_caused_us", kNumber, kAlways,
        "the other ranks' waiting that delays created before ops issued under the path caused, there and passed along (the root-cause walk's, as `stragglers.ranks[].wait_caused_us` sums it by rank): which part of the program makes the others wait",
        member(&T::wait_caused_us), "wait caused", [](const T& t) { return fmt::duration(t.wait_caused_us); }}};
