@@ -321,9 +321,12 @@ ArrivalTally::Comm& ArrivalTally::commAt(uint32_t comm) {
 }
 
 void ArrivalTally::noteWaited(const SyncMember& m, NameId path) {
+  if (m.wait_ns <= 0) return;
   const uint64_t wait_ns = static_cast<uint64_t>(m.wait_ns);
   double& waited = waiting_by_path_[path].waited_ns;
-  if (m.process < 0) {
+  // Ops under no range are summed as they come: a run without NVTX paths (most wide ones)
+  // keeps no span per process, and its members cost one lookup.
+  if (m.process < 0 || path == 0) {
     waited += static_cast<double>(wait_ns);
     return;
   }

@@ -150,8 +150,8 @@ class ArrivalTally : public JoinedOpSink {
   std::vector<Comm> comms_;
   std::vector<double> process_cost_;  // per process: the waiting charged to it, for the candidates
   std::unordered_map<NameId, PathWaiting> waiting_by_path_;
-  // Each process's wait counted so far per path: the pieces of one AlltoAll wait out one
-  // kernel's interval, counted once (PathSpan). Key: process << 32 | path.
+  // Each process's wait counted so far per path (ops under a range): ops of a path that
+  // wait at once (on several streams) are counted once (PathSpan). Key: process << 32 | path.
   std::unordered_map<uint64_t, PathSpan> wait_spans_;
   uint64_t syncs_ = 0;
   uint64_t next_pick_ = kFirstPick;

@@ -286,7 +286,7 @@ const Fields<CallPathRow>& callPathFields() {
        [](const T& t) { return orNull(t.exposure_known, t.exposed_share); }, "exposed share",
        [](const T& t) { return t.exposure_known ? fmt::percent(t.exposed_share) : std::string("-"); }},
       {"waited_us", kNumber, kOrNull,
-       "the part of `comm_us` its ranks spent waiting in these ops for a later member to arrive (time a rank's ops of the path waited at once counted once): what a late peer, not moving the data, took; the culprits and their `wait_caused_us` say who. null where an op was a piece of an AlltoAll, Gather or Scatter (the call's kernel runs every piece, so no piece's wait is measured)",
+       "the part of `comm_us` its ranks spent waiting in these ops for a later member to arrive (time a rank's ops of the path waited at once counted once; outside any range, each op's own): what a late peer, not moving the data, took; the culprits and their `wait_caused_us` say who. null where an op was a piece of an AlltoAll, Gather or Scatter (the call's kernel runs every piece, so no piece's wait is measured)",
        [](const T& t) { return orNull(t.waited_known, t.waited_us); }, "waited",
        [](const T& t) { return t.waited_known ? fmt::duration(t.waited_us) : std::string("-"); }},
       {"wait_caused_us", kNumber, kAlways,
