@@ -67,6 +67,14 @@ RecordSlot clockSample(uint64_t t) {
   return s;
 }
 
+// The report of the run in dir, read as `commtrace report` reads it (streamed, the ops not kept).
+Report streamedReport(const std::string& dir, RunModel& run) {
+  StreamedAnalyses streamed;
+  std::ostringstream err;
+  EXPECT_TRUE(loadRun({.paths = {dir}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
+  return buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+}
+
 // The report read from the files: each op's exposed time (its GPU interval under no compute
 // kernel of its rank) goes to its path. "fwd" ops [1000, 2000) and [5000, 6000), "bwd" ops
 // [3000, 4000) and [7000, 8000); compute [1500, 3500) and [5000, 6000): fwd 500 ns exposed of
@@ -85,10 +93,7 @@ TEST(CallPaths, EachOpsExposedTimeGoesToItsPath) {
   testing::writeRankFile(dir.path(), "rank0", testing::rankHeader(0, 1), {chunk});
 
   RunModel run;
-  StreamedAnalyses streamed;
-  std::ostringstream err;
-  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
-  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+  const Report r = streamedReport(dir.path(), run);
   ASSERT_EQ(r.overlap.size(), 1u);
   ASSERT_TRUE(r.overlap[0].available) << r.overlap[0].reason;
   ASSERT_EQ(r.call_paths.size(), 2u);
@@ -131,10 +136,7 @@ TEST(CallPaths, AnAlltoAllsPiecesCountTheirKernelsTimeOnce) {
   testing::writeRankFile(dir.path(), "rank0", testing::rankHeader(0, 1), {chunk});
 
   RunModel run;
-  StreamedAnalyses streamed;
-  std::ostringstream err;
-  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
-  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+  const Report r = streamedReport(dir.path(), run);
   ASSERT_EQ(r.call_paths.size(), 2u);
   for (const CallPathRow& row : r.call_paths) {
     SCOPED_TRACE(row.path);
@@ -168,10 +170,7 @@ TEST(CallPaths, TheWaitingADelayCausedGoesToThePathOfTheOpItWasCreatedBefore) {
     testing::writeRankFile(dir.path(), "rank" + std::to_string(rank), testing::rankHeader(rank, 2), {chunk});
   }
   RunModel run;
-  StreamedAnalyses streamed;
-  std::ostringstream err;
-  ASSERT_TRUE(loadRun({.paths = {dir.path()}, .stream = &streamed, .keep_ops = false, .keep_compute = false}, run, err)) << err.str();
-  const Report r = buildReport(run, alignClocks(run, streamed.anchors), {}, streamed);
+  const Report r = streamedReport(dir.path(), run);
   ASSERT_EQ(r.call_paths.size(), 2u);
   const auto row = [&](std::string_view path) {
     return *std::find_if(r.call_paths.begin(), r.call_paths.end(), [&](const CallPathRow& p) { return p.path == path; });
