@@ -255,15 +255,15 @@ uint64_t fakeCuptiDroppedTotal() {
   return fake().dropped_total;
 }
 
-void fakeCuptiPace(uint64_t realtime_origin_ns, uint64_t cupti_origin_ns, double real_per_cupti) {
+void fakeCuptiPace(uint64_t cupti_origin_ns, double real_per_cupti) {
   Pace& p = pace();
-  p.realtime_origin_ns.store(realtime_origin_ns, std::memory_order_relaxed);
+  p.realtime_origin_ns.store(realtimeNs(), std::memory_order_relaxed);
   p.cupti_origin_ns.store(cupti_origin_ns, std::memory_order_relaxed);
   p.real_per_cupti.store(real_per_cupti, std::memory_order_release);
 }
 
 void fakeCuptiReset() {
-  fakeCuptiPace(0, 0, 0);
+  fakeCuptiPace(0, 0);
   std::lock_guard lock(fake().mutex);
   FakeCupti& f = fake();
   f.subscribed = false;

@@ -16,10 +16,10 @@ void fakeCuptiKernel(const char* name, uint64_t start_ns, uint64_t end_ns, uint3
 void fakeCuptiMemcpy(uint64_t bytes, uint8_t copy_kind, uint64_t start_ns, uint64_t end_ns, uint32_t device,
                      uint32_t stream);
 
-// A paced player's clock: from now on cuptiGetTimestamp reads cupti_origin_ns when
-// CLOCK_REALTIME reads realtime_origin_ns, and advances one nanosecond per real_per_cupti
-// real ones, as the activity the player reports does. 0: CLOCK_REALTIME (unpaced runs).
-void fakeCuptiPace(uint64_t realtime_origin_ns, uint64_t cupti_origin_ns, double real_per_cupti);
+// A paced player's clock: cuptiGetTimestamp reads cupti_origin_ns now and advances one
+// nanosecond per real_per_cupti real ones from here, as the activity the player reports
+// does. 0: CLOCK_REALTIME (unpaced runs).
+void fakeCuptiPace(uint64_t cupti_origin_ns, double real_per_cupti);
 // The next subscribe fails with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED naming holder
 // (FAKE_CUPTI_HOLDER in the environment does the same). nullptr: nobody holds it.
 void fakeCuptiSetHolder(const char* holder);

@@ -1,7 +1,6 @@
 #include "tools/nccl-driver/gpu_activity.h"
 
 #include <dlfcn.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -42,10 +41,7 @@ GpuActivity::GpuActivity(const Scenario& scenario, const Timeline& timeline, int
 }
 
 void GpuActivity::pace(uint64_t sim_ns, double time_scale) {
-  if (pace_ == nullptr || time_scale <= 0) return;
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  pace_(uint64_t(now.tv_sec) * 1'000'000'000 + uint64_t(now.tv_nsec), cuptiTime(s_, node_, sim_ns), time_scale);
+  if (pace_ != nullptr && time_scale > 0) pace_(cuptiTime(s_, node_, sim_ns), time_scale);
 }
 
 void GpuActivity::computeUntil(uint64_t sim_ns) {

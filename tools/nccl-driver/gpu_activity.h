@@ -32,7 +32,7 @@ class GpuActivity {
 
  private:
   using KernelFn = void (*)(const char*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t);
-  using PaceFn = void (*)(uint64_t, uint64_t, double);
+  using PaceFn = void (*)(uint64_t, double);
   const Scenario& s_;
   const RankProgram& program_;
   const int node_;
