@@ -866,11 +866,12 @@ json ringScenario(int ranks, int a, int b) {
   return s;
 }
 
-// NCCL's proxy timing each step: played in real time, slowed 160 times so that the driver's
-// sleeps place the steps' states (a fast link's step is on the wire ~1.6 ms). Each state
+// NCCL's proxy timing each step: played in real time, slowed 400 times so that the driver's
+// sleeps place the steps' states (a fast link's step is on the wire ~4 ms). Each state
 // lands late by the time its process waits for a core: in a loaded suite (16 ranks on 2
-// cores) about 0.25 ms, which at 40 times read the planted 10 of 45 GB/s as 32%, not 22%.
-const commtrace::testutil::DriverOptions kProxyTimed{.paced = true, .time_scale = 160, .env = "COMMTRACE_PROXY_EVENTS=1"};
+// cores) 0.25 ms, up to ~1 ms beside the suite's heaviest tests, which read the planted
+// 10 of 45 GB/s as 32%, not 22%, at 40 times and again at 160.
+const commtrace::testutil::DriverOptions kProxyTimed{.paced = true, .time_scale = 400, .env = "COMMTRACE_PROXY_EVENTS=1"};
 
 // A ring scenario played proxy-timed: four steps keep the slowed play short.
 json proxyTimedRing(int ranks, int a, int b) {
