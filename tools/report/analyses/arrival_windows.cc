@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "tools/report/load/stats.h"
 
@@ -67,31 +69,50 @@ void ArrivalWindows::merge(const ArrivalWindows& other) {
   instances_ = std::max(instances_, wide.instances_);
 }
 
-ArrivalWindows::Stretch ArrivalWindows::best(size_t seat) const {
-  Stretch out;
-  const size_t n_seats = seats();
-  if (seat >= n_seats) return out;
-  size_t best_first = 0, best_end = 0;
+ArrivalWindows::Stretch ArrivalWindows::best(size_t seat) const { return best(std::vector<size_t>{seat}).front(); }
+
+std::vector<ArrivalWindows::Stretch> ArrivalWindows::best(const std::vector<size_t>& seats) const {
+  std::vector<Stretch> out;
+  out.reserve(seats.size());
+  std::map<std::pair<size_t, size_t>, double> medians;  // [first, end) buckets -> the median seat's wait
+  for (size_t seat : seats) {
+    const Buckets b = bestBuckets(seat);
+    Stretch& s = out.emplace_back(Stretch{.z = b.z, .wait_caused_ns = b.wait_caused_ns});
+    if (b.end == 0) continue;
+    const auto [it, fresh] = medians.try_emplace({b.first, b.end}, 0.0);
+    if (fresh) it->second = medianWaitCaused(b.first, b.end);
+    s.median_wait_caused_ns = it->second;
+    s.first_instance = b.first * width_;
+    s.end_instance = std::min<uint64_t>(b.end * width_, instances_);
+  }
+  return out;
+}
+
+ArrivalWindows::Buckets ArrivalWindows::bestBuckets(size_t seat) const {
+  Buckets out;
+  if (seat >= seats()) return out;
   for (size_t first = 0; first < buckets_.size(); ++first) {
     Cell sum;
     for (size_t end = first + 1; end <= buckets_.size(); ++end) {
       sum.add(at(end - 1, seat));
       if (sum.expected_last < kMinStretchExpectedLast || sum.var_last <= 0) continue;
       const double z = (sum.last - sum.expected_last) / std::sqrt(sum.var_last);
-      if (z > out.z) out.z = z, out.wait_caused_ns = sum.wait_caused_ns, best_first = first, best_end = end;
+      if (z > out.z) out = {.z = z, .wait_caused_ns = sum.wait_caused_ns, .first = first, .end = end};
     }
   }
-  if (best_end == 0) return out;
+  return out;
+}
+
+double ArrivalWindows::medianWaitCaused(size_t first_bucket, size_t end_bucket) const {
   std::vector<double> waits;
-  for (size_t other = 0; other < n_seats; ++other) {
+  const size_t n_seats = seats();
+  waits.reserve(n_seats);
+  for (size_t seat = 0; seat < n_seats; ++seat) {
     double wait = 0;
-    for (size_t b = best_first; b < best_end; ++b) wait += at(b, other).wait_caused_ns;
+    for (size_t b = first_bucket; b < end_bucket; ++b) wait += at(b, seat).wait_caused_ns;
     waits.push_back(wait);
   }
-  out.median_wait_caused_ns = median(std::move(waits));
-  out.first_instance = best_first * width_;
-  out.end_instance = std::min<uint64_t>(best_end * width_, instances_);
-  return out;
+  return median(std::move(waits));
 }
 
 }  // namespace commtrace::report

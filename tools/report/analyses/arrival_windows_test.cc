@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace commtrace::report {
 namespace {
 
@@ -54,6 +56,40 @@ TEST(ArrivalWindows, MergingIntoAnEmptyTallyKeepsItsStretches) {
   EXPECT_EQ(a.z, b.z);
   EXPECT_EQ(a.first_instance, b.first_instance);
   EXPECT_EQ(a.end_instance, b.end_instance);
+}
+
+// Seats asked together share each stretch's median, found once: the same answers as each
+// seat asked alone, whichever stretch each seat's is.
+TEST(ArrivalWindows, SeatsAskedTogetherGetWhatEachGetsAlone) {
+  constexpr size_t kSeats = 8;
+  constexpr double kChance = 1.0 / kSeats;
+  ArrivalWindows w;
+  for (uint64_t i = 0; i < 50'000; ++i) {
+    // Seat 1 last through [30k, 35k), seat 2 through [10k, 12k), seat 3 through both (two in three
+    // instances); the rest take turns, so every seat made the others wait somewhere and the medians are not 0.
+    size_t last = i % kSeats;
+    const bool turn = i % 3 == 0;  // the rest still last now and then
+    if (!turn && i >= 30'000 && i < 35'000) last = i % 2 == 0 ? 1 : 3;
+    if (!turn && i >= 10'000 && i < 12'000) last = i % 2 == 0 ? 2 : 3;
+    for (size_t seat = 0; seat < kSeats; ++seat)
+      w.add(seat, {.last = seat == last ? 1.0 : 0.0, .expected_last = kChance, .var_last = kChance * (1 - kChance),
+                   .wait_caused_ns = seat == last ? 1000.0 + 10.0 * static_cast<double>(seat) : 0.0});
+    w.next();
+  }
+  const std::vector<size_t> seats = {3, 1, 2, 0, 1, 9};
+  const std::vector<ArrivalWindows::Stretch> together = w.best(seats);
+  ASSERT_EQ(together.size(), seats.size());
+  for (size_t i = 0; i < seats.size(); ++i) {
+    const ArrivalWindows::Stretch alone = w.best(seats[i]);
+    EXPECT_EQ(together[i].z, alone.z) << seats[i];
+    EXPECT_EQ(together[i].wait_caused_ns, alone.wait_caused_ns) << seats[i];
+    EXPECT_EQ(together[i].median_wait_caused_ns, alone.median_wait_caused_ns) << seats[i];
+    EXPECT_EQ(together[i].first_instance, alone.first_instance) << seats[i];
+    EXPECT_EQ(together[i].end_instance, alone.end_instance) << seats[i];
+  }
+  EXPECT_GT(together[1].z, kMinStretchZ);
+  EXPECT_GT(together[1].median_wait_caused_ns, 0);
+  EXPECT_NE(together[1].first_instance, together[2].first_instance) << "two seats, two stretches";
 }
 
 }  // namespace

@@ -56,12 +56,16 @@ void flagStretches(const RunModel& run, const Tallies& t, std::vector<StragglerR
   for (StragglerRow& row : rows)
     if (!row.flagged && row.wait_caused_us > 0) by_rank[row.rank] = &row;
   for (size_t c = 0; c < t.comms->size() && !by_rank.empty(); ++c) {
-    const ArrivalWindows& windows = (*t.comms)[c].windows;
+    std::vector<size_t> seats;
+    std::vector<StragglerRow*> seat_rows;
     for (size_t seat = 0; seat < (*t.comms)[c].seats.size(); ++seat) {
       const auto it = by_rank.find(globalRankOf(run.comms[c], static_cast<int>(seat)));
-      if (it == by_rank.end()) continue;
-      const ArrivalWindows::Stretch s = windows.best(seat);
-      StragglerRow& row = *it->second;
+      if (it != by_rank.end()) seats.push_back(seat), seat_rows.push_back(it->second);
+    }
+    const std::vector<ArrivalWindows::Stretch> stretches = (*t.comms)[c].windows.best(seats);
+    for (size_t i = 0; i < seats.size(); ++i) {
+      const ArrivalWindows::Stretch& s = stretches[i];
+      StragglerRow& row = *seat_rows[i];
       row.stretch_z = std::max(row.stretch_z, s.z);
       const double ratio = waitRatio(s.wait_caused_ns, s.median_wait_caused_ns);
       if (s.z < kMinStretchZ || ratio < kMinWaitRatio || s.wait_caused_ns <= 0) continue;
