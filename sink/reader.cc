@@ -30,7 +30,8 @@ struct TraceReader::StringIndex {
 
 struct TraceReader::Frame {
   frame::Header header;
-  std::vector<uint8_t>& payload;
+  std::vector<uint8_t>& bytes;       // the frame as read: header, payload, perhaps more
+  std::span<const uint8_t> payload;  // in bytes
   bool cut_short = false;  // not readable because the file ends inside it: a write not finished, or a truncation
 };
 
@@ -340,18 +341,23 @@ bool TraceReader::open(const std::string& name, std::shared_ptr<ByteSource> sour
 }
 
 bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why, uint64_t* budget) {
-  uint8_t header_bytes[frame::kHeaderBytes];
-  f.cut_short = size_ - offset < frame::kHeaderBytes;
-  if (f.cut_short || !source_->readAt(offset, header_bytes, sizeof header_bytes)) {
+  const uint64_t left = size_ - offset;
+  f.cut_short = left < frame::kHeaderBytes;
+  // Read with its header, as many bytes as the last payload and a quarter more, unless
+  // resynchronising: candidates there are mostly not frames, and a header each is enough.
+  const uint64_t guess = budget != nullptr ? 0 : std::max<uint64_t>(last_payload_ + last_payload_ / 4, kPayloadReadAhead);
+  const size_t first_read = static_cast<size_t>(std::min(left, frame::kHeaderBytes + guess));
+  if (!f.cut_short) f.bytes.resize(first_read);
+  if (f.cut_short || !source_->readAt(offset, f.bytes.data(), first_read)) {
     why = "incomplete frame header";
     return false;
   }
-  const auto header = frame::parseHeader(header_bytes);
+  const auto header = frame::parseHeader(f.bytes.data());
   if (!header) {
     why = "no valid frame header";
     return false;
   }
-  if (header->length > size_ - offset - frame::kHeaderBytes) {
+  if (header->length > left - frame::kHeaderBytes) {
     f.cut_short = true;
     why = "frame of " + std::to_string(header->length) + " bytes runs past the end of the file";
     return false;
@@ -365,15 +371,20 @@ bool TraceReader::readFrameAt(uint64_t offset, Frame& f, std::string& why, uint6
     *budget -= header->length;
   }
   f.header = *header;
-  f.payload.resize(header->length);
-  if (!source_->readAt(offset + frame::kHeaderBytes, f.payload.data(), f.payload.size())) {
-    why = "read error";
-    return false;
+  const size_t frame_bytes = frame::kHeaderBytes + header->length;
+  if (frame_bytes > first_read) {
+    f.bytes.resize(frame_bytes);
+    if (!source_->readAt(offset + first_read, f.bytes.data() + first_read, frame_bytes - first_read)) {
+      why = "read error";
+      return false;
+    }
   }
-  if (!frame::crcMatches(header_bytes, *header, f.payload)) {
+  f.payload = std::span<const uint8_t>(f.bytes.data() + frame::kHeaderBytes, header->length);
+  if (!frame::crcMatches(f.bytes.data(), *header, f.payload)) {
     why = "CRC mismatch";
     return false;
   }
+  if (budget == nullptr) last_payload_ = header->length;
   return true;
 }
 
