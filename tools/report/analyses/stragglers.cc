@@ -80,19 +80,21 @@ void flagStretches(const RunModel& run, const Tallies& t, std::vector<StragglerR
 // yardstick, and at least kTypicalFloor of the mean over every rank, for when one culprit
 // takes nearly all of it and the others' median is next to nothing.
 std::map<std::string, double> typicalWaitCaused(const Tallies& t, const std::vector<std::string>& hosts) {
-  std::map<std::string, double> out;
-  double total = 0, ranks = 0;
+  std::map<std::string, std::vector<double>> by_host;  // each host's ranks' waits, sorted below
+  std::vector<double> all;
+  double total = 0;
   for (size_t rank = 0; rank < t.ranks.size(); ++rank) {
     if (t.ranks[rank].instances == 0) continue;
-    out[hosts[rank]] = 0;
+    by_host[hosts[rank]].push_back(t.ranks[rank].wait_caused_ns);
+    all.push_back(t.ranks[rank].wait_caused_ns);
     total += t.ranks[rank].wait_caused_ns;
-    ++ranks;
   }
-  for (auto& [host, typical] : out) {
-    std::vector<double> waits;
-    for (size_t rank = 0; rank < t.ranks.size(); ++rank)
-      if (t.ranks[rank].instances != 0 && (out.size() == 1 || hosts[rank] != host)) waits.push_back(t.ranks[rank].wait_caused_ns);
-    typical = std::max(median(std::move(waits)), kTypicalFloor * total / ranks);
+  std::sort(all.begin(), all.end());
+  const double floor = all.empty() ? 0 : kTypicalFloor * total / static_cast<double>(all.size());
+  std::map<std::string, double> out;
+  for (auto& [host, own] : by_host) {
+    std::sort(own.begin(), own.end());
+    out[host] = std::max(by_host.size() == 1 ? medianExcluding(all, {}) : medianExcluding(all, own), floor);
   }
   return out;
 }
@@ -117,12 +119,11 @@ std::vector<double> hostPeersWaitCaused(const Tallies& t, const std::vector<std:
     if (t.ranks[rank].instances != 0) by_host[hosts[rank]].push_back(rank);
   std::vector<double> out(t.ranks.size(), -1);
   for (const auto& [host, ranks] : by_host) {
-    for (size_t rank : ranks) {
-      std::vector<double> others;
-      for (size_t other : ranks)
-        if (other != rank) others.push_back(t.ranks[other].wait_caused_ns);
-      if (!others.empty()) out[rank] = median(std::move(others));
-    }
+    if (ranks.size() < 2) continue;
+    std::vector<double> waits;
+    for (size_t rank : ranks) waits.push_back(t.ranks[rank].wait_caused_ns);
+    std::sort(waits.begin(), waits.end());
+    for (size_t rank : ranks) out[rank] = medianExcluding(waits, {t.ranks[rank].wait_caused_ns});
   }
   return out;
 }
