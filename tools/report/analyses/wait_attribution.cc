@@ -141,8 +141,18 @@ WaitAttribution::Ledger& WaitAttribution::ledgerOf(int32_t process) {
   return ledgers_[static_cast<size_t>(process)];
 }
 
+void WaitAttribution::prefetchLedger(std::span<const SyncMember> members, size_t i) const {
+  if (i >= members.size() || members[i].process < 0 || static_cast<size_t>(members[i].process) >= ledgers_.size()) return;
+  const Ledger& l = ledgers_[static_cast<size_t>(members[i].process)];
+  for (const void* line : {static_cast<const void*>(&l.next), static_cast<const void*>(l.starts.data()),
+                           static_cast<const void*>(l.starts.data() + kLedger / 2), static_cast<const void*>(l.ends.data()),
+                           static_cast<const void*>(l.ends.data() + kLedger / 2)})
+    __builtin_prefetch(line);
+}
+
 std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {
   for (; p.ready_members < p.members.size(); ++p.ready_members) {
+    prefetchLedger(p.members, p.ready_members + kLedgersAhead);
     const SyncMember& m = p.members[p.ready_members];
     if (m.process < 0) continue;
     if (m.gap_ns != MemberView::kNoGap && !ledgerOf(m.process).has(m.gpu_start_ns, m.gap_ns)) return Wait{m.process, m.gpu_start_ns, m.gap_ns};
@@ -190,18 +200,29 @@ void WaitAttribution::ProcessWaiters::add(const Waiter& waiter) {
   const Filed filed{added_++, waiter};
   if (by_key_.empty() && few_.size() < kFew) {
     few_.push_back(filed);
+    few_lowest_ = std::min(few_lowest_, keyOf(waiter));
+    few_highest_ = std::max(few_highest_, keyOf(waiter));
     return;
   }
   for (const Filed& f : few_) by_key_.emplace(keyOf(f.waiter), f);
   few_.clear();
+  few_lowest_ = UINT64_MAX, few_highest_ = 0;
   by_key_.emplace(keyOf(waiter), filed);
 }
 
 void WaitAttribution::ProcessWaiters::wake(uint64_t op_start, uint64_t op_end, std::vector<Handle>& woken) {
   const auto measured = [&](const Filed& f) { return measuredFrom(op_start, op_end, f.waiter.start, f.waiter.gap); };
   if (by_key_.empty()) {
+    // Woken: key == op_end (a gap) or op_start < key <= op_end (gap 0); none when every key
+    // is past op_end, or short of it and no later than op_start.
+    if (op_end < few_lowest_ || (few_highest_ < op_end && few_highest_ <= op_start)) return;
+    few_lowest_ = UINT64_MAX, few_highest_ = 0;
     std::erase_if(few_, [&](const Filed& f) {
-      if (!measured(f)) return false;
+      if (!measured(f)) {
+        few_lowest_ = std::min(few_lowest_, keyOf(f.waiter));
+        few_highest_ = std::max(few_highest_, keyOf(f.waiter));
+        return false;
+      }
       woken.push_back(f.waiter.handle);
       return true;
     });
@@ -495,6 +516,7 @@ void WaitAttribution::process(Pending& p) {
     const SyncMember& m = p.members[i];
     const bool carried = !p.synchronizing || m.last_share > 0;
     if (carried) carries_[i] = Blame{};
+    prefetchLedger(p.members, i + kLedgersAhead);
     if (m.process < 0) continue;
     const Ledger& ledger = ledgerOf(m.process);
     const std::optional<size_t> e = ledger.before(m.gpu_start_ns);

@@ -343,6 +343,11 @@ class WaitAttribution {
     static uint64_t keyOf(const Waiter& w) { return w.gap == 0 ? w.start : w.start - w.gap; }
     // One of the two holds them all: few_ while by_key_ is empty, by_key_ from the kFew + 1st on.
     std::vector<Filed> few_;                 // while no more than kFew wait: in the order they came
+    // Bounds of the keys in few_ (as keyOf; loose once compacted): an op of the process wakes
+    // only waiters keyed at its end or inside it, so an op outside them reads no more (a waiter
+    // waits for an op not seen yet, mostly later than the one seen: at 16,384 ranks each
+    // member of a world instance scanned its process's few waiters for nothing).
+    uint64_t few_lowest_ = UINT64_MAX, few_highest_ = 0;
     std::multimap<uint64_t, Filed> by_key_;  // past that: by the end (gap 0: the start) of the op each waits for
     std::vector<Filed> woken_;               // scratch: one op's, put back in the order they came
     uint64_t added_ = 0;
@@ -375,6 +380,11 @@ class WaitAttribution {
   void noteSiblingSeats(const CollInstance& c, std::vector<SyncMember>& members);
   static LatenessSplit splitLateness(const SyncMember& last, double lateness, double waiter_gap, double held_more);
   Ledger& ledgerOf(int32_t process);
+  // Fetches into cache what Ledger::has and Ledger::before read of a process's ledger, a few
+  // members ahead of the one read: a world instance's members each read another ledger (2 KB
+  // each, 34 MB at 16,384 ranks), and most were not cached.
+  void prefetchLedger(std::span<const SyncMember> members, size_t i) const;
+  static constexpr size_t kLedgersAhead = 4;
   // What a pending instance waits for: the process of its first member not ready, and either
   // that member's previous op (the one its gap before its GPU start is measured from) or, for
   // a role's peers, the role.
