@@ -127,6 +127,7 @@ StragglerClass decide(int rank, GapEvidence& e, const std::vector<SlowLinkRow>& 
 }  // namespace
 
 void StragglerEvidence::add(const Attributed& a) {
+  bool spread_found = false;  // spread_peers_ are a's
   for (size_t i = 0; i < a.members.size(); ++i) {
     const SyncMember& m = a.members[i];
     if (m.process < 0) continue;
@@ -152,18 +153,21 @@ void StragglerEvidence::add(const Attributed& a) {
       const std::vector<RolePeer>& peers = a.role_peers[i];
       late.peers.assign(peers.begin(), peers.begin() + static_cast<std::ptrdiff_t>(std::min(peers.size(), peers_kept_)));
     } else {
-      // Peers spread over the communicator, the same ones whatever order the ops came in.
-      const size_t peers = static_cast<size_t>(std::count_if(a.members.begin(), a.members.end(), [](const SyncMember& o) {
-        return o.last_share == 0 && o.gap_ns != MemberView::kNoGap;
-      }));
-      const size_t stride = std::max<size_t>(1, (peers + peers_kept_ - 1) / peers_kept_);
-      size_t k = 0;
-      for (const SyncMember& o : a.members) {
-        if (o.last_share != 0 || o.gap_ns == MemberView::kNoGap) continue;
-        if (k++ % stride == 0) late.peers.push_back({o.process, o.gpu_start_ns, o.gap_ns});
-      }
+      if (!spread_found) findSpreadPeers(a), spread_found = true;
+      late.peers.assign(spread_peers_.begin(), spread_peers_.end());
     }
   }
+}
+
+// The same ones whatever order the ops came in.
+void StragglerEvidence::findSpreadPeers(const Attributed& a) {
+  spread_peers_.clear();
+  const auto isPeer = [](const SyncMember& o) { return o.last_share == 0 && o.gap_ns != MemberView::kNoGap; };
+  const auto peers = static_cast<size_t>(std::count_if(a.members.begin(), a.members.end(), isPeer));
+  const size_t stride = std::max<size_t>(1, (peers + peers_kept_ - 1) / peers_kept_);
+  size_t k = 0;
+  for (const SyncMember& o : a.members)
+    if (isPeer(o) && k++ % stride == 0) spread_peers_.push_back({o.process, o.gpu_start_ns, o.gap_ns});
 }
 
 void StragglerEvidence::runWidth(size_t processes) {

@@ -105,6 +105,13 @@ class StragglerEvidence {
   void resize(size_t processes);  // processes_ and syncs_ alike
 
   void cutSamples(size_t sampled);
+  // Into spread_peers_, a synchronization's peers spread over its communicator (those not
+  // last, with a gap): the same for each of its late arrivals sampled, so found once a
+  // synchronization, at the first (per late arrival, a 16,384-member instance's members were
+  // read twice for each).
+  void findSpreadPeers(const Attributed& a);
+
+  std::vector<PeerGap> spread_peers_;
 
   std::vector<Process> processes_;
   std::vector<uint64_t> syncs_;
