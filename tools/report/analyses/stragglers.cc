@@ -439,7 +439,10 @@ std::vector<ImpactEstimate> ArrivalTally::impacts() const {
   return out;
 }
 
-void ArrivalTally::finish() { attribution_.flush(); }
+void ArrivalTally::finish() {
+  attribution_.flush();
+  attribution_.releaseWalk();
+}
 
 void ArrivalTally::merge(const ArrivalTally& other) {
   if (comms_.size() < other.comms_.size()) comms_.resize(other.comms_.size());

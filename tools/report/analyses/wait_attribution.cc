@@ -395,6 +395,14 @@ void WaitAttribution::flush() {
   patience_due_.clear();
 }
 
+void WaitAttribution::releaseWalk() {
+  std::vector<Ledger>().swap(ledgers_);
+  std::vector<Slot>().swap(slots_);
+  std::vector<uint32_t>().swap(free_slots_);
+  std::deque<Handle>().swap(pending_order_);
+  std::vector<ProcessWaiters>().swap(waiters_);
+}
+
 void WaitAttribution::flushBefore(uint64_t tag) {
   forceInProgramOrder([tag](const Pending& p) { return p.tag < tag; });
 }

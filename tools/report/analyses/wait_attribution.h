@@ -257,6 +257,10 @@ class WaitAttribution {
   // Proceeds with everything still waiting, or with what was added with a tag below `tag`.
   void flush();
   void flushBefore(uint64_t tag);
+  // After flush(), once no op will come: frees what only ops still to come would read (each
+  // process's ledger of its latest ops, the slots instances waited in: 34 MB at 16,384
+  // ranks, held through the rest of the report). The figures stay readable.
+  void releaseWalk();
 
   // Becomes a copy of another's state (what it holds, waits for and replays), its own
   // callback kept: a snapshot that proceeds with what still waits without stopping `other`.

@@ -283,6 +283,28 @@ TEST(WaitAttribution, TheReplaySavesWhatRemovingTheCandidatesDelaysWouldSave) {
   EXPECT_NEAR(impacts[1].saved_share, 0, 1e-9) << "rank 1 created nothing";
 }
 
+// Once every op is in, the walk's state for ops to come is freed (a report holds it no more),
+// and what it found stays as it was.
+TEST(WaitAttribution, ReleasingTheWalkKeepsItsFigures) {
+  const std::vector<Sync> syncs = tensorTimesData(20);
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  w.addCandidate({3});
+  feed(w, syncs);
+  const std::vector<ImpactEstimate> before = w.impacts();
+  const RoleGaps::ProcessSums sums = w.roleGaps().sums();
+  const size_t attributed = c.syncs;
+  w.releaseWalk();
+  const std::vector<ImpactEstimate> after = w.impacts();
+  ASSERT_EQ(after.size(), before.size());
+  EXPECT_EQ(after[0].saved_share, before[0].saved_share);
+  EXPECT_EQ(after[0].syncs, before[0].syncs);
+  EXPECT_EQ(w.roleGaps().sums().size(), sums.size());
+  EXPECT_EQ(w.queued(), 0u);
+  EXPECT_EQ(c.syncs, attributed) << "nothing attributed again";
+  EXPECT_EQ(attributed, syncs.size());
+}
+
 // A member as the loader would hand it: GPU span, gap (kNoGap: its first op), arrival and
 // wait from durations, its share of the last arrival.
 SyncMember member(int32_t rank, int32_t process, uint64_t start, uint64_t end, uint64_t gap, double arrival, double wait, double last,
