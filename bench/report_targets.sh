@@ -10,6 +10,9 @@
 #                 where the root-cause walk has thousands of ops waiting per process at once
 #   cupti-8x50k   8 DDP ranks with CUPTI: 16 compute kernels per collective (6.4 M kernels)
 #   cupti-8x200k  the same, 4x longer (peak RSS should not grow with the kernels)
+#   wide-16384x2k 16,384 ranks of the mixed shape, 2,000 collectives each (issue #37's width:
+#                 <= 20 s, <= 1 GiB); wide-65536x500 65,536 ranks, 500 each (<= 4 GiB).
+#                 Not run unless named in ONLY: minutes each, 450 MB of files each
 # Runs are written by `commtrace-synth --run-dir` in chunks as the library's flusher cuts
 # them (every 200 ms of a rank's clock); FLUSH_MS=0 writes one chunk per 16,384 records
 # instead, the reader's worst case.
@@ -41,6 +44,8 @@ declare -A args=(
   [mixed-4x400k]="--shape mixed --ranks 4 --collectives 400000"
   [cupti-8x50k]="--shape ddp --ranks 8 --collectives 50000 --kernels 16"
   [cupti-8x200k]="--shape ddp --ranks 8 --collectives 200000 --kernels 16"
+  [wide-16384x2k]="--shape mixed --ranks 16384 --collectives 2000"
+  [wide-65536x500]="--shape mixed --ranks 65536 --collectives 500"
 )
 
 mkdir -p "$work"
