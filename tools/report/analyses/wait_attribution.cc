@@ -200,13 +200,12 @@ void WaitAttribution::ProcessWaiters::add(const Waiter& waiter) {
   const Filed filed{added_++, waiter};
   if (by_key_.empty() && few_.size() < kFew) {
     few_.push_back(filed);
-    few_lowest_ = std::min(few_lowest_, keyOf(waiter));
-    few_highest_ = std::max(few_highest_, keyOf(waiter));
+    bound(waiter);
     return;
   }
   for (const Filed& f : few_) by_key_.emplace(keyOf(f.waiter), f);
   few_.clear();
-  few_lowest_ = UINT64_MAX, few_highest_ = 0;
+  unbound();
   by_key_.emplace(keyOf(waiter), filed);
 }
 
@@ -216,11 +215,10 @@ void WaitAttribution::ProcessWaiters::wake(uint64_t op_start, uint64_t op_end, s
     // Woken: key == op_end (a gap) or op_start < key <= op_end (gap 0); none when every key
     // is past op_end, or short of it and no later than op_start.
     if (op_end < few_lowest_ || (few_highest_ < op_end && few_highest_ <= op_start)) return;
-    few_lowest_ = UINT64_MAX, few_highest_ = 0;
+    unbound();
     std::erase_if(few_, [&](const Filed& f) {
       if (!measured(f)) {
-        few_lowest_ = std::min(few_lowest_, keyOf(f.waiter));
-        few_highest_ = std::max(few_highest_, keyOf(f.waiter));
+        bound(f.waiter);
         return false;
       }
       woken.push_back(f.waiter.handle);

@@ -352,6 +352,8 @@ class WaitAttribution {
     // waits for an op not seen yet, mostly later than the one seen: at 16,384 ranks each
     // member of a world instance scanned its process's few waiters for nothing).
     uint64_t few_lowest_ = UINT64_MAX, few_highest_ = 0;
+    void bound(const Waiter& w) { few_lowest_ = std::min(few_lowest_, keyOf(w)), few_highest_ = std::max(few_highest_, keyOf(w)); }
+    void unbound() { few_lowest_ = UINT64_MAX, few_highest_ = 0; }
     std::multimap<uint64_t, Filed> by_key_;  // past that: by the end (gap 0: the start) of the op each waits for
     std::vector<Filed> woken_;               // scratch: one op's, put back in the order they came
     uint64_t added_ = 0;
