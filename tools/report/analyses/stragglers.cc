@@ -94,7 +94,7 @@ std::map<std::string, double> typicalWaitCaused(const Tallies& t, const std::vec
   std::map<std::string, double> out;
   for (auto& [host, own] : by_host) {
     std::sort(own.begin(), own.end());
-    out[host] = std::max(by_host.size() == 1 ? medianExcluding(all, {}) : medianExcluding(all, own), floor);
+    out[host] = std::max(by_host.size() == 1 ? median(all) : medianExcluding(all, own), floor);
   }
   return out;
 }

@@ -144,10 +144,8 @@ WaitAttribution::Ledger& WaitAttribution::ledgerOf(int32_t process) {
 void WaitAttribution::prefetchLedger(std::span<const SyncMember> members, size_t i) const {
   if (i >= members.size() || members[i].process < 0 || static_cast<size_t>(members[i].process) >= ledgers_.size()) return;
   const Ledger& l = ledgers_[static_cast<size_t>(members[i].process)];
-  for (const void* line : {static_cast<const void*>(&l.next), static_cast<const void*>(l.starts.data()),
-                           static_cast<const void*>(l.starts.data() + kLedger / 2), static_cast<const void*>(l.ends.data()),
-                           static_cast<const void*>(l.ends.data() + kLedger / 2)})
-    __builtin_prefetch(line);
+  for (const uint64_t* line : {&l.starts[0], &l.starts[kLedger / 2], &l.ends[0], &l.ends[kLedger / 2]}) __builtin_prefetch(line);
+  __builtin_prefetch(&l.next);
 }
 
 std::optional<WaitAttribution::Wait> WaitAttribution::blocking(Pending& p) {

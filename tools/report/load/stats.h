@@ -7,12 +7,17 @@
 
 namespace commtrace::report {
 
+// The index (from 0) of the nearest-rank p-th percentile among n > 0 values, in order.
+inline size_t nearestRank(size_t n, double p) {
+  const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(n)));
+  return rank == 0 ? 0 : rank - 1;
+}
+
 // Nearest-rank percentile (p in [0, 1]) of values; reorders them. 0 for no values, which
 // callers never print: they check for emptiness first.
 inline double percentile(std::vector<double>& values, double p) {
   if (values.empty()) return 0;
-  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
-  const size_t k = rank == 0 ? 0 : rank - 1;
+  const size_t k = nearestRank(values.size(), p);
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
   return values[k];
 }
@@ -39,8 +44,7 @@ inline double kthExcluding(const std::vector<double>& all, const std::vector<dou
 // median() of `all` less `removed`, as kthExcluding takes them.
 inline double medianExcluding(const std::vector<double>& all, const std::vector<double>& removed) {
   const size_t n = all.size() - std::min(all.size(), removed.size());
-  const auto rank = static_cast<size_t>(std::ceil(0.5 * static_cast<double>(n)));
-  return n == 0 ? 0 : kthExcluding(all, removed, rank == 0 ? 0 : rank - 1);
+  return n == 0 ? 0 : kthExcluding(all, removed, nearestRank(n, 0.5));
 }
 
 }  // namespace commtrace::report
