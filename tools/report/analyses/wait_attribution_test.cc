@@ -428,6 +428,21 @@ TEST(WaitAttribution, AnOpWokenAgainAndAgainIsQueuedOnce) {
   EXPECT_GT(c.total_wait_ns, 0);
 }
 
+// A waiter is woken by the op its gap is measured from even when that op took no time (it
+// starts and ends at the waiter's key): the waiters' key bounds must not pass it by.
+TEST(WaitAttribution, AnOpOfNoDurationWakesWhatWaitsForIt) {
+  Charged c;
+  WaitAttribution w = attributionInto(c);
+  // Process 0's next op starts 50 ns after an op of process 0 not seen yet, which ran at 1,000 ns.
+  const std::vector<SyncMember> later = {member(0, 0, 1'050, 2'000, 50, 0, 0, 1, 50), member(1, 1, 1'000, 2'000, MemberView::kNoGap, 0, 0, 0, -1)};
+  w.add(0, true, later, 0);
+  ASSERT_GT(w.queued(), 0u) << "it waits for process 0's earlier op";
+  ASSERT_EQ(c.syncs, 0u);
+  const std::vector<SyncMember> instant = {member(0, 0, 1'000, 1'000, MemberView::kNoGap, 0, 0, 0, -1)};
+  w.add(1, false, instant, 0);
+  EXPECT_EQ(c.syncs, 1u) << "the op it waited for came: it went on and was attributed";
+}
+
 TEST(RoleGaps, TheTypicalGapIsTheMedianOfTheOthersInTheRole) {
   RoleGaps roles;
   const RoleGaps::Id send = roles.idOf(RoleGaps::keyOf({true, 1024, 8, 2, 3}));
