@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,7 +25,9 @@ struct FileDone {
   ProcessInfo info;
   ProcessTimeline timeline;
 };
-using LoadMessage = std::variant<RecordBatch, FileDone>;
+// A file's end comes once and is large (its ProcessInfo): held apart, a message waiting in a
+// file's queue is a batch's size, not the end's.
+using LoadMessage = std::variant<RecordBatch, std::unique_ptr<FileDone>>;
 
 // How far each file's process has run ahead of the others in ops: its seats in op instances
 // still open. Time alone does not keep the files together: processes whose clocks do not run

@@ -299,7 +299,7 @@ Delivery deliveredWith(const std::string& dir, unsigned threads) {
           delivery.messages.emplace_back(batch->process, batch->position_ns, batch->colls.size() + batch->p2ps.size());
           joiner.add(*batch);
         } else {
-          delivery.messages.emplace_back(std::get<FileDone>(message).process, 0, 0);
+          delivery.messages.emplace_back(std::get<std::unique_ptr<FileDone>>(message)->process, 0, 0);
         }
       },
       &leads);

@@ -239,7 +239,7 @@ void readAndJoin(const std::vector<TraceFileEntry>& files, uint64_t total_bytes,
       bytes_done += batch->file_bytes;
       coll_rows += batch->colls.size();
     } else {
-      FileDone& done = std::get<FileDone>(message);
+      FileDone& done = *std::get<std::unique_ptr<FileDone>>(message);
       bytes_done += done.file_bytes;
       ++files_done;
       keepFile(done, run);
