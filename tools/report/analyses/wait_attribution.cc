@@ -22,12 +22,6 @@ bool measuredFrom(uint64_t op_start, uint64_t op_end, uint64_t start, uint64_t g
   return op_start < start && (gap == 0 ? op_end >= start : op_end + gap == start);
 }
 
-// A waiting instance this small keeps its slot's member storage for the next tenant; a
-// larger one returns it, and so does any past kSlotsKeepingStorage free slots: a
-// 16,384-rank run had 150,000 slots once, whose free ones held 100 MB of small storage.
-constexpr size_t kKeptMembers = 16;
-constexpr size_t kSlotsKeepingStorage = 4096;
-
 bool gapKnown(const SyncMember& m) { return m.gap_ns != MemberView::kNoGap && m.peer_gap_ns >= 0; }
 
 // The part of the member's gap over its peers' typical gap: the delay it created before the op.
@@ -187,8 +181,7 @@ WaitAttribution::Pending* WaitAttribution::find(Handle handle) {
 void WaitAttribution::release(Handle handle) {
   Slot& s = slots_[static_cast<uint32_t>(handle)];
   pending_members_ -= s.pending.members.size();
-  if (s.pending.members.capacity() > kKeptMembers || free_slots_.size() >= kSlotsKeepingStorage)
-    std::vector<SyncMember>().swap(s.pending.members);
+  member_storage_.give(s.pending.members);
   s.live = false;
   ++s.generation;
   free_slots_.push_back(static_cast<uint32_t>(handle));
@@ -300,6 +293,7 @@ void WaitAttribution::dropSettledFront() {
 
 void WaitAttribution::add(uint32_t comm, bool synchronizing, std::span<const SyncMember> members, uint64_t total_wait_ns, uint64_t tag,
                           bool transfer, std::array<NameId, 2> paths) {
+  member_storage_.take(scratch_pending_.members, members.size());
   scratch_pending_.members.assign(members.begin(), members.end());
   Pending header{comm, synchronizing, total_wait_ns, tag, {}, transfer, 0, false};
   header.paths = {paths};
@@ -397,6 +391,8 @@ void WaitAttribution::releaseWalk() {
   std::vector<uint32_t>().swap(free_slots_);
   std::deque<Handle>().swap(pending_order_);
   std::vector<ProcessWaiters>().swap(waiters_);
+  std::vector<SyncMember>().swap(scratch_pending_.members);
+  member_storage_.clear();
 }
 
 void WaitAttribution::flushBefore(uint64_t tag) {
@@ -639,6 +635,7 @@ void WaitAttribution::noteSiblingSeats(const CollInstance& c, std::vector<SyncMe
 void WaitAttribution::addCollective(const CollInstance& c, std::span<const MemberView> members, uint64_t tag) {
   const nccl::FuncInfo* func = NamePool::ncclFunc(c.func);
   if (arrivalsOf(func != nullptr && func->synchronizing, members, arrivals_)) {
+    member_storage_.take(scratch_pending_.members, arrivals_.members.size());
     std::vector<SyncMember>& sync = scratch_pending_.members;
     syncMembersOf(arrivals_, members, sync, member_gaps_);
     if (withinOneHost(sync)) noteSiblingSeats(c, sync);

@@ -34,6 +34,7 @@
 
 #include "tools/report/analyses/lateness.h"
 #include "tools/report/load/run_model.h"
+#include "tools/report/load/storage_pool.h"
 
 namespace commtrace::report {
 
@@ -465,6 +466,7 @@ class WaitAttribution {
   RoleGaps role_gaps_;
   // Scratch, reused from instance to instance.
   Pending scratch_pending_;
+  StoragePool<SyncMember> member_storage_;  // of released instances, for those built next
   InstanceArrivals arrivals_;
   std::vector<SyncMember> members_;
   std::vector<double> created_;

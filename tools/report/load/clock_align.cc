@@ -241,6 +241,7 @@ void AnchorSample::collective(const CollInstance& c, std::span<const MemberView>
   Instance instance{c.comm, c.func, c.seq, c.op_index, instanceHash(c.func, c.seq, c.op_index), c.n_members, {}};
   if (kept_.size() <= c.comm) kept_.resize(c.comm + 1);
   if (!kept_[c.comm].keeps(instance.hash, anchorInstancesFor(c.n_members, width_))) return;
+  instance.ends.reserve(members.size());
   for (const MemberView& m : members)
     if (m.process >= 0 && m.gpu_end_ns != 0) instance.ends.emplace_back(m.process, m.gpu_end_ns);
   keep(std::move(instance));

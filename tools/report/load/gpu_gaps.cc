@@ -38,6 +38,7 @@ void setGapsInStartOrder(std::vector<GapSpan>& spans, uint64_t latest_end_before
 // chunks a second; walking the whole window for each was 4 % of it.
 void GpuGapTracker::fill(std::span<MemberView* const> chunk_ops) {
   const size_t before = window_.size();
+  window_.reserve(before + chunk_ops.size());  // grown once, not doubled step by step
   for (MemberView* op : chunk_ops) {
     if (op->gpuDuration() != 0) window_.push_back({op->gpu_start_ns, op->gpu_end_ns, &op->gpu_gap_ns});
   }
