@@ -116,13 +116,13 @@ class LockstepFiles {
       File& file = files_[static_cast<size_t>(f)];
       decodable_.erase({file.decoded_ns, f});
       file.being_read = true;
-      RecordBatch batch;
+      RecordBatch storage;  // a spare batch's rows, when there is one
       if (!spare_.empty()) {
-        batch = std::move(spare_.back());
+        storage = std::move(spare_.back());
         spare_.pop_back();
       }
       lock.unlock();
-      LoadMessage message = decodeOnce(f, file, scratch, batch);
+      LoadMessage message = decodeOnce(f, file, scratch, storage);
       lock.lock();
       file.being_read = false;
       rows_ahead_ += rowsOf(message);
