@@ -23,9 +23,11 @@ struct Command {
 // The commands, in the order `commtrace --help` lists them, each defined beside what runs it.
 Command addDumpCommand(CLI::App& app);                        // dump.cc
 Command addDemoCommand(CLI::App& app, std::string program);  // demo.cc; program: this binary, as run
-Command addReportCommand(CLI::App& app);                      // report_command.cc
+// exchange: the report of commtrace-mpi, each process reading a shard (tools/mpi/).
+Command addReportCommand(CLI::App& app, StateExchange* exchange = nullptr);  // report_command.cc
 Command addDiffCommand(CLI::App& app);                        // diff_command.cc
 Command addExportCommand(CLI::App& app);                      // report_command.cc
+Command addMergeCommand(CLI::App& app);                       // report_command.cc
 Command addWatchCommand(CLI::App& app);                       // watch_command.cc
 Command addCollectCommand(CLI::App& app);                     // collect_command.cc
 Command addSettingsCommand(CLI::App& app);                    // cli_command.cc

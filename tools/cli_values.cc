@@ -69,6 +69,15 @@ std::optional<int64_t> parseDuration(const std::string& text, std::string& error
   return std::nullopt;
 }
 
+std::optional<report::ShardSpec> parseShard(const std::string& text, std::string& error) {
+  int shard = -1, shards = 0, used = 0;
+  if (std::sscanf(text.c_str(), "%d/%d%n", &shard, &shards, &used) == 2 && static_cast<size_t>(used) == text.size() && shards >= 1 &&
+      shards <= kMaxShards && shard >= 0 && shard < shards)
+    return report::ShardSpec{.shard = shard, .shards = shards};
+  error = "'" + text + "' is not a shard: I/N, shard I of N from 0 (like 0/4 to 3/4), N from 1 to " + std::to_string(kMaxShards);
+  return std::nullopt;
+}
+
 namespace {
 
 // "HH:MM:SS" with an optional fraction of a second, at text[from...]; ns since midnight.

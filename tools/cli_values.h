@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tools/report/analyses/overlap.h"
+#include "tools/report/load/shard_window.h"
 #include "tools/report/load/time_window.h"
 
 namespace commtrace::tools {
@@ -30,5 +31,9 @@ std::optional<report::TimePoint> parseTimePoint(const std::string& text, std::st
 
 // An NVTX range name or ECMAScript regular expression naming the step range; "" is the default rule.
 std::optional<report::StepRule> parseStepRule(const std::string& text, std::string& error);
+
+// `report --shard I/N`: shard I of N, from 0 (N at most kMaxShards).
+inline constexpr int kMaxShards = 1 << 16;
+std::optional<report::ShardSpec> parseShard(const std::string& text, std::string& error);
 
 }  // namespace commtrace::tools

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(COMMTRACE_VERSION));
   app.require_subcommand(1);
   using namespace commtrace::tools;
-  const std::vector<Command> commands = {addDumpCommand(app),   addDemoCommand(app, argv[0]), addReportCommand(app),
+  const std::vector<Command> commands = {addDumpCommand(app),   addDemoCommand(app, argv[0]), addReportCommand(app), addMergeCommand(app),
                                          addDiffCommand(app),   addExportCommand(app),        addWatchCommand(app),
                                          addCollectCommand(app), addSettingsCommand(app)};
 

@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "tools/cli_command.h"
 #include "tools/cli_values.h"
 
 #include "tools/report/build_report.h"
+#include "tools/report/format.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/run_loader.h"
 #include "tools/report/output/csv_report.h"
@@ -21,6 +23,7 @@
 #include "tools/report/output/markdown_report.h"
 #include "tools/report/output/perfetto_export.h"
 #include "tools/report/output/text_report.h"
+#include "tools/report/shard/shard_state.h"
 
 namespace commtrace::tools {
 namespace {
@@ -38,7 +41,7 @@ bool showProgress(ProgressMode mode) {
 // kept; nullptr (the export, which draws them) keeps them all.
 template <class Options>
 bool load(const Options& options, RunModel& run, std::ostream& err, report::JoinedOpSink* stream = nullptr,
-          const report::TimeWindowSpec& window = {}, const report::StepRule* steps = nullptr) {
+          const report::TimeWindowSpec& window = {}, const report::StepRule* steps = nullptr, report::ShardSpec shard = {}) {
   report::LoadOptions load{.paths = options.paths,
                            .progress = showProgress(options.progress),
                            .job = options.job,
@@ -47,7 +50,8 @@ bool load(const Options& options, RunModel& run, std::ostream& err, report::Join
                            .window = window,
                            .keep_all_phases = steps == nullptr,
                            .step_range = {},
-                           .keep_compute = stream == nullptr};
+                           .keep_compute = stream == nullptr,
+                           .shard = shard};
   if (steps != nullptr && steps->set()) load.step_range = [steps](std::string_view name) { return steps->matches(name); };
   return report::loadRun(load, run, err);
 }
@@ -100,13 +104,16 @@ bool analyseRun(const ReportOptions& options, Report& r, std::ostream& err) {
   return true;
 }
 
-int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.format == ReportFormat::kCsv && options.out.empty()) {
-    err << "commtrace: --format csv writes one file per table: name the directory with --out DIR\n";
-    return 2;
-  }
-  Report r;
-  if (!analyseRun(options, r, err)) return 1;
+namespace {
+
+bool csvWithoutDirectory(const ReportOptions& options, std::ostream& err) {
+  if (options.format != ReportFormat::kCsv || !options.out.empty()) return false;
+  err << "commtrace: --format csv writes one file per table: name the directory with --out DIR\n";
+  return true;
+}
+
+// What the report alone cannot say, on err, then the report; the exit status.
+int deliverReport(const Report& r, const ReportOptions& options, std::ostream& out, std::ostream& err) {
   const auto steps_from_nvtx = [](const report::OverlapRow& row) { return row.step_source == "nvtx"; };
   if (options.step_rule.set() && std::none_of(r.overlap.begin(), r.overlap.end(), steps_from_nvtx))
     err << "commtrace: --step-range '" << options.step_rule.range()
@@ -129,6 +136,96 @@ int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err
       return 1;
     }
   return 0;
+}
+
+// Reads options.shard of the run and writes its state to out; the stretch of time it covers
+// into what (for people). false where nothing could be read (err says why).
+bool readShard(const ReportOptions& options, std::ostream& out, std::string& what, std::ostream& err) {
+  RunModel run;
+  report::StreamedAnalyses streamed;
+  streamed.arrivals.knowHosts(run);
+  streamed.gateCallPieces(run);
+  if (!load(options, run, err, &streamed, {}, &options.step_rule, options.shard)) return false;
+  if (!report::writeShardState(out, run, streamed, options.step_rule.range(), err)) return false;
+  what = "shard " + std::to_string(options.shard.shard) + " of " + std::to_string(options.shard.shards);
+  if (run.window.sharded())
+    what += " (ops from " + (run.window.from_utc_ns == 0 ? "the start" : report::fmt::utcTime(run.window.from_utc_ns)) + " to " +
+            (run.window.to_utc_ns == UINT64_MAX ? "the end" : report::fmt::utcTime(run.window.to_utc_ns)) + ")";
+  return true;
+}
+
+int writeShard(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  std::ofstream file(options.state, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    err << "commtrace: " << options.state << ": cannot write the state there\n";
+    return 1;
+  }
+  std::string what;
+  if (!readShard(options, file, what, err)) return 1;
+  out << "Wrote " << options.state << ": the state of " << what << "; `commtrace merge` reports the states of all "
+      << options.shard.shards << " shards\n";
+  return 0;
+}
+
+// The report of merged states, written as runReport writes it.
+int reportMerged(const std::vector<report::ShardSource>& sources, const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  const auto merged = std::make_unique<report::MergedRun>();
+  if (!report::mergeShardStates(sources, *merged, err)) return 1;
+  ReportOptions merged_options = options;
+  if (!stepRuleFrom(merged->step_range, merged_options.step_rule)) return 1;
+  const RunModel& run = merged->run;
+  uint64_t bytes = 0;
+  for (const report::ProcessInfo& p : run.processes) bytes += p.file_bytes;
+  report::ProgressLine progress(err, showProgress(options.progress), static_cast<int>(run.processes.size()), bytes,
+                                "overlap: re-reading");
+  const Report r = report::buildReport(run, report::alignClocks(run, merged->analyses.anchors), merged_options.step_rule,
+                                       merged->analyses, &progress);
+  return deliverReport(r, merged_options, out, err);
+}
+
+// Process rank of a parallel report reads shard rank and sends its state to process 0,
+// which reports them merged. Every process takes part in the exchange, failed or not, so
+// that none waits for ever.
+int reportInParallel(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  StateExchange& exchange = *options.exchange;
+  ReportOptions shard = options;
+  shard.shard = {.shard = exchange.rank(), .shards = exchange.size()};
+  std::ostringstream state;
+  std::string what;
+  const bool read = readShard(shard, state, what, err);
+  std::vector<std::string> states;
+  if (!exchange.gather(read ? state.str() : std::string(), states)) {
+    err << "commtrace: process " << exchange.rank() << " of the parallel report could not exchange its state\n";
+    return 1;
+  }
+  if (exchange.rank() != 0) return read ? 0 : 1;
+  std::vector<report::ShardSource> sources;
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i].empty()) {
+      err << "commtrace: process " << i << " could not read its shard (its own message says why); no report\n";
+      return 1;
+    }
+    sources.push_back(report::shardBuffer("the state of process " + std::to_string(i), states[i]));
+  }
+  return reportMerged(sources, options, out, err);
+}
+
+}  // namespace
+
+int runReport(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.state.empty()) return writeShard(options, out, err);
+  if (csvWithoutDirectory(options, err)) return 2;
+  if (options.exchange != nullptr) return reportInParallel(options, out, err);
+  Report r;
+  if (!analyseRun(options, r, err)) return 1;
+  return deliverReport(r, options, out, err);
+}
+
+int runMerge(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (csvWithoutDirectory(options, err)) return 2;
+  std::vector<report::ShardSource> sources;
+  for (const std::string& path : options.paths) sources.push_back(report::shardFile(path));
+  return reportMerged(sources, options, out, err);
 }
 
 int runExport(const ExportOptions& options, std::ostream& out, std::ostream& err) {
@@ -221,14 +318,38 @@ bool parseExportFilter(const std::string& ranks, const std::string& steps, const
   return ok;
 }
 
+// --shard and --state: a shard's state instead of a report; false, with the reason on stderr,
+// for a text that is no shard or options that do not go with them.
+bool shardFrom(const std::string& text, ReportOptions& o, const CLI::App& report) {
+  std::string error;
+  if (!text.empty()) {
+    const auto shard = parseShard(text, error);
+    if (!shard) {
+      std::cerr << "commtrace: --shard " << error << "\nRun 'commtrace report --help' for usage.\n";
+      return false;
+    }
+    o.shard = *shard;
+  }
+  if (o.exchange != nullptr && (!text.empty() || !o.state.empty()))
+    error = "each process of a parallel report reads its own shard: --shard and --state are for one process";
+  else if (!text.empty() && o.state.empty()) error = "--shard writes the shard's state: name its file with --state FILE";
+  else if (!o.state.empty() && o.window.set()) error = "--shard and --state read the whole run's time: --from and --to do not go with them";
+  else if (!o.state.empty() && (report.get_option("--format")->count() > 0 || !o.out.empty()))
+    error = "--state writes the shard's state, not a report: give --format and --out to `commtrace merge`";
+  if (error.empty()) return true;
+  std::cerr << "commtrace: " << error << "\nRun 'commtrace report --help' for usage.\n";
+  return false;
+}
+
 }  // namespace
 
-Command addReportCommand(CLI::App& app) {
+Command addReportCommand(CLI::App& app, StateExchange* exchange) {
   struct Flags {
     ReportOptions options;
-    std::string format = "text", progress = "auto", step_range, from, to;
+    std::string format = "text", progress = "auto", step_range, from, to, shard;
   };
   const auto f = std::make_shared<Flags>();
+  f->options.exchange = exchange;
   CLI::App* report = app.add_subcommand(
       "report", "Analyse a run (every rank's trace files, from directories and files): findings, bandwidth, matrix, stragglers, mismatches, overlap");
   report->footer(
@@ -256,6 +377,14 @@ Command addReportCommand(CLI::App& app) {
                      "as the overlap table counts them, its NVTX step ranges or else as its op sequence repeats). Kernel "
                      "totals still cover the whole run. A window that holds no op is said so, with exit status 1");
   report->add_option("--to", f->to, "only the ops that started before this time (as --from; --to step:N ends before step N)");
+  report->add_option("--shard", f->shard,
+                     "I/N: read only shard I of N (from 0), the run cut by time where the lowest rank's ops start, and write "
+                     "its state to --state FILE instead of a report; run the N shards anywhere the files can be read (one "
+                     "job per shard on a batch system), then `commtrace merge` their states into the report of the whole run. "
+                     "Not with --from/--to");
+  report->add_option("--state", f->options.state,
+                     "write the state of the shard (--shard; without it, of the whole run as shard 0/1) to this file, for "
+                     "`commtrace merge`, instead of a report");
   return {report, [f, report] {
             ReportOptions& o = f->options;
             o.format = kFormats.at(f->format);
@@ -263,7 +392,35 @@ Command addReportCommand(CLI::App& app) {
             o.progress = kProgressModes.at(f->progress);
             if (!stepRuleFrom(f->step_range, o.step_rule)) return 2;
             if (!timePointFrom("--from", f->from, o.window.from) || !timePointFrom("--to", f->to, o.window.to)) return 2;
+            if (!shardFrom(f->shard, o, *report)) return 2;
             return runReport(o, std::cout, std::cerr);
+          }};
+}
+
+Command addMergeCommand(CLI::App& app) {
+  struct Flags {
+    ReportOptions options;
+    std::string format = "text", progress = "auto";
+  };
+  const auto f = std::make_shared<Flags>();
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Report a run from the states of its shards (report --shard I/N --state FILE): the same report as of the whole run");
+  merge->footer(
+      "The states must be every shard of one run, each once, read from the same files (the merge checks their names and "
+      "sizes) with the same --step-range; they are merged in shard order whatever order they are given in. The run's "
+      "files are read again for the overlap table, so they must be readable here too. A merged report is the whole run's "
+      "but for what the root-cause walk passes back across a cut between shards (docs/report.md, 'Shards').\n"
+      "Exit status: as report's.");
+  merge->add_option("states", f->options.paths, "the state files, one per shard")->required();
+  addProgressOption(merge, f->progress);
+  addNamedOption(merge, "--format", f->format, kFormats, "as report's --format");
+  merge->add_option("--out", f->options.out, "as report's --out");
+  return {merge, [f, merge] {
+            ReportOptions& o = f->options;
+            o.format = kFormats.at(f->format);
+            if (merge->get_option("--format")->count() == 0) o.format = formatOfFile(o.out, o.format);
+            o.progress = kProgressModes.at(f->progress);
+            return runMerge(o, std::cout, std::cerr);
           }};
 }
 

@@ -1,6 +1,13 @@
 #include "tools/report/build_report.h"
 
 #include <array>
+// What the analyses' states hold, for save() and load().
+#include <cereal/types/array.hpp>
+#include <cereal/types/map.hpp>
+#include <cereal/types/tuple.hpp>
+#include <cereal/types/unordered_map.hpp>
+#include <cereal/types/utility.hpp>
+#include <cereal/types/vector.hpp>
 
 #include "tools/report/advice_words.h"
 #include "tools/report/analyses/bandwidth.h"
@@ -18,6 +25,7 @@
 #include "tools/report/evidence_words.h"
 #include "tools/report/finding_words.h"
 #include "tools/report/load/run_loader.h"
+#include "tools/report/load/run_model_archive.h"
 #include "tools/report/load/run_summary.h"
 
 namespace commtrace::report {
@@ -30,7 +38,9 @@ using Registered = StreamedAnalyses::Registered;
 template <auto kMember>
 constexpr Registered fedAndMerged() {
   return {[](StreamedAnalyses& s) -> JoinedOpSink* { return &(s.*kMember); },
-          [](StreamedAnalyses& into, const StreamedAnalyses& from) { (into.*kMember).merge(from.*kMember); }};
+          [](StreamedAnalyses& into, const StreamedAnalyses& from) { (into.*kMember).merge(from.*kMember); },
+          [](StateOut& ar, const StreamedAnalyses& from) { ar(from.*kMember); },
+          [](StateIn& ar, StreamedAnalyses& into) { ar(into.*kMember); }};
 }
 
 // The root-cause walk: fed through its thread, read once the thread has taken every op.
@@ -39,11 +49,19 @@ constexpr Registered kArrivals{[](StreamedAnalyses& s) -> JoinedOpSink* { return
                                  into.arrivals_thread.settle();
                                  from.arrivals_thread.settle();
                                  into.arrivals.merge(from.arrivals);
+                               },
+                               [](StateOut& ar, const StreamedAnalyses& from) {
+                                 from.arrivals_thread.settle();
+                                 ar(from.arrivals);
+                               },
+                               [](StateIn& ar, StreamedAnalyses& into) {
+                                 into.arrivals_thread.settle();
+                                 ar(into.arrivals);
                                }};
 
 // The call joiner comes first: its finish() hands the last calls to the tallies before
 // they finish.
-constexpr Registered kCalls{[](StreamedAnalyses& s) -> JoinedOpSink* { return &s.calls; }, nullptr};
+constexpr Registered kCalls{[](StreamedAnalyses& s) -> JoinedOpSink* { return &s.calls; }, nullptr, nullptr, nullptr};
 
 using S = StreamedAnalyses;
 constexpr std::array kRegistry{kCalls,
@@ -70,6 +88,27 @@ std::vector<JoinedOpSink*> StreamedAnalyses::fedSinks(StreamedAnalyses& analyses
 void StreamedAnalyses::merge(const StreamedAnalyses& other) {
   for (const Registered& a : kRegistry)
     if (a.merge != nullptr) a.merge(*this, other);
+}
+
+void StreamedAnalyses::transfer(const P2pTransfer& transfer) {
+  if (shard_run_ == nullptr || !shard_run_->window.sharded() || !NamePool::isCallPiece(transfer.func)) return OpFanout::transfer(transfer);
+  if (gate_ == nullptr) gate_ = std::make_unique<ShardCallGate>(*shard_run_, ungated_);
+  gate_->piece(transfer);
+}
+
+void StreamedAnalyses::finish() {
+  if (gate_ != nullptr) gate_->finish();  // its last pieces reach the analyses before they finish
+  OpFanout::finish();
+}
+
+void StreamedAnalyses::save(StateOut& ar) const {
+  for (const Registered& a : kRegistry)
+    if (a.save != nullptr) a.save(ar, *this);
+}
+
+void StreamedAnalyses::load(StateIn& ar) {
+  for (const Registered& a : kRegistry)
+    if (a.load != nullptr) a.load(ar, *this);
 }
 
 std::unique_ptr<StreamedAnalyses> StreamedAnalyses::snapshot() const {

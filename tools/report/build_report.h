@@ -13,7 +13,9 @@
 #include "tools/report/analyses/overlap.h"
 #include "tools/report/analyses/peer_waits.h"
 #include "tools/report/analyses/rank_traffic.h"
+#include "tools/report/analyses/shard_call_gate.h"
 #include "tools/report/analyses/stragglers.h"
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/sink_thread.h"
 #include "tools/report/report.h"
@@ -29,6 +31,12 @@ class StreamedAnalyses : public OpFanout {
   StreamedAnalyses(const StreamedAnalyses&) = delete;
   StreamedAnalyses& operator=(const StreamedAnalyses&) = delete;
 
+  // Fed with a shard of run (its window sharded once loading starts): the pieces of calls,
+  // which come whatever their time, pass a ShardCallGate (analyses/shard_call_gate.h).
+  void gateCallPieces(const RunModel& run) { shard_run_ = &run; }
+  void transfer(const P2pTransfer& transfer) override;
+  void finish() override;
+
   // Adds another's state: a shard of the same run (another set of files, another machine),
   // both finished or both not yet. The calls of AlltoAll, Gather and Scatter are grouped
   // within a shard: a shard holds every piece of the calls it holds (shard by communicator).
@@ -37,6 +45,10 @@ class StreamedAnalyses : public OpFanout {
   // communicators numbered as first seen (the joiner's order until its finish()), without
   // the calls of pieces still being grouped. This one goes on taking ops.
   std::unique_ptr<StreamedAnalyses> snapshot() const;
+  // A finished state as a shard writes it (tools/report/shard/), and read back into one that
+  // has taken no op; merge() then adds it as it would the shard's own.
+  void save(StateOut& ar) const;
+  void load(StateIn& ar);
 
   BandwidthTally bandwidth;
   TransferCellTally transfer_cells;
@@ -56,15 +68,28 @@ class StreamedAnalyses : public OpFanout {
   RankTrafficTally traffic;
 
   // Each streamed analysis, registered once (kRegistry, build_report.cc): the sink the
-  // joiner feeds for it, and how a shard's state adds in (none: the call joiner, as a shard
-  // holds every piece of the calls it holds). A new analysis is a member above and a line there.
+  // joiner feeds for it, how a shard's state adds in and travels (none: the call joiner, as a
+  // shard holds every piece of the calls it holds, and has handed them on when finished). A
+  // new analysis is a member above and a line there.
   struct Registered {
     JoinedOpSink* (*fed)(StreamedAnalyses&);
     void (*merge)(StreamedAnalyses& into, const StreamedAnalyses& from);
+    void (*save)(StateOut& ar, const StreamedAnalyses& from);
+    void (*load)(StateIn& ar, StreamedAnalyses& into);
   };
 
  private:
   static std::vector<JoinedOpSink*> fedSinks(StreamedAnalyses& analyses);
+  // The analyses themselves, behind the gate.
+  struct Ungated : JoinedOpSink {
+    explicit Ungated(StreamedAnalyses& owner) : analyses(owner) {}
+    void collective(const CollInstance&, std::span<const MemberView>) override {}
+    void transfer(const P2pTransfer& transfer) override { analyses.OpFanout::transfer(transfer); }
+    StreamedAnalyses& analyses;
+  };
+  const RunModel* shard_run_ = nullptr;
+  Ungated ungated_{*this};
+  std::unique_ptr<ShardCallGate> gate_;  // made at the first piece of a shard's call
 };
 
 // step_rule: which NVTX range is a step (StepRule). streamed: fed with every op of run.

@@ -27,6 +27,10 @@ class ArrivalWindows {
   struct Cell {
     double last = 0, expected_last = 0, var_last = 0, wait_caused_ns = 0;
     void add(const Cell& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(last, expected_last, var_last, wait_caused_ns);
+    }
   };
   // The seat's cell for the instance being counted; next() after each instance.
   void add(size_t seat, const Cell& cell);
@@ -47,6 +51,10 @@ class ArrivalWindows {
   // however many seats' best it is (found per seat, a 16,384-seat world communicator took
   // seats^2 sums: 4.5 s of a 16,384-rank report).
   std::vector<Stretch> best(const std::vector<size_t>& seats) const;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(width_, instances_, buckets_);
+  }
 
  private:
   void widen();

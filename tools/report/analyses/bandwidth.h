@@ -7,6 +7,7 @@
 
 #include "tools/report/analyses/bandwidth_rows.h"
 #include "tools/report/analyses/p2p_calls.h"
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/op_stream.h"
 #include "tools/report/load/quantile_sketch.h"
 #include "tools/report/load/run_model.h"
@@ -32,6 +33,11 @@ class BandwidthTally : public JoinedOpSink {
   // Adds another tally of the same run (finished, or both not yet): a shard's.
   void merge(const BandwidthTally& other);
   std::vector<BandwidthRow> rows(const RunModel& run) const;
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(groups_);
+  }
 
   struct Key {
     uint32_t comm = 0;
@@ -40,6 +46,10 @@ class BandwidthTally : public JoinedOpSink {
     NameId algo = 0;
     NameId proto = 0;
     auto operator<=>(const Key&) const = default;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(comm, archived(func), bucket, archived(algo), archived(proto));
+    }
   };
   struct Samples {
     uint64_t count = 0;
@@ -49,6 +59,10 @@ class BandwidthTally : public JoinedOpSink {
     uint8_t channels = 0;  // the most channels any of its ops ran on (0: not recorded)
     QuantileSketch sizes, times_us, algbw;
     void merge(const Samples& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(count, p2p, busbw_factor, time_total_ns, time_min_ns, time_max_ns, channels, sizes, times_us, algbw);
+    }
   };
 
  private:

@@ -13,6 +13,7 @@
 
 #include "tools/report/analyses/bandwidth_series_rows.h"
 #include "tools/report/analyses/lateness_heatmap.h"
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/run_model.h"
@@ -34,8 +35,18 @@ class BandwidthSeriesTally : public JoinedOpSink {
     double busbw_factor = 0;
     FineBins bytes;     // nccl-tests S
     FineBins transfer_ns;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(process, busbw_factor, bytes, transfer_ns);
+    }
   };
   const std::map<std::pair<uint32_t, NameId>, Series>& series() const { return series_; }  // (comm, func)
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(fine_bins_);
+    archiveEntries(ar, series_, [](Archive& a, auto& key, Series& s) { a(key.first, archived(key.second), s); });
+  }
 
  private:
   std::map<std::pair<uint32_t, NameId>, Series> series_;

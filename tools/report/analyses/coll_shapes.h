@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/run_model.h"
 
@@ -26,6 +27,10 @@ class CollShapeTally : public JoinedOpSink {
     uint32_t n = 0;      // members
     uint64_t bytes = 0;  // per-rank payload; 0: not recorded
     auto operator<=>(const Shape&) const = default;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(comm, archived(func), archived(algo), root, n, bytes);
+    }
   };
   struct Sums {
     uint64_t ops = 0;
@@ -33,6 +38,10 @@ class CollShapeTally : public JoinedOpSink {
     uint64_t total_ns = 0;     // of their transfer times
     uint64_t shortest_ns = 0;  // the fastest of them (0: none timed)
     void merge(const Sums& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(ops, timed, total_ns, shortest_ns);
+    }
   };
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
@@ -43,6 +52,11 @@ class CollShapeTally : public JoinedOpSink {
   const std::map<Shape, Sums>& shapes() const { return shapes_; }
   // Collective instances per communicator, for `comms` communicators.
   std::vector<uint64_t> instancesPerComm(size_t comms) const;
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(shapes_);
+  }
 
  private:
   std::map<Shape, Sums> shapes_;

@@ -37,6 +37,10 @@ class FineBins {
   uint64_t lowest() const { return lowest_; }    // the least and greatest position added
   uint64_t highest() const { return highest_; }
   // visit(centre, sum, count) for each non-empty bin, its centre clamped to [lowest, highest].
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(bins_, shift_, first_, lowest_, highest_, sum_, count_);
+  }
   template <class Visit>
   void forEach(Visit visit) const {
     for (size_t i = 0; i < sum_.size(); ++i)
@@ -90,8 +94,17 @@ class LatenessBins : public JoinedOpSink {
   struct Process {
     FineBins by_gpu_end;   // on the process's own GPU clock
     FineBins by_op_index;  // for runs whose clocks could not be aligned
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(by_gpu_end, by_op_index);
+    }
   };
   const std::vector<Process>& processes() const { return processes_; }
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(processes_, fine_bins_);
+  }
 
  private:
   void resize(size_t processes);

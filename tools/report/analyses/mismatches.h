@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/report/analyses/mismatches_rows.h"
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/run_model.h"
 
@@ -37,6 +38,10 @@ class CollGapTally : public JoinedOpSink {
     uint64_t op_index = 0;
     std::vector<int> empty;       // comm ranks that recorded no such op
     std::vector<int> unfinished;  // comm ranks that started it and never finished
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(comm, archived(func), seq, op_index, empty, unfinished);
+    }
   };
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
@@ -47,6 +52,11 @@ class CollGapTally : public JoinedOpSink {
   const std::vector<Gap>& gaps() const { return gaps_; }
   // The last op index (comm, comm_rank) recorded, plus one; 0 when it recorded none.
   uint64_t lastRecordedPlusOne(uint32_t comm, int comm_rank) const;
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(last_plus_one_, gaps_);
+  }
 
  private:
   std::vector<std::vector<uint64_t>> last_plus_one_;  // [comm][comm rank]
@@ -70,6 +80,11 @@ class TransferGapTally : public JoinedOpSink {
   // The last transfer index of (comm, sender, receiver) the sender's side (send) or the
   // receiver's recorded, plus one; 0 when it recorded none.
   uint64_t lastRecordedPlusOne(uint32_t comm, int sender, int receiver, bool send) const;
+  // A shard's state (tools/report/shard/); gaps_ as shard/run_model_archive.h writes transfers.
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(transfers_, last_plus_one_, gaps_);
+  }
 
  private:
   using Side = std::tuple<uint32_t, int, int, bool>;  // (comm, sender, receiver, the sender's side)

@@ -26,6 +26,10 @@ class PeerWaitTally : public JoinedOpSink {
     uint64_t waited = 0;  // transfers in which it waited at all
     uint64_t wait_ns = 0;
     bool operator==(const Sums&) const = default;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(transfers, waited, wait_ns);
+    }
   };
 
   void collective(const CollInstance&, std::span<const MemberView>) override {}
@@ -34,6 +38,11 @@ class PeerWaitTally : public JoinedOpSink {
   void merge(const PeerWaitTally& other);
 
   const std::map<std::pair<int32_t, int32_t>, Sums>& pairs() const { return pairs_; }
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(pairs_);
+  }
 
  private:
   void note(int32_t waiter, int32_t peer, uint64_t wait_ns);

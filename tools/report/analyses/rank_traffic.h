@@ -20,6 +20,10 @@ class RankTrafficTally : public JoinedOpSink {
     uint64_t receives = 0, received_bytes = 0;
     Sums& operator+=(const Sums& other);
     bool operator==(const Sums&) const = default;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(collectives, coll_bytes, sends, sent_bytes, receives, received_bytes);
+    }
   };
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
@@ -28,6 +32,11 @@ class RankTrafficTally : public JoinedOpSink {
   void merge(const RankTrafficTally& other);
 
   const std::vector<Sums>& byProcess() const { return by_process_; }
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(by_process_);
+  }
 
  private:
   Sums& of(int32_t process);

@@ -71,6 +71,10 @@ class StragglerEvidence {
     uint64_t cpu_start_ns = 0;  // 0: not recorded
     double peer_gap_us = 0;     // the median over every peer, not only those kept
     std::vector<PeerGap> peers;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(hash, gpu_start_ns, gap_ns, cpu_start_ns, peer_gap_us, peers);
+    }
   };
   // A process's gaps where it created a delay, its peers' typical gap, the excess of its
   // over theirs and its lateness (us).
@@ -79,6 +83,10 @@ class StragglerEvidence {
     SignedQuantileSketch excess_us;
     void add(double gap_us, double peer_gap_us, double lateness_us);
     void merge(const Gaps& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(gap_us, peer_gap_us, lateness_us, excess_us);
+    }
   };
   struct Process {
     uint64_t delays = 0;  // synchronizations at which it created a delay of kMinGapSpreadUs or more
@@ -88,6 +96,10 @@ class StragglerEvidence {
     void addGaps(double gap_us, double peer_gap_us, double lateness_us);
     void mergeGapsInto(Gaps& into) const;
     void merge(const Process& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(delays, sample, gaps_, staged_, staged_size_);
+    }
 
    private:
     static constexpr size_t kStaged = 8;
@@ -100,6 +112,11 @@ class StragglerEvidence {
   // Per process (as processes()), the synchronizations it was in: apart from the rest, as
   // every member of every synchronization counts here.
   const std::vector<uint64_t>& syncs() const { return syncs_; }
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(processes_, syncs_, sampled_, peers_kept_);
+  }
 
  private:
   void resize(size_t processes);  // processes_ and syncs_ alike

@@ -14,6 +14,7 @@
 #include "tools/report/analyses/stragglers_rows.h"
 #include "tools/report/analyses/transfer_cells.h"
 #include "tools/report/analyses/wait_attribution.h"
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/clock_align.h"
 #include "tools/report/load/path_span.h"
 #include "tools/report/load/op_stream.h"
@@ -106,6 +107,10 @@ class ArrivalTally : public JoinedOpSink {
     // whether its delays are systematic (gapExcessZ), last or not.
     RoleGaps::Sums excess;
     void merge(const Seat& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(instances, last, expected_last, var_last, wait_caused_ns, lateness_ns, excess);
+    }
   };
   struct Comm {
     uint64_t instances = 0;
@@ -113,6 +118,10 @@ class ArrivalTally : public JoinedOpSink {
     std::vector<Seat> seats;  // per comm rank
     ArrivalWindows windows;   // the same per seat, in stretches of the instances
     void merge(const Comm& other);
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(instances, total_wait_ns, seats, windows);
+    }
   };
   // Per communicator index (none for those without a timed synchronizing instance).
   const std::vector<Comm>& comms() const { return comms_; }
@@ -136,6 +145,19 @@ class ArrivalTally : public JoinedOpSink {
   // own waits in them, and the waiting caused by delays created before its ops, here and
   // passed along (a seat's wait_caused_ns by the path of the op it was late for).
   const std::unordered_map<NameId, PathWaiting>& waitingByPath() const { return waiting_by_path_; }
+  // A finished tally as a shard's state (tools/report/shard/): what it attributed, with its
+  // impacts and role sums as merge() takes them; the walk itself is not kept. Read back into
+  // a tally that has taken no op.
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(comms_, evidence_);
+    archiveEntries(ar, waiting_by_path_, [](Archive& a, NameId& path, PathWaiting& w) { a(archived(path), w.waited_ns, w.wait_caused_ns); });
+    if constexpr (Archive::is_loading::value) {
+      ar(merged_impacts_, merged_role_sums_);
+    } else {
+      ar(impacts(), roleSums());
+    }
+  }
 
  private:
   void tally(const Attributed& a);

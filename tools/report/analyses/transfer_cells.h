@@ -10,6 +10,7 @@
 #include <span>
 
 #include "tools/report/analyses/p2p_calls.h"
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/run_model.h"
 
@@ -26,6 +27,10 @@ class TransferCellTally : public JoinedOpSink {
     NameId func = 0;
     int32_t src = 0, dst = 0;  // comm ranks
     auto operator<=>(const Cell&) const = default;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(comm, archived(func), src, dst);
+    }
   };
   // A transfer's time is its own (op_metrics.h), but a piece of an AlltoAll, Gather or
   // Scatter call takes its call's in the sums the matrix reads (its own span includes
@@ -40,6 +45,10 @@ class TransferCellTally : public JoinedOpSink {
     double best_gbs = 0;       // the fastest of those
     void merge(const Sums& other);
     bool operator==(const Sums&) const = default;
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(unsized, bytes, timed_bytes, time_ns, link_ops, best_gbs);
+    }
   };
 
   void collective(const CollInstance&, std::span<const MemberView>) override {}
@@ -50,6 +59,11 @@ class TransferCellTally : public JoinedOpSink {
   void merge(const TransferCellTally& other);
 
   const std::map<Cell, Sums>& cells() const { return cells_; }
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(cells_);
+  }
 
  private:
   std::map<Cell, Sums> cells_;

@@ -107,6 +107,10 @@ struct RolePeer {
   int32_t process = -1;
   uint64_t gpu_start_ns = 0;
   uint64_t gap_ns = 0;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(process, gpu_start_ns, gap_ns);
+  }
 };
 
 // What one synchronization cost and where that was created.
@@ -144,6 +148,10 @@ struct ImpactEstimate {
   std::vector<int32_t> processes;  // the candidate (one rank's, or a host's)
   double saved_share = 0;          // of the elapsed time, median over the processes replayed
   uint64_t syncs = 0;              // synchronizations replayed since it became a candidate
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(processes, saved_share, syncs);
+  }
 };
 
 // Its peers' typical gap before a send or receive, whose two sides do different work (the
@@ -187,6 +195,10 @@ class RoleGaps {
     double n = 0, sum_us = 0, sq_us = 0;
     void add(double us) { ++n, sum_us += us, sq_us += us * us; }
     void merge(const Sums& o) { n += o.n, sum_us += o.sum_us, sq_us += o.sq_us; }
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(n, sum_us, sq_us);
+    }
   };
   using ProcessSums = std::unordered_map<uint64_t, std::unordered_map<int32_t, Sums>>;  // role key -> process -> its gaps
   ProcessSums sums() const;  // built at each call (a copy of every role's sums): once, at the end

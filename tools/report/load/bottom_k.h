@@ -55,6 +55,10 @@ class BottomK {
   // The kept items, in no order.
   const std::vector<Item>& items() const { return items_; }
   std::vector<Item>& items() { return items_; }
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(items_, heaviest_);
+  }
 
  private:
   std::vector<Item> items_;

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/report/load/archived_name.h"
 #include "tools/report/load/bottom_k.h"
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/clock_summary.h"
@@ -43,6 +44,10 @@ class AnchorSample : public JoinedOpSink {
     uint64_t hash = 0;
     uint32_t members = 0;  // the communicator's size
     std::vector<std::pair<int32_t, uint64_t>> ends;  // (process, GPU end) of the members that have one
+    template <class Archive>
+    void serialize(Archive& ar) {
+      ar(comm, archived(func), seq, op_index, hash, members, ends);
+    }
   };
 
   void collective(const CollInstance& instance, std::span<const MemberView> members) override;
@@ -51,6 +56,11 @@ class AnchorSample : public JoinedOpSink {
   void merge(const AnchorSample& other);
   // Every kept instance in the run's order (communicator, op index, seq, func name).
   std::vector<const Instance*> instances(const NamePool& names) const;
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(kept_, width_);
+  }
 
  private:
   void keep(Instance instance);

@@ -49,4 +49,26 @@ void CudaSyncTally::add(std::string_view entry_point, uint64_t stream, uint64_t 
   if (call->takes_stream) t.by_stream[canonicalStream(stream)].add(us, failed);
 }
 
+void SyncDurations::merge(const SyncDurations& other) {
+  count += other.count;
+  failed += other.failed;
+  total_us += other.total_us;
+  max_us = std::max(max_us, other.max_us);
+  us.merge(other.us);
+}
+
+void CudaSyncTally::merge(const CudaSyncTally& other) {
+  for (const auto& [kind, theirs] : other.calls_) {
+    SyncCallTally& mine = calls_[kind];
+    mine.takes_stream = theirs.takes_stream;
+    mine.all.merge(theirs.all);
+    for (const auto& [stream, durations] : theirs.by_stream) mine.by_stream[stream].merge(durations);
+  }
+}
+
+std::string_view CudaSyncTally::kindNamed(std::string_view kind) {
+  const auto it = std::find_if(kSyncCalls.begin(), kSyncCalls.end(), [&](const SyncCall& c) { return c.kind == kind; });
+  return it == kSyncCalls.end() ? std::string_view{} : it->kind;
+}
+
 }  // namespace commtrace::report

@@ -8,8 +8,10 @@
 // default stream (2). cudaStreamLegacy (1) is the legacy default stream, counted as 0.
 #pragma once
 
+#include <cereal/cereal.hpp>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <string_view>
 
 #include "tools/report/load/quantile_sketch.h"
@@ -24,12 +26,21 @@ struct SyncDurations {
   QuantileSketch us;  // for the median: exact up to QuantileSketch::kExactLimit distinct durations
 
   void add(double call_us, bool call_failed);
+  void merge(const SyncDurations& other);
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(count, failed, total_us, max_us, us);
+  }
 };
 
 struct SyncCallTally {
   bool takes_stream = false;
   SyncDurations all;
   std::map<uint64_t, SyncDurations> by_stream;  // calls that take a stream only
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(takes_stream, all, by_stream);
+  }
 };
 
 class CudaSyncTally {
@@ -41,7 +52,31 @@ class CudaSyncTally {
   // "cudaEventSynchronize", "cudaStreamWaitEvent".
   const std::map<std::string_view, SyncCallTally>& calls() const { return calls_; }
 
+  // Adds another tally of the same process: a shard's, of another stretch of its run.
+  void merge(const CudaSyncTally& other);
+  // A shard's state (tools/report/shard/): each call's kind by its name.
+  template <class Archive>
+  void serialize(Archive& ar) {
+    cereal::size_type n = calls_.size();
+    ar(cereal::make_size_tag(n));
+    if constexpr (Archive::is_loading::value) {
+      calls_.clear();
+      for (cereal::size_type i = 0; i < n; ++i) {
+        std::string kind;
+        SyncCallTally tally;
+        ar(kind, tally);
+        const std::string_view known = kindNamed(kind);
+        if (known.empty()) throw cereal::Exception("not a CUDA sync call: " + kind);
+        calls_.emplace(known, std::move(tally));
+      }
+    } else {
+      for (auto& [kind, tally] : calls_) ar(std::string(kind), tally);
+    }
+  }
+
  private:
+  // The kind of that name as calls_ keys it (static storage); empty for a name that is none.
+  static std::string_view kindNamed(std::string_view kind);
   std::map<std::string_view, SyncCallTally> calls_;
 };
 

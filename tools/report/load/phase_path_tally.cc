@@ -56,8 +56,8 @@ std::vector<std::string_view> PhasePathTally::ranges(std::string_view path) {
 }
 
 std::vector<PathComm> PhasePathTally::finish(const std::function<NameId(std::string_view)>& intern,
-                                             std::unordered_map<uint32_t, NameId>* names) const {
-  if (std::none_of(ops_.begin(), ops_.end(), [](const auto& p) { return p.first != 0; })) return {};
+                                             std::unordered_map<uint32_t, NameId>* names, bool keep_unranged) const {
+  if (!keep_unranged && std::none_of(ops_.begin(), ops_.end(), [](const auto& p) { return p.first != 0; })) return {};
   std::map<std::string, PathComm> by_name;
   std::map<uint32_t, std::string> name_of_id;
   for (const auto& [id, path_ops] : ops_) {

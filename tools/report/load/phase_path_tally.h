@@ -31,9 +31,11 @@ class PhasePathTally {
   // layers.3"), one row per name (several ids may name one path: threads that met it apart).
   // Empty when no op of the process ran under a range; else ops outside any range are the
   // row kNoPath. An id whose node never arrived (a dropped record) is kUnknownPath.
-  // names, when given, gets each path id the ops carried as its row's name.
+  // names, when given, gets each path id the ops carried as its row's name. A shard's
+  // (keep_unranged) keeps the kNoPath row alone too: another shard of the process may have
+  // ranges (the merge drops it where none has: shard/shard_state.h).
   std::vector<PathComm> finish(const std::function<NameId(std::string_view)>& intern,
-                               std::unordered_map<uint32_t, NameId>* names = nullptr) const;
+                               std::unordered_map<uint32_t, NameId>* names = nullptr, bool keep_unranged = false) const;
 
   // Nodes, and path ids with ops, held per process: a program has thousands; a damaged or
   // hostile file naming more has the rest's ops counted under kUnknownPath.

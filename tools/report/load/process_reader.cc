@@ -325,7 +325,8 @@ void ProcessReader::finish(ProcessInfo& info, ProcessTimeline& timeline) {
   timeline.phases = phases_.take();
   timeline.cuda_sync = std::move(cuda_sync_);
   timeline.proxy_wire = std::move(proxy_wire_);
-  timeline.comm_by_path = paths_.finish([this](std::string_view path) { return names_.intern(path); }, &timeline.path_names);
+  timeline.comm_by_path =
+      paths_.finish([this](std::string_view path) { return names_.intern(path); }, &timeline.path_names, window_.sharded());
   StackTally::Finished stacks = stacks_.finish([this](std::string_view name) { return names_.intern(name); }, reader_.path() + ".perf-map");
   timeline.comm_by_stack = std::move(stacks.stacks);
   timeline.python_without_perf_map = std::move(stacks.python_without_perf_map);

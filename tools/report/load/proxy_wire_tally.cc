@@ -18,4 +18,9 @@ void ProxyWireTally::add(const ProxyStepRecord& step) {
   if (peer_wait != 0 && peer_wait <= on_wire) s.peer_wait_ns += on_wire - peer_wait;
 }
 
+void ProxyWireTally::merge(const ProxyWireTally& other) {
+  for (const auto& [key, sums] : other.sends_) sends_[key].merge(sums);
+  recorded_ += other.recorded_;
+}
+
 }  // namespace commtrace::report

@@ -29,6 +29,10 @@ struct WireSums {
     peer_wait_ns += other.peer_wait_ns;
     instant_steps += other.instant_steps;
   }
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(steps, bytes, wire_ns, peer_wait_ns, instant_steps);
+  }
 };
 
 // Smaller steps are latency-bound: their time says little about the link's bandwidth.
@@ -47,6 +51,14 @@ class ProxyWireTally {
   const std::map<std::pair<uint64_t, int32_t>, WireSums>& sends() const { return sends_; }
   // Every ProxyStep record added, left out or not: whether the run recorded them at all.
   uint64_t recorded() const { return recorded_; }
+
+  // Adds another tally of the same process: a shard's, of another stretch of its run.
+  void merge(const ProxyWireTally& other);
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(sends_, recorded_);
+  }
 
  private:
   std::map<std::pair<uint64_t, int32_t>, WireSums> sends_;

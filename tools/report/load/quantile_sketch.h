@@ -35,6 +35,11 @@ class QuantileSketch {
   bool exact() const;
   // Non-empty histogram buckets, what the sketch's memory grows with; 0 while exact().
   size_t buckets() const;
+  // A shard's state (tools/report/shard/).
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(count_, ignored_, bucketed_, values_, buffered_, zeros_, buckets_);
+  }
 
  private:
   // While exact, adds wait in a buffer and are sorted into values_ together: one insert into
@@ -75,6 +80,10 @@ class SignedQuantileSketch {
   bool exact() const { return positive_.exact() && negated_.exact(); }
   // Nearest-rank quantile, as QuantileSketch::quantile.
   double quantile(double p) const;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(positive_, negated_);
+  }
 
  private:
   QuantileSketch positive_, negated_;

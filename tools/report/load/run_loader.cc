@@ -366,6 +366,10 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
   if (readsAsKineto(files, err, run)) {
     if (run.processes.empty()) return false;
     if (options.window.set()) err << "commtrace: --from and --to do not apply to PyTorch profiler traces; they are reported whole\n";
+    if (options.shard.set()) {
+      err << "commtrace: PyTorch profiler traces are not read in shards; report them whole\n";
+      return false;
+    }
     if (options.stream != nullptr) replayRun(run, *options.stream);
     return true;
   }
@@ -386,7 +390,7 @@ bool loadRun(const LoadOptions& options, RunModel& run, std::ostream& err) {
     run.processes.push_back(std::move(a.info));
   }
   run.timelines.resize(run.processes.size());
-  if (!resolveRunWindow(options.window, options.step_range, run, err)) return false;
+  if (!resolveRunWindow(options.window, options.step_range, run, err) || !resolveShardWindow(options.shard, run, err)) return false;
   ProgressLine progress(err, options.progress, static_cast<int>(chosen.size()), total_bytes);
   RunModelSink model(run, options.keep_ops);
   OpFanout sinks(options.stream != nullptr ? std::vector<JoinedOpSink*>{&model, options.stream} : std::vector<JoinedOpSink*>{&model});

@@ -12,6 +12,7 @@
 #include "tools/report/load/op_joiner.h"
 #include "tools/report/load/time_window.h"
 #include "tools/report/load/run_model.h"
+#include "tools/report/load/shard_window.h"
 
 namespace commtrace::report {
 
@@ -43,6 +44,10 @@ struct LoadOptions {
   // process's kernels from its file again (the report's overlap pass): the run's memory then
   // does not grow with its kernels.
   bool keep_compute = true;
+  // One shard of the run (report --shard): its ops only, cut by time (shard_window.h), but
+  // every piece of an AlltoAll, Gather or Scatter call whatever its time (time_window.h): the
+  // stream groups them (StreamedAnalyses::gateCallPieces). Not with a window.
+  ShardSpec shard;
 };
 
 inline constexpr const char* kAllJobs = "all";

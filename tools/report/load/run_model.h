@@ -33,6 +33,7 @@ class NamePool {
   std::string_view operator[](NameId id) const { return names_[id]; }
   // The id of s if interned, else 0 (never interns).
   NameId find(std::string_view s) const;
+  size_t size() const { return names_.size(); }
   // The NCCL function a func id names; nullptr for a name NCCL does not use.
   static const nccl::FuncInfo* ncclFunc(NameId id) {
     return id >= 1 && id <= nccl::kFuncCount ? &nccl::kFuncs[id - 1] : nullptr;
@@ -301,7 +302,13 @@ struct TimeWindow {
   int step_rank = -1;
   uint64_t step_period = 0;    // ops per step, for steps inferred from the ops
   std::string step_range;      // the NVTX range of the first step, for steps from NVTX ranges
-  bool set() const { return from_utc_ns != 0 || to_utc_ns != UINT64_MAX || from_step >= 0 || to_step >= 0; }
+  // A shard's window (report --shard): shard of shards, cut where the reference process's
+  // ops start (load/shard_window.h). Every op falls in exactly one shard's window (ops with no
+  // CPU time in the last shard's), and the first op a shard sees keeps its GPU gap: the
+  // shards' states add up to the whole run's.
+  int shard = 0, shards = 1;
+  bool sharded() const { return shards > 1; }
+  bool set() const { return from_utc_ns != 0 || to_utc_ns != UINT64_MAX || from_step >= 0 || to_step >= 0 || sharded(); }
   bool contains(uint64_t utc_ns) const { return utc_ns >= from_utc_ns && utc_ns < to_utc_ns; }
 };
 

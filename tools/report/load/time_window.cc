@@ -37,19 +37,25 @@ TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns) 
 }
 
 // An op's time is when its earliest member entered the NCCL call: the op as the job issued it.
-bool TimeWindowFilter::inside(std::span<const MemberView> members) {
+bool startedInWindow(const RunModel& run, std::span<const MemberView> members) {
   uint64_t earliest = UINT64_MAX;
   for (const MemberView& m : members) {
-    if (m.process < 0 || m.cpu_start_ns == 0 || static_cast<size_t>(m.process) >= run_.processes.size()) continue;
-    earliest = std::min(earliest, run_.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
+    if (m.process < 0 || m.cpu_start_ns == 0 || static_cast<size_t>(m.process) >= run.processes.size()) continue;
+    earliest = std::min(earliest, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
   }
-  const bool in = earliest != UINT64_MAX && run_.window.contains(earliest);
-  if (!in) ++run_.ops_outside_window;
+  const TimeWindow& w = run.window;
+  if (earliest == UINT64_MAX) return w.sharded() && w.shard + 1 == w.shards;
+  return w.contains(earliest);
+}
+
+bool TimeWindowFilter::inside(std::span<const MemberView> members) {
+  const bool in = startedInWindow(run_, members);
+  if (!in && !run_.window.sharded()) ++run_.ops_outside_window;  // a shard's outsiders are the other shards'
   return in;
 }
 
 void TimeWindowFilter::firstGapsCleared(MemberView& m) {
-  if (m.process < 0 || m.gpuDuration() == 0) return;
+  if (m.process < 0 || m.gpuDuration() == 0 || run_.window.sharded()) return;
   if (seen_.size() <= static_cast<size_t>(m.process)) seen_.resize(static_cast<size_t>(m.process) + 1, 0);
   if (seen_[static_cast<size_t>(m.process)] == 0) m.gpu_gap_ns = MemberView::kNoGap;
   seen_[static_cast<size_t>(m.process)] = 1;
@@ -64,7 +70,8 @@ void TimeWindowFilter::collective(const CollInstance& instance, std::span<const 
 
 void TimeWindowFilter::transfer(const P2pTransfer& transfer) {
   const MemberView sides[] = {transfer.send, transfer.recv};
-  if (!inside(sides)) return;
+  const bool call_piece_of_a_shard = run_.window.sharded() && NamePool::isCallPiece(transfer.func);
+  if (!call_piece_of_a_shard && !inside(sides)) return;
   P2pTransfer t = transfer;
   firstGapsCleared(t.send);
   firstGapsCleared(t.recv);

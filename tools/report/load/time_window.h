@@ -38,10 +38,19 @@ uint64_t resolveTimePoint(const TimePoint& point, uint64_t run_start_utc_ns);
 // The window in CLOCK_REALTIME ns: [from, to) (0 and UINT64_MAX where not given).
 TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns);
 
+// Whether the op whose members these are started in run.window: when its earliest member
+// entered the NCCL call. One without a CPU time is in no window, but in a shard's (sharded)
+// in the last shard's, so that every op is in exactly one shard.
+bool startedInWindow(const RunModel& run, std::span<const MemberView> members);
+
 // Hands on the ops that started inside run.window and counts the others in
 // run.ops_outside_window (those without a CPU time among them: they cannot be placed). A
 // process's first op inside it has no earlier op the analyses see: its GPU gap, measured
-// from an op before the window, is handed on as none (MemberView::kNoGap).
+// from an op before the window, is handed on as none (MemberView::kNoGap). A shard's window
+// (TimeWindow::sharded) counts nothing outside it and keeps first gaps, so that shards add
+// up, and hands on every piece of an AlltoAll, Gather or Scatter call whatever its time: a
+// call's pieces start apart, so the pieces go with their call, whose shard only the calls
+// grouped tell (StreamedAnalyses groups them and keeps those of its shard's calls).
 class TimeWindowFilter : public JoinedOpSink {
  public:
   TimeWindowFilter(RunModel& run, JoinedOpSink& next) : run_(run), next_(next) {}

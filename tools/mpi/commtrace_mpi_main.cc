@@ -1,0 +1,46 @@
+// commtrace-mpi: `commtrace report` over MPI (mpirun -np K commtrace-mpi report RUN ..., or
+// srun): process r of K reads shard r of the run (load/shard_window.h), process 0 merges
+// the K states and writes the report, as `commtrace merge` would from their files. The
+// options are report's; the output is process 0's.
+#include <malloc.h>
+#include <mpi.h>
+
+#include <iostream>
+#include <string>
+
+#include "tools/cli_command.h"
+#include "tools/mpi/mpi_exchange.h"
+
+namespace {
+
+int run(int argc, char** argv, commtrace::tools::StateExchange& exchange) {
+  using namespace commtrace::tools;
+  CLI::App app{"commtrace-mpi: commtrace report over MPI, one shard of the run per process, merged on the first"};
+  app.set_version_flag("--version", std::string(COMMTRACE_VERSION));
+  app.require_subcommand(1);
+  const Command report = addReportCommand(app, &exchange);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Every process parses the same line; the first speaks for them.
+    if (exchange.rank() != 0) return e.get_exit_code() == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "commtrace-mpi: " << e.what() << "\nRun 'commtrace-mpi report --help' for usage.\n";
+    return 2;
+  }
+  return report.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mallopt(M_ARENA_MAX, 2);  // as commtrace's main: the loader's threads
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  {
+    commtrace::tools::MpiExchange exchange;
+    status = run(argc, argv, exchange);
+  }
+  MPI_Finalize();
+  return status;
+}
