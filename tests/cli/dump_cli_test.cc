@@ -252,7 +252,7 @@ TEST(DumpCli, UsageErrorsStartWithCommtraceAndExitTwo) {
   const CliResult typo = runCli(dir, {"reprot", "run"});
   EXPECT_EQ(typo.exit_code, 2);
   ASSERT_FALSE(typo.err.empty());
-  EXPECT_EQ(typo.err[0], "commtrace: 'reprot' is not a commtrace command (dump, demo, report, diff, export, watch, collect, settings)");
+  EXPECT_EQ(typo.err[0], "commtrace: 'reprot' is not a commtrace command (dump, demo, report, merge, diff, export, watch, collect, settings)");
   const CliResult help = runCli(dir, {"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(joined(help.out).find("dump"), std::string::npos) << joined(help.out);
