@@ -194,7 +194,7 @@ int reportInParallel(const ReportOptions& options, std::ostream& out, std::ostre
   std::string what;
   const bool read = readShard(shard, state, what, err);
   std::vector<std::string> states;
-  if (!exchange.gather(read ? state.str() : std::string(), states)) {
+  if (!exchange.gather(read ? std::move(state).str() : std::string(), states)) {
     err << "commtrace: process " << exchange.rank() << " of the parallel report could not exchange its state\n";
     return 1;
   }

@@ -26,8 +26,8 @@ class StateExchange {
   virtual int size() const = 0;
   // Every process's state in rank order into all, on process 0 (all is left empty on the
   // others); every process calls it, with an empty state where it could not read its shard.
-  // false where the exchange itself failed.
-  virtual bool gather(const std::string& mine, std::vector<std::string>& all) = 0;
+  // false where the exchange itself failed. mine is taken: a state is hundreds of MB.
+  virtual bool gather(std::string mine, std::vector<std::string>& all) = 0;
 };
 
 struct ReportOptions {

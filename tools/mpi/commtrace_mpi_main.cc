@@ -4,14 +4,27 @@
 // options are report's; the output is process 0's.
 #include <malloc.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include "tools/cli_command.h"
 #include "tools/mpi/mpi_exchange.h"
 
 namespace {
+
+// mpirun binds each process to a core by default (Open MPI with two processes or fewer): the
+// report's loader threads and root-cause walk then share one CPU, and take half again as long.
+void sayWhenBoundToOneCpu(const commtrace::tools::StateExchange& exchange) {
+  cpu_set_t cpus;
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (exchange.rank() != 0 || sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) != 1 || cores < 2) return;
+  std::cerr << "commtrace-mpi: each process may use 1 CPU of this machine's " << cores
+            << " (mpirun bound it to a core): the report's threads share it. Give each process several "
+               "(Open MPI: mpirun --bind-to none, or --map-by slot:PE=4; Slurm: srun --cpus-per-task=4)\n";
+}
 
 int run(int argc, char** argv, commtrace::tools::StateExchange& exchange) {
   using namespace commtrace::tools;
@@ -28,6 +41,7 @@ int run(int argc, char** argv, commtrace::tools::StateExchange& exchange) {
     std::cerr << "commtrace-mpi: " << e.what() << "\nRun 'commtrace-mpi report --help' for usage.\n";
     return 2;
   }
+  sayWhenBoundToOneCpu(exchange);
   return report.run();
 }
 

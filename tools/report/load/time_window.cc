@@ -37,12 +37,17 @@ TimeWindow resolveWindow(const TimeWindowSpec& spec, uint64_t run_start_utc_ns) 
 }
 
 // An op's time is when its earliest member entered the NCCL call: the op as the job issued it.
-bool startedInWindow(const RunModel& run, std::span<const MemberView> members) {
+uint64_t startedUtc(const RunModel& run, std::span<const MemberView> members) {
   uint64_t earliest = UINT64_MAX;
   for (const MemberView& m : members) {
     if (m.process < 0 || m.cpu_start_ns == 0 || static_cast<size_t>(m.process) >= run.processes.size()) continue;
     earliest = std::min(earliest, run.processes[static_cast<size_t>(m.process)].utcOfCpu(m.cpu_start_ns));
   }
+  return earliest;
+}
+
+bool startedInWindow(const RunModel& run, std::span<const MemberView> members) {
+  const uint64_t earliest = startedUtc(run, members);
   const TimeWindow& w = run.window;
   if (earliest == UINT64_MAX) return w.sharded() && w.shard + 1 == w.shards;
   return w.contains(earliest);
@@ -54,27 +59,56 @@ bool TimeWindowFilter::inside(std::span<const MemberView> members) {
   return in;
 }
 
-void TimeWindowFilter::firstGapsCleared(MemberView& m) {
-  if (m.process < 0 || m.gpuDuration() == 0 || run_.window.sharded()) return;
-  if (seen_.size() <= static_cast<size_t>(m.process)) seen_.resize(static_cast<size_t>(m.process) + 1, 0);
-  if (seen_[static_cast<size_t>(m.process)] == 0) m.gpu_gap_ns = MemberView::kNoGap;
-  seen_[static_cast<size_t>(m.process)] = 1;
+TimeWindowFilter::Process& TimeWindowFilter::of(int32_t process) {
+  if (processes_.size() <= static_cast<size_t>(process)) processes_.resize(static_cast<size_t>(process) + 1);
+  return processes_[static_cast<size_t>(process)];
+}
+
+void TimeWindowFilter::leftOut(std::span<const MemberView> members) {
+  if (!run_.window.sharded()) return;
+  const bool before = startedUtc(run_, members) < run_.window.from_utc_ns;
+  for (const MemberView& m : members) {
+    if (m.process < 0 || m.gpuDuration() == 0) continue;
+    Process& p = of(m.process);
+    p.left_out[p.next_left_out] = {m.gpu_start_ns, m.gpu_end_ns};
+    p.next_left_out = (p.next_left_out + 1) % kLeftOutKept;
+    if (before) p.left_out_before_end = std::max(p.left_out_before_end, m.gpu_end_ns);
+  }
+}
+
+// A window's first op of a process. In a shard, an op whose gap is measured from an op left
+// out (it ended the gap before, or for a gap of 0 still ran), as the root-cause walk matches
+// an op's gap to the op before it, or from before the end of an op left out as the shard's
+// window began (the ops of a process near the cut, whose earlier op may be left out later:
+// the walk would wait for it until its patience ran out, holding everything after).
+void TimeWindowFilter::gapCleared(MemberView& m) {
+  if (m.process < 0 || m.gpuDuration() == 0) return;
+  Process& p = of(m.process);
+  const auto measured_from = [&](const std::pair<uint64_t, uint64_t>& op) {
+    return op.second != 0 && op.first < m.gpu_start_ns && (m.gpu_gap_ns == 0 ? op.second >= m.gpu_start_ns : op.second + m.gpu_gap_ns == m.gpu_start_ns);
+  };
+  const bool from_left_out = run_.window.sharded() ? m.gpu_gap_ns != MemberView::kNoGap &&
+                                                         (m.gpu_start_ns - std::min(m.gpu_gap_ns, m.gpu_start_ns) <= p.left_out_before_end ||
+                                                          std::any_of(p.left_out.begin(), p.left_out.end(), measured_from))
+                                                   : !p.handed_on;
+  if (from_left_out) m.gpu_gap_ns = MemberView::kNoGap;
+  p.handed_on = true;
 }
 
 void TimeWindowFilter::collective(const CollInstance& instance, std::span<const MemberView> members) {
-  if (!inside(members)) return;
+  if (!inside(members)) return leftOut(members);
   members_.assign(members.begin(), members.end());
-  for (MemberView& m : members_) firstGapsCleared(m);
+  for (MemberView& m : members_) gapCleared(m);
   next_.collective(instance, members_);
 }
 
 void TimeWindowFilter::transfer(const P2pTransfer& transfer) {
   const MemberView sides[] = {transfer.send, transfer.recv};
   const bool call_piece_of_a_shard = run_.window.sharded() && NamePool::isCallPiece(transfer.func);
-  if (!call_piece_of_a_shard && !inside(sides)) return;
+  if (!call_piece_of_a_shard && !inside(sides)) return leftOut(sides);
   P2pTransfer t = transfer;
-  firstGapsCleared(t.send);
-  firstGapsCleared(t.recv);
+  gapCleared(t.send);
+  gapCleared(t.recv);
   next_.transfer(t);
 }
 

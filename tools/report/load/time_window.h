@@ -5,7 +5,9 @@
 // back from its file) see the same ops.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -47,8 +49,9 @@ bool startedInWindow(const RunModel& run, std::span<const MemberView> members);
 // run.ops_outside_window (those without a CPU time among them: they cannot be placed). A
 // process's first op inside it has no earlier op the analyses see: its GPU gap, measured
 // from an op before the window, is handed on as none (MemberView::kNoGap). A shard's window
-// (TimeWindow::sharded) counts nothing outside it and keeps first gaps, so that shards add
-// up, and hands on every piece of an AlltoAll, Gather or Scatter call whatever its time: a
+// (TimeWindow::sharded) counts nothing outside it and clears instead the gaps measured from
+// an op it left out (the root-cause walk would wait for that op, which is another shard's:
+// at a cut a process's ops fall on both sides), and hands on every piece of an AlltoAll, Gather or Scatter call whatever its time: a
 // call's pieces start apart, so the pieces go with their call, whose shard only the calls
 // grouped tell (StreamedAnalyses groups them and keeps those of its shard's calls).
 class TimeWindowFilter : public JoinedOpSink {
@@ -61,12 +64,23 @@ class TimeWindowFilter : public JoinedOpSink {
   void finish() override { next_.finish(); }
 
  private:
+  // Ops of a process left out that an op handed on later may have its gap from: a process's
+  // ops near a cut fall on both sides, close together.
+  static constexpr size_t kLeftOutKept = 16;
+  struct Process {
+    bool handed_on = false;  // an op of it was handed on
+    std::array<std::pair<uint64_t, uint64_t>, kLeftOutKept> left_out{};  // a shard's: (GPU start, end), the latest
+    size_t next_left_out = 0;
+    uint64_t left_out_before_end = 0;  // the latest GPU end of its ops left out as before the window
+  };
+  Process& of(int32_t process);
   bool inside(std::span<const MemberView> members);
-  void firstGapsCleared(MemberView& m);
+  void leftOut(std::span<const MemberView> members);
+  void gapCleared(MemberView& m);
 
   RunModel& run_;
   JoinedOpSink& next_;
-  std::vector<uint8_t> seen_;  // per process: an op of it was handed on
+  std::vector<Process> processes_;
   std::vector<MemberView> members_;  // scratch
 };
 
