@@ -84,6 +84,7 @@ TEST(ShardCli, TheDemoMergedFromShardsIsTheWholeRunButForTheWalksFigures) {
       << "the demo's AlltoAll: calls of pieces";
   for (const int shards : {1, 2, 3}) {
     const std::string merged = mergeJson(writeShards(runs().demo, shards));
+    EXPECT_EQ(testutil::shardsOf(merged), shards);
     if (shards == 1) {
       EXPECT_EQ(merged, whole);
     }

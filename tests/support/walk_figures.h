@@ -30,9 +30,13 @@ inline nlohmann::json withoutWalkFigures(const std::string& report) {
   withoutFields(r["finding_details"],
                 {"finding", "cost_us", "cost_per_step_us", "cost_share", "step_saved_us", "step_saved_share", "confidence"}, nullptr);
   r["findings"] = r["findings"].size();
+  r["run"].erase("shards");  // 1 for the whole run, N merged: the tests check it apart
   r.erase("advice");  // its words quote the walk's figures; its rows follow the findings compared above
   return r;
 }
+
+// run.shards: how many shards' states the report was merged from.
+inline int shardsOf(const std::string& report) { return nlohmann::json::parse(report)["run"]["shards"].get<int>(); }
 
 // The ranks the report flags as stragglers, ascending.
 inline std::vector<int> flaggedStragglers(const std::string& report) {

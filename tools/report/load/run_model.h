@@ -334,6 +334,7 @@ struct RunModel {
   int world_size = 0;                      // largest world size any header or communicator declares
   TimeWindow window;                       // what the report covers (all of the run when not set)
   uint64_t ops_outside_window = 0;         // collective instances and transfers left out by it
+  int shards = 1;  // a report merged from shards' states (shard/shard_state.h): how many; 1: the run read whole
 
   const MemberView* membersOf(const CollInstance& c) const { return members.data() + c.first_member; }
   std::string_view name(NameId id) const { return names[id]; }

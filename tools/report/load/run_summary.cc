@@ -63,6 +63,7 @@ RunSummary summarizeRun(const RunModel& run, std::span<const uint64_t> instances
   s.ops = s.collective_instances + s.p2p_transfers;
   s.files = static_cast<int>(run.processes.size() + run.skipped_files.size());
   s.missing_ranks = run.missing_ranks;
+  s.shards = run.shards;
   if (run.window.set()) {
     s.windowed = true;
     s.window_from_utc_ns = run.window.from_utc_ns;

@@ -54,6 +54,9 @@ struct RunSummary {
   int window_step_rank = -1;
   uint64_t window_step_period = 0;
   std::string window_step_range;
+  // Merged from this many shards' states (commtrace merge, commtrace-mpi): the root-cause
+  // walk's figures are then estimates (SCHEMA.md); 1 for a run read whole.
+  int shards = 1;
 };
 
 struct CommunicatorRow {

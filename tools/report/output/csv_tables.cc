@@ -61,7 +61,8 @@ CsvTable runTable(const RunSummary& s) {
             {"window_to_step", s.window_to_step < 0 ? "" : num(s.window_to_step)},
             {"window_step_rank", s.window_step_rank < 0 ? "" : num(s.window_step_rank)},
             {"window_step_period_ops", s.window_step_rank < 0 || s.window_step_period == 0 ? "" : num(s.window_step_period)},
-            {"window_step_range", s.window_step_range}};
+            {"window_step_range", s.window_step_range},
+            {"shards", num(s.shards)}};
   return t;
 }
 

@@ -65,6 +65,7 @@ Json runJson(const RunSummary& s) {
           {"last_op_utc", utcOrNull(s.last_op_utc_ns)},
           {"all_files_reach_utc", utcOrNull(s.all_files_reach_utc_ns)},
           {"window", windowJson(s)},
+          {"shards", s.shards},
           {"problems", s.problems}};
 }
 

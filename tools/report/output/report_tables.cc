@@ -73,6 +73,10 @@ Fields runFields(const Report& r) {
                 {"clocks", clockLine(r.clocks)}};
   if (s.windowed)
     fields.insert(fields.begin() + 5, {"window", windowSpan(s)});
+  if (s.shards > 1)
+    fields.push_back({"shards", "merged from " + std::to_string(s.shards) +
+                                    " shards' states: the root-cause walk's figures (stragglers, their costs) are estimates, "
+                                    "moved a little by each cut between shards; the rest is the whole run's"});
   return fields;
 }
 

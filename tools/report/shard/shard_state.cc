@@ -263,6 +263,7 @@ bool mergeShardStates(const std::vector<ShardSource>& sources, MergedRun& merged
     merged.analyses.merge(shard->analyses);
   }
   finishRun(merged.run);
+  merged.run.shards = static_cast<int>(order.size());
   return true;
 }
 

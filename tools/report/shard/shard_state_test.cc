@@ -118,6 +118,8 @@ TEST(ShardState, ShardsMergedAreTheWholeRunButForTheWalksFigures) {
       EXPECT_EQ(flagged, straggler ? std::vector<int>{o.straggler_rank} : std::vector<int>{}) << trace;
       for (const int shards : {2, 4}) {
         const std::string merged = mergedJson(sourcesOf(shardStates(o.dir, shards)));
+        EXPECT_EQ(testutil::shardsOf(merged), shards);
+        EXPECT_EQ(testutil::shardsOf(whole), 1);
         const json patch = json::diff(testutil::withoutWalkFigures(whole), testutil::withoutWalkFigures(merged));
         EXPECT_TRUE(patch.empty()) << trace << " shards " << shards << ": " << patch.dump().substr(0, 3000);
         EXPECT_EQ(testutil::flaggedStragglers(merged), flagged) << trace << " shards " << shards;
