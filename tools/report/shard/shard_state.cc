@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "sink/crc32c.h"
 #include "tools/report/load/phase_path_tally.h"
 #include "tools/report/load/run_model_archive.h"
 
@@ -17,6 +18,48 @@ namespace {
 
 constexpr char kMagic[] = "commtrace shard state";
 constexpr uint32_t kVersion = 1;
+constexpr size_t kTrailerBytes = 4;  // the CRC-32C of every byte before it, little-endian
+
+// Bytes passed on to another stream buffer, their CRC-32C kept for the state's trailer.
+class CrcWriter : public std::streambuf {
+ public:
+  explicit CrcWriter(std::streambuf* out) : out_(out) {}
+  uint32_t crc() const { return crc_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    crc_ = crc32c(s, static_cast<size_t>(n), crc_);
+    return out_->sputn(s, n);
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+
+ private:
+  std::streambuf* out_;
+  uint32_t crc_ = 0;
+};
+
+// Whether the stream ends with the CRC-32C of what comes before: checked before anything of
+// a state is decoded, so that a state cut short or damaged is refused whole (its sizes would
+// be believed otherwise).
+bool trailerMatches(std::istream& in) {
+  std::vector<char> block(size_t{1} << 20);
+  std::string tail;  // read, not yet hashed: the last kTrailerBytes may be the trailer
+  uint32_t crc = 0;
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    tail.append(block.data(), static_cast<size_t>(in.gcount()));
+    if (tail.size() <= kTrailerBytes) continue;
+    crc = crc32c(tail.data(), tail.size() - kTrailerBytes, crc);
+    tail.erase(0, tail.size() - kTrailerBytes);
+  }
+  if (tail.size() != kTrailerBytes) return false;
+  uint32_t stored = 0;
+  for (size_t i = 0; i < kTrailerBytes; ++i) stored |= static_cast<uint32_t>(static_cast<uint8_t>(tail[i])) << (8 * i);
+  return stored == crc;
+}
 
 // What identifies a shard before its bulk is read: which one, of how many, of which files.
 struct ShardHeader {
@@ -164,12 +207,16 @@ bool orderShards(const std::vector<ShardSource>& sources, std::vector<size_t>& o
     return false;
   }
   std::vector<ShardHeader> headers(sources.size());
-  for (size_t i = 0; i < sources.size(); ++i)
-    if (!readSource(sources[i], err, [&](std::istream& in) {
-          StateIn ar(in);
-          ar(headers[i]);
-        }))
-      return false;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto whole = [](std::istream& in) {
+      if (!trailerMatches(in)) throw cereal::Exception("its checksum does not match: cut short or damaged");
+    };
+    const auto header = [&](std::istream& in) {
+      StateIn ar(in);
+      ar(headers[i]);
+    };
+    if (!readSource(sources[i], err, whole) || !readSource(sources[i], err, header)) return false;
+  }
   const int shards = headers[0].shards;
   std::vector<int> holder(static_cast<size_t>(std::max(shards, 1)), -1);
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -204,12 +251,19 @@ bool orderShards(const std::vector<ShardSource>& sources, std::vector<size_t>& o
 bool writeShardState(std::ostream& out, const RunModel& run, const StreamedAnalyses& analyses, const std::string& step_range,
                      std::ostream& err) {
   try {
-    StateOut ar(out);
-    ar(headerOf(run, step_range));
-    std::vector<std::string> names;
-    for (NameId id = 0; id < run.names.size(); ++id) names.emplace_back(run.names[id]);
-    ar(names, run);
-    analyses.save(ar);
+    CrcWriter crc(out.rdbuf());
+    {
+      std::ostream body(&crc);
+      StateOut ar(body);
+      ar(headerOf(run, step_range));
+      std::vector<std::string> names;
+      for (NameId id = 0; id < run.names.size(); ++id) names.emplace_back(run.names[id]);
+      ar(names, run);
+      analyses.save(ar);
+    }
+    char trailer[kTrailerBytes];
+    for (size_t i = 0; i < kTrailerBytes; ++i) trailer[i] = static_cast<char>(crc.crc() >> (8 * i));
+    out.write(trailer, kTrailerBytes);
   } catch (const std::exception& e) {
     err << "commtrace: the shard's state could not be written (" << e.what() << ")\n";
     return false;
