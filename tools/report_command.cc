@@ -404,7 +404,7 @@ Command addMergeCommand(CLI::App& app) {
   };
   const auto f = std::make_shared<Flags>();
   CLI::App* merge = app.add_subcommand(
-      "merge", "Report a run from the states of its shards (report --shard I/N --state FILE): the same report as of the whole run");
+      "merge", "Report a run from the states of its shards (report --shard I/N --state FILE): the whole run's report, the root-cause walk's figures estimated");
   merge->footer(
       "The states must be every shard of one run, each once, read from the same files (the merge checks their names and "
       "sizes) with the same --step-range; they are merged in shard order whatever order they are given in. The run's "
