@@ -304,8 +304,8 @@ struct TimeWindow {
   std::string step_range;      // the NVTX range of the first step, for steps from NVTX ranges
   // A shard's window (report --shard): shard of shards, cut where the reference process's
   // ops start (load/shard_window.h). Every op falls in exactly one shard's window (ops with no
-  // CPU time in the last shard's), and the first op a shard sees keeps its GPU gap: the
-  // shards' states add up to the whole run's.
+  // CPU time in the last shard's), so the shards' states add up to the whole run's
+  // (TimeWindowFilter says what a shard does with the gaps and call pieces at its cuts).
   int shard = 0, shards = 1;
   bool sharded() const { return shards > 1; }
   bool set() const { return from_utc_ns != 0 || to_utc_ns != UINT64_MAX || from_step >= 0 || to_step >= 0 || sharded(); }
